@@ -1,0 +1,34 @@
+"""Natures (the "adversaries") of the arena; importing this package registers them all.
+
+Modules: :mod:`adversaries.iid` (i.i.d. coins, contextual logistic),
+:mod:`adversaries.drifting` (sinusoid, logit random walk, change points, Markov
+switching), :mod:`adversaries.adaptive` (worst-case natures that see the announced
+forecast) and :mod:`adversaries.replay` (recorded series: a user's file, Seattle rain).
+
+References
+----------
+Perdomo & Recht, "In Defense of Defensive Forecasting"; SPEC §5.
+"""
+
+from adversaries import adaptive, drifting, iid, replay
+from adversaries.adaptive import AntiForecaster, BiasPusher
+from adversaries.drifting import Changepoints, LogitWalk, Markov, Sinusoid
+from adversaries.iid import IidBernoulli, Logistic
+from adversaries.replay import Replay, SeattleRain
+
+__all__ = [
+    "AntiForecaster",
+    "BiasPusher",
+    "Changepoints",
+    "IidBernoulli",
+    "Logistic",
+    "LogitWalk",
+    "Markov",
+    "Replay",
+    "SeattleRain",
+    "Sinusoid",
+    "adaptive",
+    "drifting",
+    "iid",
+    "replay",
+]

@@ -1,0 +1,113 @@
+"""Adaptive worst-case natures for the binary game: they see the announced forecast.
+
+Both answer deterministically (a float 0.0 or 1.0). They see the announced forecast
+distribution, never the coin that realizes it (SPEC §2), so against a randomized
+forecaster they act on the forecast's mean.
+
+References
+----------
+Perdomo & Recht, "In Defense of Defensive Forecasting", §2, §5 and §8; SPEC §5.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from adversaries.iid import _check_count
+from arena.protocols import Context, Forecast, Nature
+from arena.registry import register
+
+
+@register
+class AntiForecaster(Nature):
+    """The contrarian: y_t = 1 if the announced forecast's mean is below 1/2, else 0 (adaptive).
+
+    Every deterministic forecaster that thresholds at 1/2 is wrong in every round
+    against it; it is the nature behind the 0-1 loss counterexample of SPEC §4.
+
+    Parameters
+    ----------
+    None.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> nature = AntiForecaster()
+    >>> nature.reset(np.random.default_rng(0))
+    >>> nature.respond(1, nature.context(1), Forecast.point(0.3))
+    1.0
+    >>> nature.respond(2, nature.context(2), Forecast.two_point(0.4, 0.7, 0.2))
+    0.0
+
+    References
+    ----------
+    Perdomo & Recht, §2 (bit prediction) and §5 (decisions); SPEC §5.
+    """
+
+    name = "anti_forecaster"
+    games = ("binary",)
+    adaptive = True
+
+    def respond(self, t: int, x: Context, forecast: Forecast) -> float:
+        return 1.0 if forecast.mean < 0.5 else 0.0
+
+
+@register
+class BiasPusher(Nature):
+    """Pushes wherever the forecaster's running calibration error is worst (adaptive).
+
+    It keeps, for ``bins`` equal bins of [0, 1], the running sum of ``y_s - p_s`` over
+    the past rounds whose realized forecast ``p_s`` fell in the bin. In round t it looks
+    at the bin of the announced forecast's mean and answers the outcome that grows
+    ``|sum|`` there: 1 if the sum is positive, 0 if negative, ``1{mean < 1/2}`` at zero.
+    Against point forecasts the binned error ``|sum|`` of every bin never decreases.
+
+    Parameters
+    ----------
+    bins : int, default 10
+        Number of equal-width bins of [0, 1] (the last bin includes 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> nature = BiasPusher(bins=10)
+    >>> nature.reset(np.random.default_rng(0))
+    >>> y = nature.respond(1, nature.context(1), Forecast.point(0.5)); y
+    0.0
+    >>> nature.observe(1, 0.5, y)
+    >>> nature.respond(2, nature.context(2), Forecast.point(0.55))
+    0.0
+
+    References
+    ----------
+    Perdomo & Recht, §8 (calibration); SPEC §5 (the bias/bin pusher).
+    """
+
+    name = "bias_pusher"
+    games = ("binary",)
+    adaptive = True
+
+    def __init__(self, bins: int = 10) -> None:
+        self.bins = _check_count(self.name, "bins", bins, 10)
+
+    def reset(self, rng: np.random.Generator) -> None:
+        super().reset(rng)
+        self._sums = np.zeros(self.bins)
+        self._counts = np.zeros(self.bins, dtype=np.int64)
+
+    def _bin(self, p: float) -> int:
+        return min(max(int(p * self.bins), 0), self.bins - 1)
+
+    def respond(self, t: int, x: Context, forecast: Forecast) -> float:
+        mean = forecast.mean
+        s = self._sums[self._bin(mean)]
+        if s > 0:
+            return 1.0
+        if s < 0:
+            return 0.0
+        return 1.0 if mean < 0.5 else 0.0
+
+    def observe(self, t: int, p: float, y: float) -> None:
+        k = self._bin(p)
+        self._sums[k] += y - p
+        self._counts[k] += 1

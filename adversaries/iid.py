@@ -1,0 +1,177 @@
+"""I.i.d. natures for the binary game: a fixed coin and a contextual logistic model.
+
+Both are oblivious and return the outcome law, so the referee computes expected
+metrics exactly. The small ``_check_*`` helpers validate constructor parameters for
+every module of this package.
+
+References
+----------
+Perdomo & Recht, "In Defense of Defensive Forecasting", §2 and §6; SPEC §5.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+
+from arena.protocols import Bernoulli, Context, Forecast, Nature
+from arena.registry import register
+
+
+def _check_real(who: str, param: str, value, fix: str) -> float:
+    """``value`` as a finite float, or a ValueError naming ``param`` and the fix."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{who}: {param}={value!r} is not a number; {fix}") from None
+    if not math.isfinite(x):
+        raise ValueError(f"{who}: {param}={value!r} is not finite; {fix}")
+    return x
+
+
+def _check_probability(who: str, param: str, value, example: float = 0.3) -> float:
+    p = _check_real(who, param, value, f"give a probability such as {param}: {example}")
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{who}: {param}={value!r} is outside [0, 1]; give a probability such as {param}: {example}")
+    return p
+
+
+def _check_positive(who: str, param: str, value, example) -> float:
+    x = _check_real(who, param, value, f"give a positive number such as {param}: {example}")
+    if x <= 0:
+        raise ValueError(f"{who}: {param}={value!r} must be > 0; give a positive number such as {param}: {example}")
+    return x
+
+
+def _check_count(who: str, param: str, value, example: int, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{who}: {param}={value!r} is not an integer >= {minimum}; give e.g. {param}: {example}")
+    return int(value)
+
+
+def _check_vector(who: str, param: str, value, example: str, *, probabilities: bool = False) -> tuple[float, ...]:
+    """A non-empty list of finite floats (a YAML list or a tuple), returned as a tuple."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise ValueError(  # noqa: TRY004 (one error type for bad parameters)
+            f"{who}: {param}={value!r} is not a list of numbers; give e.g. {param}: {example}"
+        )
+    items = list(value)
+    if not items:
+        raise ValueError(f"{who}: {param} is empty; give at least one number, e.g. {param}: {example}")
+    if probabilities:
+        return tuple(_check_probability(who, f"{param}[{i}]", v) for i, v in enumerate(items))
+    fix = f"fix it, e.g. {param}: {example}"
+    return tuple(_check_real(who, f"{param}[{i}]", v, fix) for i, v in enumerate(items))
+
+
+def _sigmoid(z: float) -> float:
+    # the two branches avoid overflow of exp for large |z|
+    if z >= 0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)
+
+
+@register
+class IidBernoulli(Nature):
+    """Independent coin flips: y_t ~ Bernoulli(p) in every round (oblivious).
+
+    Parameters
+    ----------
+    p : float, default 0.3
+        Probability of the outcome 1, in [0, 1].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> nature = IidBernoulli(p=0.3)
+    >>> nature.reset(np.random.default_rng(0))
+    >>> nature.respond(1, nature.context(1), Forecast.point(0.9))
+    Bernoulli(p=0.3)
+
+    References
+    ----------
+    Perdomo & Recht, §2 (the protocol) and §11 (i.i.d. data); SPEC §5.
+    """
+
+    name = "iid_bernoulli"
+    games = ("binary",)
+    adaptive = False
+
+    def __init__(self, p: float = 0.3) -> None:
+        self.p = _check_probability(self.name, "p", p)
+
+    def respond(self, t: int, x: Context, forecast: Forecast) -> Bernoulli:
+        return Bernoulli(self.p)
+
+
+@register
+class Logistic(Nature):
+    """Contextual logistic outcomes: y_t ~ Bernoulli(sigmoid(<w, x_t>)) (oblivious).
+
+    The context is ``x_t = (1, z_t)``: a constant intercept coordinate 1 followed by
+    ``d - 1 = len(w) - 1`` i.i.d. standard normal features whose norm is clipped to
+    ``sqrt(B**2 - 1)``, so that ``||x_t|| <= B`` always. The intercept is part of the
+    context because the referee's linear comparator class is ``<w, x>`` with no
+    separate intercept: ``w[0]`` is the bias of the logit.
+
+    Parameters
+    ----------
+    w : list of float, default [0.5, 2.0, -1.0]
+        Weights of the logit; ``len(w)`` is the context dimension d.
+    B : float, default 2.0
+        Bound on the context norm ``||x_t||``; at least 1 (the intercept alone has norm 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> nature = Logistic(w=[0.5, 2.0, -1.0], B=2.0)
+    >>> nature.reset(np.random.default_rng(0))
+    >>> x = nature.context(1)
+    >>> x.shape, float(x[0]), bool(np.linalg.norm(x) <= 2.0)
+    ((3,), 1.0, True)
+    >>> law = nature.respond(1, x, Forecast.point(0.5))
+    >>> bool(abs(law.p - 1 / (1 + np.exp(-(0.5 + 2 * x[1] - x[2])))) < 1e-12)
+    True
+
+    References
+    ----------
+    Perdomo & Recht, §6 (linear classes, ``||x|| <= B``); SPEC §5.
+    """
+
+    name = "logistic"
+    games = ("binary",)
+    adaptive = False
+
+    def __init__(self, w: Iterable[float] = (0.5, 2.0, -1.0), B: float = 2.0) -> None:
+        self.w = _check_vector(self.name, "w", w, "[0.5, 2.0, -1.0]")
+        self.B = _check_real(self.name, "B", B, "give a norm bound such as B: 2.0")
+        if self.B < 1.0:
+            raise ValueError(
+                f"{self.name}: B={B!r} is below 1, but the intercept coordinate alone has norm 1; "
+                "give B >= 1, such as B: 2.0"
+            )
+
+    @property
+    def context_dim(self) -> int:
+        return len(self.w)
+
+    def reset(self, rng: np.random.Generator) -> None:
+        super().reset(rng)
+        self._w = np.asarray(self.w, dtype=float)
+        self._radius = math.sqrt(self.B**2 - 1.0)
+
+    def context(self, t: int) -> Context:
+        z = self.rng.standard_normal(self.context_dim - 1)
+        norm = float(np.linalg.norm(z))
+        if norm > self._radius:
+            z *= self._radius / norm
+        x = np.concatenate(([1.0], z))
+        while np.linalg.norm(x) > self.B:  # rounding can overshoot B by an ulp; the referee checks <= B
+            x[1:] *= 0.999
+        return x
+
+    def respond(self, t: int, x: Context, forecast: Forecast) -> Bernoulli:
+        return Bernoulli(_sigmoid(float(np.dot(self._w, x))))

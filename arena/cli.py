@@ -1,0 +1,299 @@
+"""The command line: compose the Hydra config, validate it, play the matchups, save, report.
+
+``arena`` runs the configured tournament (the calibration tournament by default);
+``arena tournament=none forecaster=k29 nature=iid_bernoulli T=500`` plays one matchup;
+``arena -m forecaster=a,b nature=c,d seed=0,1,2`` sweeps matchups (in parallel with the
+joblib launcher: ``hydra/launcher=joblib``). ``arena-report DIR`` redraws the tables and
+figures of a results directory.
+
+Every value of every swept option is composed and its plugins are built before any
+matchup runs, so a bad config fails at once with one message (exit status 2) and
+writes nothing.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from omegaconf import DictConfig, OmegaConf
+
+from arena.tournament import ConfigError, is_done, matchup_key, matchups, shard_of
+
+CONFIG_MODULE = "arena.conf"
+PLUGIN_GROUPS = ("forecaster", "nature", "game")
+
+
+
+# ----------------------------------------------------------------------------- running
+
+
+def build(cfg: DictConfig):
+    """Instantiate the game name, forecaster, nature and referee of one composed config."""
+    from hydra.utils import instantiate
+
+    from arena.games import get_game
+    from arena.referee import Referee
+
+    _check_horizon(cfg.get("T"), cfg.get("seed"))
+    game = get_game(str(cfg.game.name))
+    forecaster = _instantiate(cfg.forecaster, "forecaster", instantiate)
+    nature = _instantiate(cfg.nature, "nature", instantiate)
+    for kind, plugin in (("forecaster", forecaster), ("nature", nature)):
+        if game.name not in plugin.games:
+            raise ConfigError(f"{kind} {plugin.name!r} does not play the {game.name!r} game (it plays {plugin.games})")
+    try:
+        referee = Referee(**OmegaConf.to_container(cfg.referee, resolve=True))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"referee: {exc}") from None
+    return game.name, forecaster, nature, referee
+
+
+def _instantiate(node, kind: str, instantiate):
+    try:
+        return instantiate(node, _convert_="all")
+    except Exception as exc:  # Hydra wraps the constructor's error; show the constructor's message
+        cause = exc
+        while cause.__cause__ is not None:
+            cause = cause.__cause__
+        raise ConfigError(f"{kind}: {cause}") from None
+
+
+def _check_horizon(T: Any, seed: Any) -> None:
+    if isinstance(T, bool) or not isinstance(T, int) or T <= 0:
+        raise ConfigError(f"T={T!r}: the horizon must be a positive integer; set e.g. T=1000")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ConfigError(f"seed={seed!r}: the seed must be a non-negative integer; set e.g. seed=0")
+
+
+def _check_length(nature, T: int) -> None:
+    """Load what a nature needs (a replayed file) and check that it can play T rounds."""
+    from arena.env import nature_streams
+
+    try:
+        nature.reset(nature_streams(0, nature)[0])
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"nature {nature.name!r}: {exc}") from None
+    if nature.length is not None and T > nature.length:
+        raise ConfigError(f"T={T} exceeds the {nature.length} rounds nature {nature.name!r} can play; "
+                          f"lower T to at most {nature.length}")
+
+
+def run_matchup(cfg: DictConfig, out_dir: Path) -> dict:
+    """Play the matchup of one composed config and store it under ``out_dir``."""
+    from arena.results import reliability_table, save_matchup
+    from arena.runner import play
+
+    game, forecaster, nature, referee = build(cfg)
+    result = play(game, forecaster, nature, int(cfg.T), int(cfg.seed), referee=referee,
+                  keep_forecasts=bool(cfg.keep_trace))
+    row = result.row()
+    row["forecaster_plugin"], row["nature_plugin"] = row["forecaster"], row["nature"]
+    row["forecaster"], row["nature"] = str(cfg.forecaster_label), str(cfg.nature_label)
+    row["matchup_id"] = matchup_key(cfg)
+    config = OmegaConf.to_container(cfg, resolve=True)
+    row["config"] = json.dumps({k: v for k, v in config.items() if k not in ("hydra", "tournament", "shard")},
+                               sort_keys=True, default=str)
+    rec = result.recorder
+    save_matchup(out_dir, row, result.curves, reliability_table(rec.p, rec.y, referee.ece_bins),
+                 result.trace if cfg.keep_trace else None)
+    return row
+
+
+def _say(row: dict) -> None:
+    status = "" if row["status"] == "ok" else f"  FORFEIT ({row['forfeit_who']} at t={row['forfeit_step']})"
+    print(f"[arena] {row['forecaster']} vs {row['nature']} seed={row['seed']} T={row['T']}: "
+          f"smCE/T={row['smce_over_T']:.4g} brier={row['brier']:.4g}{status}", flush=True)
+
+
+def _job(cfg: DictConfig) -> None:
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    hc = HydraConfig.get()
+    out_dir = Path(hc.sweep.dir if hc.mode == RunMode.MULTIRUN else hc.run.dir)
+    if cfg.get("tournament") is None:
+        _say(run_matchup(cfg, out_dir))
+        return
+    for m in shard_of(cfg):
+        if not is_done(out_dir, matchup_key(m)):
+            _say(run_matchup(m, out_dir))
+
+
+def finish(out_dir: Path, report: bool = True) -> None:
+    """Aggregate a results directory into tables and figures, and say where they are."""
+    from arena.results import write_tables
+
+    tables = write_tables(out_dir)
+    figures = []
+    if report:
+        from arena.plots import report as draw
+
+        figures = draw(out_dir)
+    print(f"[arena] results: {Path(out_dir).resolve()}")
+    for name, path in tables.items():
+        print(f"[arena]   {name}: {path} (+ .csv)")
+    if figures:
+        print(f"[arena]   figures: {len(figures)} files in {Path(out_dir).resolve() / 'figures'}")
+
+
+try:
+    from hydra.experimental.callback import Callback
+except ImportError:  # pragma: no cover
+    Callback = object  # type: ignore[misc,assignment]
+
+
+class SummaryCallback(Callback):
+    """Aggregates and reports a sweep once all its matchups finished (or a single run)."""
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        finish(Path(config.hydra.sweep.dir), bool(config.get("report", True)))
+
+    def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
+        finish(Path(config.hydra.run.dir), bool(config.get("report", True)))
+
+
+# ---------------------------------------------------------------------------- validation
+
+
+def _group_options(group: str) -> list[str]:
+    from hydra.core.global_hydra import GlobalHydra
+
+    return sorted(GlobalHydra.instance().config_loader().get_group_options(group))
+
+
+def _unknown_option(group: str, value: str) -> ConfigError:
+    options = _group_options(group)
+    close = difflib.get_close_matches(value, options, n=1, cutoff=0.5)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    return ConfigError(f"unknown {group} {value!r}.{hint} Available: {', '.join(options)}")
+
+
+def _compose(overrides: list[str]) -> DictConfig:
+    from hydra import compose
+    from hydra.errors import ConfigCompositionException, MissingConfigException
+
+    try:
+        return compose("config", overrides=overrides, return_hydra_config=True)
+    except MissingConfigException as exc:
+        for o in overrides:
+            key, _, value = o.lstrip("+~").partition("=")
+            if key in ("forecaster", "nature", "game", "tournament") and value not in _group_options(key):
+                raise _unknown_option(key, value) from None
+        raise ConfigError(str(exc).splitlines()[0]) from None
+    except ConfigCompositionException as exc:
+        raise ConfigError(f"{exc}. Check the override syntax (key=value, -m key=a,b)") from None
+
+
+def _split(parser, args: list[str]) -> tuple[list[str], dict[str, list[str]]]:
+    """Command-line overrides -> fixed overrides and sweeps (key -> values)."""
+    fixed, sweeps = [], {}
+    try:
+        parsed = parser.parse_overrides(args)
+    except Exception as exc:
+        raise ConfigError(f"cannot parse the overrides {args}: {exc}") from None
+    for o in parsed:
+        if o.is_sweep_override():
+            sweeps[o.get_key_element()] = [str(v) for v in o.sweep_string_iterator()]
+        else:
+            fixed.append(o.input_line)
+    return fixed, sweeps
+
+
+def validate(args: list[str], multirun: bool = False) -> int:
+    """Compose every value of every sweep and build its plugins; raise ConfigError on the first problem.
+
+    The sweeps are the tournament's (``hydra.sweeper.params``) with the command line's
+    on top. Returns the number of matchups the command will run.
+    """
+    from hydra import initialize_config_module
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from arena.registry import load_plugins
+
+    load_plugins()
+    args = [a for a in args if not a.split("=")[0].lstrip("+~").startswith("hydra")]
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_module(CONFIG_MODULE, version_base="1.3"):
+            parser = OverridesParser.create()
+            fixed, sweeps = _split(parser, args)
+            base = _compose(fixed)
+            if multirun or str(base.hydra.mode) == "RunMode.MULTIRUN":
+                params = OmegaConf.to_container(base.hydra.sweeper.get("params") or {}, resolve=False)
+                for key, value in params.items():
+                    if key not in sweeps and not any(f.split("=")[0] == key for f in fixed):
+                        _, swept = _split(parser, [f"{key}={value},{value}" if "," not in str(value)
+                                                   else f"{key}={value}"])
+                        sweeps[key] = list(dict.fromkeys(swept[key]))
+            if base.get("tournament") is not None:
+                return _validate_tournament(base)
+            variants = [fixed] + [fixed + [f"{key}={v}"] for key, values in sweeps.items() for v in values]
+            Ts = [int(v) for v in sweeps.get("T", []) if v.lstrip("-").isdigit()]
+            for overrides in variants:
+                cfg = _compose(overrides)
+                _, _, nature, _ = build(cfg)
+                _check_length(nature, max([int(cfg.T), *Ts]))
+    finally:
+        GlobalHydra.instance().clear()
+    return int(np.prod([len(v) for v in sweeps.values()])) if sweeps else 1
+
+
+def _validate_tournament(base: DictConfig) -> int:
+    """Build every forecaster and nature of the tournament once; check every horizon."""
+    cfg = OmegaConf.masked_copy(base, [k for k in base if k != "hydra"])
+    ms = matchups(cfg)
+    shards = base.tournament.get("shards", 1)
+    params = base.hydra.sweeper.get("params") or {}
+    if str(params.get("shard", "")) != f"range(0,{shards})":
+        raise ConfigError(f"tournament {base.tournament.get('name')!r}: hydra.sweeper.params.shard must be "
+                          f"range(0,{shards}) to match tournament.shards={shards}")
+    seen = set()
+    for m in ms:
+        key = (m.forecaster_label, m.nature_label, m.T)
+        if key in seen:
+            continue
+        seen.add(key)
+        _, _, nature, _ = build(m)
+        _check_length(nature, int(m.T))
+    return len(ms)
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``arena``: validate the configuration, then hand over to Hydra."""
+    import hydra
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    named = {a.split("=")[0].lstrip("+~") for a in argv if "=" in a}
+    if named & {"forecaster", "nature"} and "tournament" not in named:
+        argv.append("tournament=none")  # naming a matchup plays it instead of the default tournament
+    informational = {"--help", "-h", "--hydra-help", "--cfg", "-c", "--info", "--shell-completion", "-sc"}
+    if not informational.intersection(argv):
+        try:
+            validate([a for a in argv if not a.startswith("-")], multirun=bool({"-m", "--multirun"} & set(argv)))
+        except ConfigError as exc:
+            print(f"arena: error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+    sys.argv = [sys.argv[0], *argv]
+    hydra.main(config_path="pkg://arena.conf", config_name="config", version_base="1.3")(_job)()
+
+
+def report_main(argv: list[str] | None = None) -> None:
+    """``arena-report DIR``: rebuild the summary tables and figures of a results directory."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) != 1 or argv[0] in ("-h", "--help"):
+        print("usage: arena-report RESULTS_DIR", file=sys.stderr)
+        raise SystemExit(2)
+    try:
+        finish(Path(argv[0]))
+    except FileNotFoundError as exc:
+        print(f"arena-report: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None

@@ -1,0 +1,1 @@
+"""Referee metrics: calibration, regret, smooth calibration error."""

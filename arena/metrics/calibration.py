@@ -1,0 +1,79 @@
+"""Calibration metrics of binary forecasts p_t against outcomes y_t.
+
+References
+----------
+Perdomo & Recht, §2 (mean bias), §8 (smooth calibration, rounded calibration); SPEC §6.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Log loss clips forecasts to [LOG_LOSS_EPS, 1 - LOG_LOSS_EPS]: defensive forecasters
+#: often predict exactly 0 or 1, where the unclipped log loss is infinite.
+LOG_LOSS_EPS = 1e-6
+
+
+def bias(p: np.ndarray, y: np.ndarray) -> float:
+    """Mean bias |sum_t (p_t - y_t)| / T (§2).
+
+    Examples
+    --------
+    >>> bias(np.array([0.5, 0.5]), np.array([1.0, 1.0]))
+    0.5
+    """
+    return float(abs(np.sum(p - y)) / len(p)) if len(p) else 0.0
+
+
+def brier(p: np.ndarray, y: np.ndarray) -> float:
+    """Mean squared error (p_t - y_t)^2."""
+    return float(np.mean((p - y) ** 2)) if len(p) else 0.0
+
+
+def log_loss(p: np.ndarray, y: np.ndarray, eps: float = LOG_LOSS_EPS) -> float:
+    """Mean log loss with forecasts clipped to [eps, 1 - eps] (see LOG_LOSS_EPS).
+
+    Examples
+    --------
+    >>> round(log_loss(np.array([0.5]), np.array([1.0])), 6)
+    0.693147
+    """
+    if not len(p):
+        return 0.0
+    q = np.clip(p, eps, 1 - eps)
+    return float(-np.mean(y * np.log(q) + (1 - y) * np.log1p(-q)))
+
+
+def ece(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
+    """Binned expected calibration error: sum over equal-width bins b of |sum_{t in b}(y_t - p_t)| / T.
+
+    The last bin is closed (p = 1 falls in it).
+
+    Examples
+    --------
+    >>> round(ece(np.array([0.05, 0.95]), np.array([0.0, 1.0])), 12)
+    0.05
+    """
+    if not len(p):
+        return 0.0
+    idx = np.minimum((p * bins).astype(int), bins - 1)
+    sums = np.bincount(idx, weights=y - p, minlength=bins)
+    return float(np.abs(sums).sum() / len(p))
+
+
+def grid_calibration(p: np.ndarray, y: np.ndarray, N: int) -> np.ndarray:
+    """Per grid point n/N (n = 0..N): |sum_t 1{p_t = n/N} (n/N - y_t)| (§8 Prop. rounded calibration).
+
+    Forecasts off the grid raise: this metric is for rounded forecasts.
+
+    Examples
+    --------
+    >>> grid_calibration(np.array([0.5, 0.5, 1.0]), np.array([1.0, 0.0, 0.0]), 2)
+    array([0., 0., 1.])
+    """
+    n = np.rint(p * N)
+    if len(p) and np.max(np.abs(n - p * N)) > 1e-9:
+        bad = p[np.argmax(np.abs(n - p * N))]
+        raise ValueError(f"forecast {bad!r} is not on the grid {{0, 1/{N}, ..., 1}}; grid calibration needs rounded forecasts")
+    n = n.astype(int)
+    return np.abs(np.bincount(n, weights=n / N - y, minlength=N + 1))

@@ -1,0 +1,235 @@
+"""The game protocol: forecasts, outcome laws, forecasters and natures.
+
+Read this module first. One round ``t`` of every game (SPEC §2):
+
+1. nature reveals a context ``x_t`` (a 1-d float array, possibly of length 0);
+2. the forecaster announces a :class:`Forecast` (a point or a finite distribution);
+3. nature answers with an outcome, or with an :class:`OutcomeLaw`, having seen the
+   *announced* forecast (never the coin that realizes it);
+4. the arena draws the realized forecast and the outcome from independent seeded
+   streams; the forecaster then observes ``(x_t, p_t, y_t)`` through ``update``.
+
+Plugins subclass :class:`Forecaster` or :class:`Nature`; constructors only store
+parameters, randomness arrives through ``reset(rng)``.
+
+References
+----------
+Perdomo & Recht, "In Defense of Defensive Forecasting", §2-§3 and §10.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+Context = np.ndarray
+"""A context ``x_t``: a 1-d float array (length 0 when the game has no context)."""
+
+EMPTY_CONTEXT = np.zeros(0)
+
+
+class ProtocolError(ValueError):
+    """A plugin broke the game protocol (a NaN forecast, an outcome out of range, ...)."""
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """A finite distribution over forecast points; a point forecast has one atom.
+
+    Parameters
+    ----------
+    points, probs
+        Atoms and their probabilities (non-negative, summing to one).
+    internal
+        Optional forecaster-internal value that the forecaster's own guarantee is
+        stated for, e.g. the unrounded K29 forecast behind a rounded one (§8).
+
+    Examples
+    --------
+    >>> Forecast.two_point(0.85, 0.9, 0.2).mean
+    0.89
+    >>> Forecast.point(0.3).is_point
+    True
+    """
+
+    points: tuple[float, ...]
+    probs: tuple[float, ...] = (1.0,)
+    internal: float | None = field(default=None, compare=False)
+
+    @classmethod
+    def point(cls, p: float) -> Forecast:
+        return cls((float(p),), (1.0,))
+
+    @classmethod
+    def two_point(cls, lo: float, hi: float, prob_lo: float, internal: float | None = None) -> Forecast:
+        """``lo`` with probability ``prob_lo``, ``hi`` otherwise (atoms of zero mass dropped)."""
+        prob_lo = min(max(float(prob_lo), 0.0), 1.0)
+        if prob_lo >= 1.0 or lo == hi:
+            return cls((float(lo),), (1.0,), internal)
+        if prob_lo <= 0.0:
+            return cls((float(hi),), (1.0,), internal)
+        return cls((float(lo), float(hi)), (prob_lo, 1.0 - prob_lo), internal)
+
+    @property
+    def is_point(self) -> bool:
+        return len(self.points) == 1
+
+    @property
+    def mean(self) -> float:
+        if self.is_point:
+            return self.points[0]
+        return round(math.fsum(p * w for p, w in zip(self.points, self.probs)), 15)
+
+    def sample(self, u: float) -> float:
+        """The atom selected by a uniform draw ``u`` in [0, 1) (inverse CDF)."""
+        if self.is_point:
+            return self.points[0]
+        acc = 0.0
+        for p, w in zip(self.points, self.probs):
+            acc += w
+            if u < acc:
+                return p
+        return self.points[-1]
+
+    def __str__(self) -> str:
+        if self.is_point:
+            return f"{self.points[0]:.12g}"
+        return " ".join(f"{p:.12g}@{w:.6g}" for p, w in zip(self.points, self.probs))
+
+
+def as_forecast(value: Forecast | float, low: float, high: float, who: str = "forecaster") -> Forecast:
+    """Validate a forecast against the forecast space ``[low, high]``.
+
+    Raises :class:`ProtocolError` naming the bad value and what was expected.
+    """
+    if isinstance(value, Forecast):
+        f = value
+    else:
+        try:
+            f = Forecast.point(float(value))
+        except (TypeError, ValueError):
+            raise ProtocolError(
+                f"{who} returned {value!r}; expected a float in [{low}, {high}] or an arena.Forecast"
+            ) from None
+    if len(f.points) == 0 or len(f.points) != len(f.probs):
+        raise ProtocolError(f"{who} returned a malformed distribution {f!r}: need as many probs as points (>= 1)")
+    for p in f.points:
+        if not math.isfinite(p) or p < low or p > high:
+            raise ProtocolError(
+                f"{who} forecast {p!r} is outside the forecast space [{low}, {high}]; clip or fix the forecaster"
+            )
+    if any((not math.isfinite(w)) or w < 0 for w in f.probs) or abs(math.fsum(f.probs) - 1.0) > 1e-9:
+        raise ProtocolError(f"{who} returned probabilities {f.probs!r}; they must be >= 0 and sum to 1")
+    return f
+
+
+class OutcomeLaw(ABC):
+    """A distribution of the outcome, returned by a nature instead of a sample.
+
+    The arena samples from it with its own outcome stream, and the referee uses it to
+    compute expected metrics exactly.
+    """
+
+    @abstractmethod
+    def sample(self, rng: np.random.Generator) -> float: ...
+
+    @abstractmethod
+    def cdf(self, v: float) -> float:
+        """P(y <= v)."""
+
+
+@dataclass(frozen=True)
+class Bernoulli(OutcomeLaw):
+    """y = 1 with probability ``p``; one uniform draw per sample (paired comparisons).
+
+    Examples
+    --------
+    >>> Bernoulli(0.25).cdf(0.0)
+    0.75
+    """
+
+    p: float
+
+    def sample(self, rng: np.random.Generator) -> float:
+        return 1.0 if rng.random() < self.p else 0.0
+
+    def cdf(self, v: float) -> float:
+        if v < 0:
+            return 0.0
+        return 1.0 - self.p if v < 1 else 1.0
+
+    @property
+    def mean(self) -> float:
+        return self.p
+
+
+class Forecaster(ABC):
+    """A player that announces forecasts.
+
+    Class attributes
+    ----------------
+    name : registered name (also the config file name under ``conf/forecaster``).
+    games : games this forecaster can play.
+    claims : names of the referee certificates whose bound this forecaster guarantees.
+    """
+
+    name: ClassVar[str] = ""
+    games: ClassVar[tuple[str, ...]] = ("binary",)
+    claims: ClassVar[tuple[str, ...]] = ()
+
+    def reset(self, rng: np.random.Generator) -> None:
+        """Clear all state; ``rng`` is the forecaster's only source of randomness."""
+        self.rng = rng
+
+    @abstractmethod
+    def predict(self, x: Context) -> Forecast | float:
+        """Announce a forecast for context ``x``."""
+
+    @abstractmethod
+    def update(self, x: Context, p: float, y: float) -> None:
+        """Observe the realized forecast ``p`` and the outcome ``y`` of this round."""
+
+    def params(self) -> dict:
+        """Constructor parameters (recorded in every result row)."""
+        return {k: v for k, v in vars(self).items() if not k.startswith("_") and k != "rng"}
+
+
+class Nature(ABC):
+    """The player that produces contexts and outcomes.
+
+    Class attributes
+    ----------------
+    name : registered name. games : games it can play.
+    adaptive : True when ``respond`` looks at the announced forecast.
+    """
+
+    name: ClassVar[str] = ""
+    games: ClassVar[tuple[str, ...]] = ("binary",)
+    adaptive: ClassVar[bool] = False
+
+    #: Dimension of the contexts; instances may set it from their parameters.
+    context_dim: int = 0
+    #: Longest horizon this nature can play (a replayed series), or None.
+    length: int | None = None
+
+    def reset(self, rng: np.random.Generator) -> None:
+        """Clear all state; ``rng`` drives contexts and any hidden state (not the outcome coin)."""
+        self.rng = rng
+
+    def context(self, t: int) -> Context:
+        """The context of round ``t`` (1-based)."""
+        return EMPTY_CONTEXT
+
+    @abstractmethod
+    def respond(self, t: int, x: Context, forecast: Forecast) -> OutcomeLaw | float:
+        """The outcome, or its law, for round ``t``; oblivious natures ignore ``forecast``."""
+
+    def observe(self, t: int, p: float, y: float) -> None:
+        """Learn the realized forecast and outcome of round ``t`` (adaptive natures)."""
+
+    def params(self) -> dict:
+        return {k: v for k, v in vars(self).items() if not k.startswith("_") and k != "rng"}

@@ -1,0 +1,115 @@
+"""Tournaments: a sweep of matchups described as data, run in shards by any Hydra launcher.
+
+A tournament config (``conf/tournament/<name>.yaml``) lists forecasters and natures
+(names, or ``{name, params, grid}`` entries whose ``grid`` values are crossed), seeds and
+horizons. The matchups are expanded in a fixed order and dealt round-robin to
+``shards`` Hydra jobs (``shard=0..shards-1``), so that a launcher (joblib locally, Ray or
+SLURM on a cluster) distributes a few jobs instead of thousands, and every matchup is
+stored as soon as it finishes. A matchup whose result already exists in the results
+directory is not played again.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from arena.results import matchup_id
+
+#: Config keys that do not change a matchup's result (left out of its id).
+NOT_IN_ID = ("hydra", "tournament", "shard", "report", "results_root", "tournament_name")
+
+
+class ConfigError(ValueError):
+    """A config that cannot run; the message says what is wrong and how to fix it."""
+
+
+def load_option(group: str, name: str) -> DictConfig:
+    """The config of one option of a group (``forecaster/k29``), from Hydra's search path."""
+    from hydra.core.global_hydra import GlobalHydra
+
+    repo = GlobalHydra.instance().config_loader().repository
+    result = repo.load_config(f"{group}/{name}")
+    if result is None:
+        options = repo.get_group_options(group)
+        close = difflib.get_close_matches(str(name), options, n=1, cutoff=0.5)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(f"unknown {group} {name!r}.{hint} Available: {', '.join(options)}")
+    cfg = result.config
+    if "defaults" in cfg:
+        cfg = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "defaults"])
+    return cfg
+
+
+def _entries(group: str, items) -> list[tuple[str, DictConfig]]:
+    """Expand tournament entries into (label, option config) pairs, crossing grids."""
+    out = []
+    for item in items:
+        if isinstance(item, str):
+            out.append((item, load_option(group, item)))
+            continue
+        item = OmegaConf.to_container(item, resolve=True) if not isinstance(item, dict) else item
+        unknown = set(item) - {"name", "params", "grid", "label"}
+        if "name" not in item or unknown:
+            raise ConfigError(f"tournament {group} entry {item!r}: give a name or {{name, params, grid}}"
+                              + (f" (unknown keys {sorted(unknown)})" if unknown else ""))
+        base = OmegaConf.merge(load_option(group, item["name"]), item.get("params") or {})
+        grid = item.get("grid") or {}
+        keys = list(grid)
+        for values in itertools.product(*(grid[k] if isinstance(grid[k], list) else [grid[k]] for k in keys)):
+            point = dict(zip(keys, values))
+            label = item.get("label", item["name"])
+            if point:
+                label += "[" + ",".join(f"{k}={v}" for k, v in point.items()) + "]"
+            out.append((label, OmegaConf.merge(base, point)))
+    return out
+
+
+def _as_list(value, what: str) -> list:
+    values = list(value) if OmegaConf.is_list(value) or isinstance(value, (list, tuple)) else [value]
+    if not values:
+        raise ConfigError(f"tournament {what} is empty; list at least one")
+    return values
+
+
+def matchups(cfg: DictConfig) -> list[DictConfig]:
+    """Every matchup config of the tournament in ``cfg.tournament``, in a fixed order."""
+    t = cfg.tournament
+    for key in ("forecasters", "natures", "seeds", "T"):
+        if key not in t:
+            raise ConfigError(f"tournament {t.get('name', '?')!r} has no {key!r}; add e.g. {key}: [...]")
+    base = OmegaConf.masked_copy(cfg, [k for k in cfg if k not in ("hydra", "tournament", "shard")])
+    out = []
+    forecasters, natures = _entries("forecaster", t.forecasters), _entries("nature", t.natures)
+    for T in _as_list(t.T, "T"):
+        for (flabel, fcfg), (nlabel, ncfg) in itertools.product(forecasters, natures):
+            for seed in _as_list(t.seeds, "seeds"):
+                m = OmegaConf.merge(base, {"T": T, "seed": seed, "forecaster_label": flabel, "nature_label": nlabel})
+                m.forecaster = fcfg
+                m.nature = ncfg
+                out.append(m)
+    return out
+
+
+def matchup_key(cfg: DictConfig) -> str:
+    """The id of a matchup: its labels, seed and T, and a hash of everything that shapes its result."""
+    config = OmegaConf.to_container(cfg, resolve=True)
+    for key in NOT_IN_ID:
+        config.pop(key, None)
+    return matchup_id(str(cfg.game.name), str(cfg.forecaster_label), str(cfg.nature_label),
+                      int(cfg.seed), int(cfg.T), config)
+
+
+def shard_of(cfg: DictConfig) -> list[DictConfig]:
+    """The matchups dealt to ``cfg.shard`` of ``cfg.tournament.shards``."""
+    shards, shard = int(cfg.tournament.get("shards", 1)), int(cfg.get("shard", 0))
+    if not 0 <= shard < shards:
+        raise ConfigError(f"shard={shard} is outside 0..{shards - 1}; the tournament has {shards} shards")
+    return [m for i, m in enumerate(matchups(cfg)) if i % shards == shard]
+
+
+def is_done(out_dir: Path, key: str) -> bool:
+    return (Path(out_dir) / "matchups" / f"{key}.parquet").is_file()

@@ -1,0 +1,165 @@
+"""Baseline forecasters of the binary game: the comparisons defensive forecasting must beat.
+
+References
+----------
+Perdomo & Recht, §6 (online gradient descent); SPEC §4 (baselines).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from arena.protocols import Context, Forecaster
+from arena.registry import register
+
+
+@register
+class Constant(Forecaster):
+    """Always the same forecast ``c``.
+
+    Examples
+    --------
+    >>> Constant(0.3).predict(np.zeros(0))
+    0.3
+    """
+
+    name = "constant"
+
+    def __init__(self, c: float = 0.5):
+        if not 0 <= c <= 1:
+            raise ValueError(f"constant: c={c!r} is outside [0, 1]; give a probability such as c: 0.5")
+        self.c = float(c)
+
+    def predict(self, x: Context) -> float:
+        return self.c
+
+    def update(self, x, p, y):
+        pass
+
+
+@register
+class RunningMean(Forecaster):
+    """Laplace-smoothed frequency of past ones: (1 + sum y) / (2 + n).
+
+    Examples
+    --------
+    >>> r = RunningMean(); r.reset(None); r.update(None, 0.5, 1.0); r.predict(None)
+    0.6666666666666666
+    """
+
+    name = "running_mean"
+
+    def reset(self, rng):
+        super().reset(rng)
+        self._ones, self._n = 0.0, 0
+
+    def predict(self, x):
+        return (1.0 + self._ones) / (2.0 + self._n)
+
+    def update(self, x, p, y):
+        self._ones += y
+        self._n += 1
+
+
+@register
+class LastOutcome(Forecaster):
+    """The previous outcome (1/2 before any)."""
+
+    name = "last_outcome"
+
+    def reset(self, rng):
+        super().reset(rng)
+        self._last = 0.5
+
+    def predict(self, x):
+        return self._last
+
+    def update(self, x, p, y):
+        self._last = float(y)
+
+
+@register
+class WindowMean(Forecaster):
+    """Mean of the last ``window`` outcomes (1/2 before any)."""
+
+    name = "window_mean"
+
+    def __init__(self, window: int = 50):
+        if not (isinstance(window, (int, np.integer)) and window >= 1):
+            raise ValueError(f"window_mean: window={window!r} must be an integer >= 1, e.g. window: 50")
+        self.window = int(window)
+
+    def reset(self, rng):
+        super().reset(rng)
+        self._buf: deque[float] = deque(maxlen=self.window)
+        self._sum = 0.0
+
+    def predict(self, x):
+        return self._sum / len(self._buf) if self._buf else 0.5
+
+    def update(self, x, p, y):
+        if len(self._buf) == self.window:
+            self._sum -= self._buf[0]
+        self._buf.append(float(y))
+        self._sum += y
+
+
+@register
+class OGD(Forecaster):
+    """Projected online gradient descent on the squared loss for p = <w, [1, x]> (§6).
+
+    w_{t+1} = Proj_{||w|| <= M}(w_t - lr_t (p_t - y_t) z_t) with z_t = [1, x_t] (the 1 only when
+    ``intercept``), lr_t = lr (``schedule: fixed``) or lr / sqrt(t) (``schedule: sqrt``).
+    The gradient uses the unclipped prediction; the announced forecast is clipped to
+    [0, 1] when ``clip`` (otherwise an out-of-range forecast forfeits the game).
+
+    Examples
+    --------
+    >>> from arena import play
+    >>> r = play("binary", OGD(lr=0.1), "iid_bernoulli", T=2000, seed=0)
+    >>> bool(abs(r.trace["p"].iloc[-200:].mean() - 0.3) < 0.1)
+    True
+    """
+
+    name = "ogd"
+
+    def __init__(self, lr: float = 0.1, schedule: str = "sqrt", M: float = 10.0, intercept: bool = True,
+                 clip: bool = True):
+        if not lr > 0:
+            raise ValueError(f"ogd: lr={lr!r} must be > 0, e.g. lr: 0.1")
+        if schedule not in ("fixed", "sqrt"):
+            raise ValueError(f"ogd: schedule={schedule!r}; expected 'fixed' or 'sqrt'")
+        if not M > 0:
+            raise ValueError(f"ogd: M={M!r} must be > 0 (the radius of the projection ball)")
+        self.lr, self.schedule, self.M = float(lr), schedule, float(M)
+        self.intercept, self.clip = bool(intercept), bool(clip)
+
+    def reset(self, rng):
+        super().reset(rng)
+        self._w = None
+        self._t = 0
+
+    def _z(self, x) -> np.ndarray:
+        x = np.asarray(x, float).reshape(-1)
+        return np.concatenate(([1.0], x)) if self.intercept else x
+
+    def _raw(self, x) -> float:
+        z = self._z(x)
+        if self._w is None:
+            self._w = np.zeros(z.size)
+        return float(self._w @ z)
+
+    def predict(self, x):
+        raw = self._raw(x)
+        return min(max(raw, 0.0), 1.0) if self.clip else raw
+
+    def update(self, x, p, y):
+        self._t += 1
+        z = self._z(x)
+        lr = self.lr if self.schedule == "fixed" else self.lr / np.sqrt(self._t)
+        self._w = self._w - lr * (self._raw(x) - y) * z
+        norm = np.linalg.norm(self._w)
+        if norm > self.M:
+            self._w *= self.M / norm
