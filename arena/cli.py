@@ -25,6 +25,18 @@ from omegaconf import DictConfig, OmegaConf
 from arena.tournament import ConfigError, is_done, matchup_key, matchups, shard_of
 
 CONFIG_MODULE = "arena.conf"
+
+
+def _config_dir() -> str | None:
+    """The source tree's conf/ when ``arena.conf`` is not importable (running uninstalled)."""
+    import importlib.util
+
+    try:
+        if importlib.util.find_spec(CONFIG_MODULE) is not None:
+            return None
+    except ModuleNotFoundError:
+        pass
+    return str(Path(__file__).resolve().parent.parent / "conf")
 PLUGIN_GROUPS = ("forecaster", "nature", "game")
 
 
@@ -40,7 +52,11 @@ def build(cfg: DictConfig):
     from arena.referee import Referee
 
     _check_horizon(cfg.get("T"), cfg.get("seed"))
-    game = get_game(str(cfg.game.name))
+    game_params = OmegaConf.to_container(cfg.game, resolve=True)
+    try:
+        game = get_game(str(game_params.pop("name")), **game_params)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     forecaster = _instantiate(cfg.forecaster, "forecaster", instantiate)
     nature = _instantiate(cfg.nature, "nature", instantiate)
     for kind, plugin in (("forecaster", forecaster), ("nature", nature)):
@@ -50,7 +66,7 @@ def build(cfg: DictConfig):
         referee = Referee(**OmegaConf.to_container(cfg.referee, resolve=True))
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"referee: {exc}") from None
-    return game.name, forecaster, nature, referee
+    return game, forecaster, nature, referee
 
 
 def _instantiate(node, kind: str, instantiate):
@@ -210,7 +226,7 @@ def validate(args: list[str], multirun: bool = False) -> int:
     The sweeps are the tournament's (``hydra.sweeper.params``) with the command line's
     on top. Returns the number of matchups the command will run.
     """
-    from hydra import initialize_config_module
+    from hydra import initialize_config_dir, initialize_config_module
     from hydra.core.global_hydra import GlobalHydra
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
@@ -220,7 +236,10 @@ def validate(args: list[str], multirun: bool = False) -> int:
     args = [a for a in args if not a.split("=")[0].lstrip("+~").startswith("hydra")]
     GlobalHydra.instance().clear()
     try:
-        with initialize_config_module(CONFIG_MODULE, version_base="1.3"):
+        conf_dir = _config_dir()
+        init = (initialize_config_dir(conf_dir, version_base="1.3") if conf_dir
+                else initialize_config_module(CONFIG_MODULE, version_base="1.3"))
+        with init:
             parser = OverridesParser.create()
             fixed, sweeps = _split(parser, args)
             base = _compose(fixed)
@@ -283,7 +302,8 @@ def main(argv: list[str] | None = None) -> None:
             print(f"arena: error: {exc}", file=sys.stderr)
             raise SystemExit(2) from None
     sys.argv = [sys.argv[0], *argv]
-    hydra.main(config_path="pkg://arena.conf", config_name="config", version_base="1.3")(_job)()
+    hydra.main(config_path=_config_dir() or f"pkg://{CONFIG_MODULE}", config_name="config",
+               version_base="1.3")(_job)()
 
 
 def report_main(argv: list[str] | None = None) -> None:

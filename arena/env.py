@@ -106,6 +106,7 @@ class ForecastEnv(gym.Env):
         root = int(seed) if seed is not None else int(self.np_random.integers(2**31))
         self.seed_root = root
         nature_rng, self._outcome_rng, self._draw_rng = nature_streams(root, self.nature)
+        self.nature.game = self.game
         self.nature.reset(nature_rng)
         self.recorder = Recorder(self.T, self.nature.context_dim, self.keep_forecasts)
         self.t = 1

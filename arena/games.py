@@ -50,13 +50,32 @@ class BinaryGame(Game):
         return (p - y) ** 2
 
 
-GAMES: dict[str, Game] = {"binary": BinaryGame()}
+#: Game name -> Game class; a game's parameters (a quantile level, an outcome range, ...)
+#: are its dataclass fields, given in ``conf/game/<name>.yaml``.
+GAMES: dict[str, type[Game]] = {"binary": BinaryGame}
 
 
-def get_game(name: str | Game) -> Game:
+def register_game(cls: type[Game]) -> type[Game]:
+    """Class decorator: make a Game subclass available under its default ``name``."""
+    GAMES[cls.name] = cls
+    return cls
+
+
+def get_game(name: str | Game, **params) -> Game:
+    """A game instance from its name and parameters.
+
+    Examples
+    --------
+    >>> get_game("binary").forecast_high
+    1.0
+    """
     if isinstance(name, Game):
         return name
     try:
-        return GAMES[name]
+        cls = GAMES[name]
     except KeyError:
         raise ValueError(f"unknown game {name!r}; available: {', '.join(sorted(GAMES))}") from None
+    try:
+        return cls(**params)
+    except TypeError as exc:
+        raise ValueError(f"game {name!r}: {exc}") from None

@@ -10,7 +10,9 @@ Read this module first. One round ``t`` of every game (SPEC §2):
    streams; the forecaster then observes ``(x_t, p_t, y_t)`` through ``update``.
 
 Plugins subclass :class:`Forecaster` or :class:`Nature`; constructors only store
-parameters, randomness arrives through ``reset(rng)``.
+parameters, randomness arrives through ``reset(rng)``. Before ``reset`` the arena sets
+the attribute ``game`` of both players to the :class:`arena.games.Game` being played, so
+that a plugin can read the game's parameters (a quantile level, an outcome range).
 
 References
 ----------
@@ -195,7 +197,7 @@ class Forecaster(ABC):
 
     def params(self) -> dict:
         """Constructor parameters (recorded in every result row)."""
-        return {k: v for k, v in vars(self).items() if not k.startswith("_") and k != "rng"}
+        return {k: v for k, v in vars(self).items() if not k.startswith("_") and k not in ("rng", "game")}
 
 
 class Nature(ABC):
@@ -232,4 +234,4 @@ class Nature(ABC):
         """Learn the realized forecast and outcome of round ``t`` (adaptive natures)."""
 
     def params(self) -> dict:
-        return {k: v for k, v in vars(self).items() if not k.startswith("_") and k != "rng"}
+        return {k: v for k, v in vars(self).items() if not k.startswith("_") and k not in ("rng", "game")}

@@ -152,6 +152,21 @@ def cert_rounded_calibration(run: _Run) -> Certificate:
                  extra={"printed_bound": core + T / (2 * N), "delta": delta})
 
 
+#: Certificate name -> function(run, referee) -> Certificate. Games add theirs.
+CERTIFICATES = {
+    "bit": lambda run, ref: cert_bit(run),
+    "kernel": lambda run, ref: cert_kernel(run),
+    "search_precision": lambda run, ref: cert_search_precision(run),
+    "smce": lambda run, ref: cert_smce(run),
+    "linear_regret": lambda run, ref: cert_linear_regret(run, ref.M),
+    "rounded_calibration": lambda run, ref: cert_rounded_calibration(run),
+}
+
+#: Game name -> function(referee, game, recorder, forecaster) -> (summary, certificates, curves),
+#: for games other than the binary one (registered by their metric modules).
+SCORERS: dict = {}
+
+
 class Referee:
     """Scores binary games: metrics, log-spaced curves and the forecaster's certificates.
 
@@ -169,7 +184,9 @@ class Referee:
         self.M, self.ece_bins, self.n_checkpoints = float(M), int(ece_bins), int(n_checkpoints)
         self.oi_kernel = make_kernel({"features": list(oi_features)})
 
-    def metrics(self, X, p, y, y_prob=None) -> dict[str, float]:
+    def metrics(self, X, p, y, y_prob=None, grid: int | None = None) -> dict[str, float]:
+        """Every binary metric of a run; ``grid`` = N adds the per-grid-point calibration error
+        of forecasts rounded to {0, 1/N, ..., 1}."""
         T = len(y)
         out = {
             "bias": cal.bias(p, y),
@@ -184,6 +201,9 @@ class Referee:
         }
         out["smce_over_T"] = out["smce"] / T if T else 0.0
         out["smce_pm_over_T"] = out["smce_pm"] / T if T else 0.0
+        if grid is not None and T:
+            out["grid_calibration"] = float(cal.grid_calibration(p, y, grid).max())
+            out["grid_calibration_over_T"] = out["grid_calibration"] / T
         if y_prob is not None and T and np.all(np.isfinite(y_prob)):
             out["expected_bias"] = float(abs(np.sum(p - y_prob)) / T)
             out["expected_brier"] = float(np.mean(p**2 - 2 * p * y_prob + y_prob))
@@ -191,16 +211,21 @@ class Referee:
 
     def certificates(self, rec, forecaster) -> dict[str, Certificate]:
         run = _Run(rec, forecaster)
-        makers = {"bit": cert_bit, "kernel": cert_kernel, "search_precision": cert_search_precision,
-                  "smce": cert_smce, "linear_regret": lambda r: cert_linear_regret(r, self.M),
-                  "rounded_calibration": cert_rounded_calibration}
         out = {}
         for name in forecaster.claims:
-            if name not in makers:
+            if name not in CERTIFICATES:
                 raise ValueError(f"forecaster {forecaster.name!r} claims an unknown certificate {name!r}; "
-                                 f"known: {sorted(makers)}")
-            out[name] = makers[name](run) if len(rec.y) else Certificate(name, 0.0, 0.0, None, note="no rounds")
+                                 f"known: {sorted(CERTIFICATES)}")
+            out[name] = CERTIFICATES[name](run, self) if len(rec.y) else Certificate(name, 0.0, 0.0, None,
+                                                                                       note="no rounds")
         return out
+
+    def score(self, game, rec, forecaster) -> tuple[dict[str, float], dict[str, Certificate], pd.DataFrame]:
+        """Metrics, certificates and curves of a recorded game (dispatching on the game)."""
+        if game.name in SCORERS:
+            return SCORERS[game.name](self, game, rec, forecaster)
+        summary = self.metrics(rec.X, rec.p, rec.y, rec.y_prob, grid=getattr(forecaster, "N", None))
+        return summary, self.certificates(rec, forecaster), self.curves(rec, forecaster)
 
     def curves(self, rec, forecaster) -> pd.DataFrame:
         """Metrics and certificate bounds at log-spaced checkpoints (long format: t, metric, value)."""
@@ -213,7 +238,7 @@ class Referee:
         for t in checkpoints(len(rec.y), self.n_checkpoints):
             X, p, y = rec.X[:t], rec.p[:t], rec.y[:t]
             m = {"bias": cal.bias(p, y), "brier": cal.brier(p, y), "smce": smce(p, y, "paper"),
-                 "smce_pm": smce(p, y, "pm"), "regret_constant": regret_constant(p, y),
+                 "regret_constant": regret_constant(p, y),
                  "regret_linear": regret_linear(p, y, X, self.M)}
             if "smce" in claims:
                 m["smce_internal"] = smce(rec.p_internal[:t], y, "paper")

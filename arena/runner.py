@@ -152,6 +152,7 @@ def play(game: str, forecaster: Forecaster | str, nature: Nature | str, T: int, 
     env = ForecastEnv(nature, int(T), g, nature_params,
                       keep_forecasts=(T <= 10_000) if keep_forecasts is None else keep_forecasts)
     referee = referee or Referee()
+    fc.game = g
     fc.reset(derive_rng(seed, "forecaster", fc.name))
     forfeit = None
     t_fc = 0.0
@@ -180,9 +181,7 @@ def play(game: str, forecaster: Forecaster | str, nature: Nature | str, T: int, 
         x = x_next
     t_game = time.perf_counter() - start
     rec = env.recorder.view()
-    summary = referee.metrics(rec.X, rec.p, rec.y, rec.y_prob)
-    certs = referee.certificates(rec, fc)
-    curves = referee.curves(rec, fc)
+    summary, certs, curves = referee.score(g, rec, fc)
     t_ref = time.perf_counter() - start - t_game
     seconds = {"forecaster": t_fc, "arena": t_game - t_fc, "referee": t_ref,
                "forecaster_per_step": t_fc / max(rec.n, 1)}
