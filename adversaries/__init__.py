@@ -3,14 +3,18 @@
 Modules: :mod:`adversaries.iid` (i.i.d. coins, contextual logistic),
 :mod:`adversaries.drifting` (sinusoid, logit random walk, change points, Markov
 switching), :mod:`adversaries.adaptive` (worst-case natures that see the announced
-forecast) and :mod:`adversaries.replay` (recorded series: a user's file, Seattle rain).
+forecast), :mod:`adversaries.replay` (recorded series: a user's file, Seattle rain) and
+:mod:`adversaries.quantile` (the quantile game's natures: continuous laws, drift, groups,
+Lipschitz-CDF adversaries, real-valued replays).
+:mod:`adversaries.experts` holds the expert panels of the experts game (they wrap a binary
+nature for their contexts and outcomes).
 
 References
 ----------
 Perdomo & Recht, "In Defense of Defensive Forecasting"; SPEC §5.
 """
 
-from adversaries import adaptive, drifting, iid, replay
+from adversaries import adaptive, drifting, experts, iid, quantile, replay
 from adversaries.adaptive import AntiForecaster, BiasPusher
 from adversaries.drifting import Changepoints, LogitWalk, Markov, Sinusoid
 from adversaries.iid import IidBernoulli, Logistic
@@ -29,6 +33,8 @@ __all__ = [
     "Sinusoid",
     "adaptive",
     "drifting",
+    "experts",
     "iid",
+    "quantile",
     "replay",
 ]

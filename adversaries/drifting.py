@@ -16,8 +16,9 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from adversaries.iid import _check_count, _check_positive, _check_probability, _check_real, _check_vector, _sigmoid
-from arena.protocols import Bernoulli, Context, Forecast, Nature
+from adversaries.iid import (CHUNK, _check_count, _check_positive, _check_probability, _check_real, _check_vector,
+                             _sigmoid)
+from arena.protocols import Bernoulli, Context, Draws, Forecast, Nature
 from arena.registry import register
 
 
@@ -129,10 +130,11 @@ class LogitWalk(Nature):
         super().reset(rng)
         self._logit = math.log(self.p0 / (1.0 - self.p0))
         self._t = 1
+        self._steps = Draws(self.rng, "standard_normal", CHUNK)  # the same normals as one draw a round
 
     def respond(self, t: int, x: Context, forecast: Forecast) -> Bernoulli:
         while self._t < t:  # one step per elapsed round
-            self._logit = _fold(self._logit + self.sigma * float(self.rng.standard_normal()), self.bound)
+            self._logit = _fold(self._logit + self.sigma * self._steps.next(), self.bound)
             self._t += 1
         return Bernoulli(_sigmoid(self._logit))
 
@@ -169,8 +171,12 @@ class Changepoints(Nature):
         self.probs = _check_vector(self.name, "probs", probs, "[0.2, 0.8, 0.5]", probabilities=True)
         self.every = _check_count(self.name, "every", every, 1000)
 
+    def reset(self, rng: np.random.Generator) -> None:
+        super().reset(rng)
+        self._laws = tuple(Bernoulli(p) for p in self.probs)
+
     def respond(self, t: int, x: Context, forecast: Forecast) -> Bernoulli:
-        return Bernoulli(self.probs[((t - 1) // self.every) % len(self.probs)])
+        return self._laws[((t - 1) // self.every) % len(self._laws)]
 
 
 @register
@@ -216,11 +222,13 @@ class Markov(Nature):
         super().reset(rng)
         self._state = int(self.rng.integers(len(self.probs)))
         self._t = 1
+        self._laws = tuple(Bernoulli(p) for p in self.probs)
+        self._uniforms = Draws(self.rng, "random", CHUNK)
 
     def respond(self, t: int, x: Context, forecast: Forecast) -> Bernoulli:
         while self._t < t:  # one transition per elapsed round
-            if self.rng.random() < self.switch:
-                other = int(self.rng.integers(len(self.probs) - 1))
+            if self._uniforms.next() < self.switch:
+                other = int(self._uniforms.next() * (len(self.probs) - 1))  # uniform on the other states
                 self._state = other if other < self._state else other + 1
             self._t += 1
-        return Bernoulli(self.probs[self._state])
+        return self._laws[self._state]

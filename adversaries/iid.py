@@ -19,6 +19,9 @@ import numpy as np
 from arena.protocols import Bernoulli, Context, Forecast, Nature
 from arena.registry import register
 
+#: Rounds of per-round randomness a nature draws at once (a scalar draw costs more than a round).
+CHUNK = 1024
+
 
 def _check_real(who: str, param: str, value, fix: str) -> float:
     """``value`` as a finite float, or a ValueError naming ``param`` and the fix."""
@@ -103,8 +106,12 @@ class IidBernoulli(Nature):
     def __init__(self, p: float = 0.3) -> None:
         self.p = _check_probability(self.name, "p", p)
 
+    def reset(self, rng: np.random.Generator) -> None:
+        super().reset(rng)
+        self._law = Bernoulli(self.p)  # the same (immutable) law every round
+
     def respond(self, t: int, x: Context, forecast: Forecast) -> Bernoulli:
-        return Bernoulli(self.p)
+        return self._law
 
 
 @register
@@ -116,6 +123,9 @@ class Logistic(Nature):
     ``sqrt(B**2 - 1)``, so that ``||x_t|| <= B`` always. The intercept is part of the
     context because the referee's linear comparator class is ``<w, x>`` with no
     separate intercept: ``w[0]`` is the bias of the logit.
+
+    Contexts and their laws are drawn ``CHUNK`` rounds at a time; ``respond`` answers with
+    the law of the context revealed last.
 
     Parameters
     ----------
@@ -160,18 +170,30 @@ class Logistic(Nature):
 
     def reset(self, rng: np.random.Generator) -> None:
         super().reset(rng)
-        self._w = np.asarray(self.w, dtype=float)
         self._radius = math.sqrt(self.B**2 - 1.0)
+        self._rows, self._probs, self._next = np.zeros((0, self.context_dim)), [], 0
+
+    def _draw(self, n: int) -> tuple[np.ndarray, list[float]]:
+        """``n`` contexts and their probabilities sigmoid(<w, x>), at once."""
+        z = self.rng.standard_normal((n, self.context_dim - 1))
+        norm = np.linalg.norm(z, axis=1)
+        clip = norm > self._radius
+        z[clip] *= (self._radius / norm[clip])[:, None]
+        x = np.hstack((np.ones((n, 1)), z))
+        while True:  # rounding can overshoot B by an ulp; the referee checks <= B
+            over = np.linalg.norm(x, axis=1) > self.B
+            if not over.any():
+                break
+            x[over, 1:] *= 0.999
+        logit = x @ np.asarray(self.w)
+        e = np.exp(-np.abs(logit))  # the sigmoid without overflow, as _sigmoid computes it
+        return x, (np.where(logit >= 0, 1.0, e) / (1.0 + e)).tolist()
 
     def context(self, t: int) -> Context:
-        z = self.rng.standard_normal(self.context_dim - 1)
-        norm = float(np.linalg.norm(z))
-        if norm > self._radius:
-            z *= self._radius / norm
-        x = np.concatenate(([1.0], z))
-        while np.linalg.norm(x) > self.B:  # rounding can overshoot B by an ulp; the referee checks <= B
-            x[1:] *= 0.999
-        return x
+        if self._next == len(self._rows):
+            (self._rows, self._probs), self._next = self._draw(CHUNK), 0
+        self._next += 1
+        return self._rows[self._next - 1]
 
     def respond(self, t: int, x: Context, forecast: Forecast) -> Bernoulli:
-        return Bernoulli(_sigmoid(float(np.dot(self._w, x))))
+        return Bernoulli(self._probs[self._next - 1])  # x is the context revealed last

@@ -37,6 +37,8 @@ _FORMATS = {".csv": ",", ".txt": ",", ".tsv": "\t", ".parquet": None, ".pq": Non
 class _Series:
     y: np.ndarray  # outcomes from row `start` on
     x: np.ndarray  # contexts, shape (len(y), number of context columns)
+    groups: np.ndarray | None = None  # codes of the group columns, shape (len(y), number of group columns)
+    levels: tuple = ()  # per group column, its sorted distinct labels (code i is levels[c][i])
 
 
 def _check_columns(who: str, column, context_columns) -> tuple[str, tuple[str, ...]]:
@@ -142,11 +144,15 @@ def _as_float(v) -> float:
 
 
 @functools.lru_cache(maxsize=16)
-def _load(path: str, stamp: tuple, label: str, column: str, context_columns: tuple, start: int) -> _Series:
-    """Read and check a file once per (file version, columns, start); ``stamp`` is (mtime, size)."""
+def _load(path: str, stamp: tuple, label: str, column: str, context_columns: tuple, start: int,
+          binary: bool = True, group_columns: tuple = ()) -> _Series:
+    """Read and check a file once per (file version, columns, start); ``stamp`` is (mtime, size).
+
+    ``binary=False`` accepts any finite outcome (the quantile game checks its range);
+    ``group_columns`` are label columns coded by their sorted distinct values."""
     df = _read(Path(path), label, column)
     available = [str(c) for c in df.columns]
-    for name in (column, *context_columns):
+    for name in (column, *context_columns, *group_columns):
         if name not in available:
             close = difflib.get_close_matches(name, available, n=1, cutoff=0.5)
             hint = f" Did you mean {close[0]!r}?" if close else ""
@@ -166,7 +172,7 @@ def _load(path: str, stamp: tuple, label: str, column: str, context_columns: tup
             f"give start below {len(df)}"
         )
     y = _numeric(df[column].iloc[start:], label, column, start)
-    bad = np.flatnonzero((y != 0.0) & (y != 1.0))
+    bad = np.flatnonzero((y != 0.0) & (y != 1.0)) if binary else np.zeros(0, int)
     if bad.size:
         i = int(bad[0])
         raise ValueError(
@@ -181,7 +187,34 @@ def _load(path: str, stamp: tuple, label: str, column: str, context_columns: tup
     )
     y.flags.writeable = False
     x.flags.writeable = False
-    return _Series(y, x)
+    if not group_columns:
+        return _Series(y, x)
+    codes, levels = _group_codes(df.iloc[start:], label, group_columns, start)
+    return _Series(y, x, codes, levels)
+
+
+def _group_codes(df: pd.DataFrame, label: str, group_columns: tuple, start: int) -> tuple[np.ndarray, tuple]:
+    """Integer codes of label columns (sorted distinct labels); a missing label names its row."""
+    codes, levels = [], []
+    for c in group_columns:
+        values = df[c]
+        missing = np.flatnonzero(values.isna().to_numpy())
+        if missing.size:
+            raise ValueError(
+                f"replay: file {label!r}, column {c!r}, row {start + int(missing[0])} (0-based, header not counted): "
+                "the group label is missing; fill it or drop that row"
+            )
+        uniq = list(pd.unique(values))
+        try:
+            uniq = sorted(uniq)
+        except TypeError:  # mixed label types: order by their text
+            uniq = sorted(uniq, key=str)
+        index = {v: i for i, v in enumerate(uniq)}
+        codes.append(np.array([index[v] for v in values], dtype=np.int64))
+        levels.append(tuple(v.item() if hasattr(v, "item") else v for v in uniq))
+    out = np.column_stack(codes)
+    out.flags.writeable = False
+    return out, tuple(levels)
 
 
 @register

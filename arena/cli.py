@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,7 @@ def build(cfg: DictConfig):
     """Instantiate the game name, forecaster, nature and referee of one composed config."""
     from hydra.utils import instantiate
 
-    from arena.games import get_game
+    from arena.games import get_game, plays
     from arena.referee import Referee
 
     _check_horizon(cfg.get("T"), cfg.get("seed"))
@@ -60,7 +61,7 @@ def build(cfg: DictConfig):
     forecaster = _instantiate(cfg.forecaster, "forecaster", instantiate)
     nature = _instantiate(cfg.nature, "nature", instantiate)
     for kind, plugin in (("forecaster", forecaster), ("nature", nature)):
-        if game.name not in plugin.games:
+        if not plays(game, plugin):
             raise ConfigError(f"{kind} {plugin.name!r} does not play the {game.name!r} game (it plays {plugin.games})")
     try:
         referee = Referee(**OmegaConf.to_container(cfg.referee, resolve=True))
@@ -86,10 +87,12 @@ def _check_horizon(T: Any, seed: Any) -> None:
         raise ConfigError(f"seed={seed!r}: the seed must be a non-negative integer; set e.g. seed=0")
 
 
-def _check_length(nature, T: int) -> None:
-    """Load what a nature needs (a replayed file) and check that it can play T rounds."""
+def _check_length(nature, T: int, game=None) -> None:
+    """Load what a nature needs (a replayed file) and check that it can play T rounds (of ``game``)."""
     from arena.env import nature_streams
 
+    if game is not None:  # as the arena does: natures may check their outcomes against the game's range
+        nature.game = game
     try:
         nature.reset(nature_streams(0, nature)[0])
     except (OSError, ValueError) as exc:
@@ -115,15 +118,19 @@ def run_matchup(cfg: DictConfig, out_dir: Path) -> dict:
     row["config"] = json.dumps({k: v for k, v in config.items() if k not in ("hydra", "tournament", "shard")},
                                sort_keys=True, default=str)
     rec = result.recorder
-    save_matchup(out_dir, row, result.curves, reliability_table(rec.p, rec.y, referee.ece_bins),
-                 result.trace if cfg.keep_trace else None)
+    reliability = reliability_table(rec.p, rec.y, referee.ece_bins) if game.name != "quantile" else None
+    save_matchup(out_dir, row, result.curves, reliability, result.trace if cfg.keep_trace else None)
     return row
 
 
 def _say(row: dict) -> None:
     status = "" if row["status"] == "ok" else f"  FORFEIT ({row['forfeit_who']} at t={row['forfeit_step']})"
-    print(f"[arena] {row['forecaster']} vs {row['nature']} seed={row['seed']} T={row['T']}: "
-          f"smCE/T={row['smce_over_T']:.4g} brier={row['brier']:.4g}{status}", flush=True)
+    if "smce_over_T" in row:
+        metrics = f"smCE/T={row['smce_over_T']:.4g} brier={row['brier']:.4g}"
+    else:  # the quantile game
+        metrics = f"coverage={row.get('coverage', math.nan):.4g} pinball={row.get('pinball', math.nan):.4g}"
+    print(f"[arena] {row['forecaster']} vs {row['nature']} seed={row['seed']} T={row['T']}: {metrics}{status}",
+          flush=True)
 
 
 def _job(cfg: DictConfig) -> None:
@@ -244,7 +251,8 @@ def validate(args: list[str], multirun: bool = False) -> int:
             fixed, sweeps = _split(parser, args)
             base = _compose(fixed)
             if multirun or str(base.hydra.mode) == "RunMode.MULTIRUN":
-                params = OmegaConf.to_container(base.hydra.sweeper.get("params") or {}, resolve=False)
+                node = base.hydra.sweeper.get("params")
+                params = OmegaConf.to_container(node, resolve=False) if node else {}
                 for key, value in params.items():
                     if key not in sweeps and not any(f.split("=")[0] == key for f in fixed):
                         _, swept = _split(parser, [f"{key}={value},{value}" if "," not in str(value)
@@ -256,8 +264,8 @@ def validate(args: list[str], multirun: bool = False) -> int:
             Ts = [int(v) for v in sweeps.get("T", []) if v.lstrip("-").isdigit()]
             for overrides in variants:
                 cfg = _compose(overrides)
-                _, _, nature, _ = build(cfg)
-                _check_length(nature, max([int(cfg.T), *Ts]))
+                game, _, nature, _ = build(cfg)
+                _check_length(nature, max([int(cfg.T), *Ts]), game)
     finally:
         GlobalHydra.instance().clear()
     return int(np.prod([len(v) for v in sweeps.values()])) if sweeps else 1
@@ -278,8 +286,8 @@ def _validate_tournament(base: DictConfig) -> int:
         if key in seen:
             continue
         seen.add(key)
-        _, _, nature, _ = build(m)
-        _check_length(nature, int(m.T))
+        game, _, nature, _ = build(m)
+        _check_length(nature, int(m.T), game)
     return len(ms)
 
 

@@ -19,21 +19,60 @@ Examples
 
 from __future__ import annotations
 
+import math
+
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from arena.games import Game, get_game
-from arena.protocols import Forecast, Nature, OutcomeLaw, ProtocolError, as_forecast
+from arena.games import Game, get_game, plays
+from arena.protocols import Bernoulli, Draws, Forecast, Nature, OutcomeLaw, ProtocolError, as_forecast
 from arena.registry import make_nature
 from arena.seeding import derive_rng
+
+
+_ATOM_FIELDS = ("atoms", "prob_lo", "cdf_at_atoms", "law_lip", "expected_loss")
+
+
+def _all_finite(x: np.ndarray) -> bool:
+    """Whether every entry of the 1-d array ``x`` is finite (plain Python is quicker on short contexts)."""
+    if x.size > 64:
+        return bool(np.isfinite(x).all())
+    v = x.tolist()
+    return math.isfinite(sum(v)) or all(map(math.isfinite, v))  # a finite sum has finite terms (else: overflow?)
+
+
+class OutcomeCoin(Draws):
+    """The outcome stream: ``next()`` serves the one uniform that a Bernoulli law or a plain
+    outcome takes (drawn a chunk at a time), ``generator()`` the generator itself, for any
+    other law to sample with.
+
+    The generator is handed out just after the uniforms served so far, so every outcome is
+    the one that unbuffered draws from the stream give: uniforms drawn ahead are undone (the
+    chunk's start state is restored and the served ones drawn again), and a nature that
+    mixes such laws with Bernoulli laws is served one uniform at a time from then on.
+    """
+
+    def _refill(self) -> None:
+        if self.chunk > 1:
+            self._state = self.rng.bit_generator.state
+        super()._refill()
+
+    def generator(self) -> np.random.Generator:
+        if self._i < len(self._buf):
+            self.rng.bit_generator.state = self._state
+            self.rng.random(self._i)
+            self.chunk = 1
+        if self._buf:
+            self._buf, self._i = [], 0
+        return self.rng
 
 
 class Recorder:
     """Preallocated per-step arrays of one game (bounded memory: no Python objects per step
     unless ``keep_forecasts``)."""
 
-    def __init__(self, T: int, d: int, keep_forecasts: bool = False):
+    def __init__(self, T: int, d: int, keep_forecasts: bool = False, atoms: bool = False, group_dim: int = 0):
         self.T, self.n = T, 0
         self.X = np.zeros((T, d))
         self.p_mean = np.zeros(T)  # mean of the announced distribution
@@ -42,15 +81,33 @@ class Recorder:
         self.y = np.zeros(T)
         self.y_prob = np.full(T, np.nan)  # P(y = 1) when nature exposed its law
         self.forecasts: list[Forecast] | None = [] if keep_forecasts else None
+        # Games with two-point forecasts (quantile; ``atoms=True``): the announced atoms lo <= hi
+        # (equal for a point), P(lo), nature's CDF at both atoms, its Lipschitz constant (NaN when
+        # nature answered a plain outcome) and the expected loss: what the referee needs for exact
+        # expected coverage and the per-round certificate. None in other games.
+        self.atoms = np.zeros((T, 2)) if atoms else None
+        self.prob_lo = np.ones(T) if atoms else None
+        self.cdf_at_atoms = np.full((T, 2), np.nan) if atoms else None
+        self.law_lip = np.full(T, np.nan) if atoms else None
+        self.expected_loss = np.full(T, np.nan) if atoms else None
+        #: The last ``group_dim`` context coordinates are group indicators (nature's ``group_dim``).
+        self.group_dim = int(group_dim)
 
-    def record(self, x, f: Forecast, p: float, y: float, y_prob: float) -> None:
+    def record(self, x, f: Forecast, p: float, y: float, y_prob: float, law_info: tuple | None = None) -> None:
         i = self.n
-        self.X[i] = x
+        if self.X.shape[1]:
+            self.X[i] = x
         self.p_mean[i] = f.mean
         self.p[i] = p
         self.p_internal[i] = p if f.internal is None else f.internal
         self.y[i] = y
         self.y_prob[i] = y_prob
+        if self.atoms is not None:
+            self.atoms[i] = (f.points[0], f.points[-1])
+            self.prob_lo[i] = f.probs[0] if len(f.points) == 2 else 1.0
+            if law_info is not None:
+                self.cdf_at_atoms[i] = law_info[:2]
+                self.law_lip[i], self.expected_loss[i] = law_info[2], law_info[3]
         if self.forecasts is not None:
             self.forecasts.append(f)
         self.n += 1
@@ -63,6 +120,10 @@ class Recorder:
         out.T = out.n = self.n
         for name in ("X", "p_mean", "p", "p_internal", "y", "y_prob"):
             setattr(out, name, getattr(self, name)[: self.n])
+        for name in _ATOM_FIELDS:
+            arr = getattr(self, name, None)
+            setattr(out, name, None if arr is None else arr[: self.n])
+        out.group_dim = getattr(self, "group_dim", 0)
         out.forecasts = self.forecasts
         return out
 
@@ -84,11 +145,11 @@ class ForecastEnv(gym.Env):
 
     def __init__(self, nature: Nature | str = "iid_bernoulli", T: int = 1000, game: Game | str = "binary",
                  nature_params: dict | None = None, keep_forecasts: bool = False):
-        if not isinstance(T, (int, np.integer)) or T <= 0:
+        if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T <= 0:
             raise ValueError(f"T={T!r}: the horizon must be a positive integer, e.g. T=1000")
         self.game = get_game(game)
         self.nature = make_nature(nature, **(nature_params or {}))
-        if self.game.name not in self.nature.games:
+        if not plays(self.game, self.nature):
             raise ValueError(f"nature {self.nature.name!r} plays {self.nature.games}, not the {self.game.name!r} game")
         self.T = int(T)
         self.keep_forecasts = keep_forecasts
@@ -106,45 +167,65 @@ class ForecastEnv(gym.Env):
         root = int(seed) if seed is not None else int(self.np_random.integers(2**31))
         self.seed_root = root
         nature_rng, self._outcome_rng, self._draw_rng = nature_streams(root, self.nature)
+        chunk = min(self.T, 1024)  # both coins take one uniform a round: draw them a chunk at a time
+        self._coin, self._draws = OutcomeCoin(self._outcome_rng, chunk=chunk), Draws(self._draw_rng, chunk=chunk)
         self.nature.game = self.game
         self.nature.reset(nature_rng)
-        self.recorder = Recorder(self.T, self.nature.context_dim, self.keep_forecasts)
+        self._d = int(self.nature.context_dim)
+        self._who = f"nature {self.nature.name!r}"
+        self.recorder = Recorder(self.T, self.nature.context_dim, self.keep_forecasts,
+                                 atoms=getattr(self.game, "records_atoms", False),
+                                 group_dim=int(getattr(self.nature, "group_dim", 0)))
         self.t = 1
         self._x = self._context(1)
         return self._x.copy(), {"t": 1}
 
     def _context(self, t: int) -> np.ndarray:
-        x = np.asarray(self.nature.context(t), dtype=np.float64).reshape(-1)
-        if x.shape != (self.nature.context_dim,) or not np.all(np.isfinite(x)):
+        x = self.nature.context(t)
+        if type(x) is not np.ndarray or x.dtype != np.float64 or x.ndim != 1:
+            x = np.asarray(x, dtype=np.float64).reshape(-1)
+        if x.shape != (self._d,) or not _all_finite(x):
             raise ProtocolError(f"nature {self.nature.name!r} returned context {x!r} at t={t}; expected "
-                                f"{self.nature.context_dim} finite floats")
-        return x
+                                f"{self._d} finite floats")
+        return self.game.present_context(self.nature, t, x)  # the experts game attaches advice(p)
 
     def step(self, action):
         if self.recorder is None or self.t > self.T:
             raise RuntimeError("call reset() before step(), and again after the game terminated")
-        if not isinstance(action, Forecast):
-            action = np.asarray(action, dtype=np.float64).reshape(-1)
+        game, nature, recorder = self.game, self.nature, self.recorder
+        if not isinstance(action, (Forecast, float)):
+            try:
+                action = np.asarray(action, dtype=np.float64).reshape(-1)
+            except (TypeError, ValueError):
+                raise ProtocolError(f"forecaster returned {action!r}; expected a float in "
+                                    f"[{game.forecast_low}, {game.forecast_high}] or an arena.Forecast") from None
             action = action[0] if action.size == 1 else action
-        f = as_forecast(action, self.game.forecast_low, self.game.forecast_high)
+        f = as_forecast(action, game.forecast_low, game.forecast_high)
+        if recorder.atoms is not None and len(f.points) > 2:
+            raise ProtocolError(f"forecaster announced a distribution on {len(f.points)} points; the "
+                                f"{game.name!r} game takes a point or a two-point forecast (Forecast.two_point)")
         t, x = self.t, self._x
-        answer = self.nature.respond(t, x, f)
-        who = f"nature {self.nature.name!r}"
-        if isinstance(answer, OutcomeLaw):
-            y = self.game.check_outcome(answer.sample(self._outcome_rng), who, t)
-            y_prob = 1.0 - answer.cdf(0.0)
+        answer = nature.respond(t, x, f)
+        if type(answer) is Bernoulli:  # Bernoulli.sample, on the buffered coin
+            y = game.check_outcome(1.0 if self._coin.next() < answer.p else 0.0, self._who, t)
+            y_prob = game.outcome_prob(answer)
+        elif isinstance(answer, OutcomeLaw):
+            y = game.check_outcome(answer.sample(self._coin.generator()), self._who, t)
+            y_prob = game.outcome_prob(answer)
         else:
-            self._outcome_rng.random()  # keep the coin aligned whatever nature returns
-            y = self.game.check_outcome(answer, who, t)
-            y_prob = np.nan
-        p = f.sample(self._draw_rng.random())
-        self.nature.observe(t, p, y)
-        self.recorder.record(x, f, p, y, y_prob)
-        self.t += 1
-        terminated = self.t > self.T
-        self._x = np.zeros(self.nature.context_dim) if terminated else self._context(self.t)
-        info = {"t": t, "y": y, "p": p, "forecast": f}
-        return self._x.copy(), -self.game.loss(p, y), terminated, False, info
+            self._coin.next()  # keep the coin aligned whatever nature returns
+            y = game.check_outcome(answer, self._who, t)
+            y_prob = math.nan
+        p = f.sample(self._draws.next())
+        nature.observe(t, p, y)
+        law_info = game.law_at_atoms(answer, f, y) if recorder.atoms is not None else None
+        recorder.record(game.scored_context(nature, t, x, p), f, p, y, y_prob, law_info)
+        self.t = t + 1
+        terminated = t == self.T
+        self._x = np.zeros(self._d) if terminated else self._context(t + 1)
+        return self._x.copy(), -game.loss(p, y), terminated, False, {"t": t, "y": y, "p": p, "forecast": f}
 
 
 gym.register(id="arena/Binary-v0", entry_point="arena.env:ForecastEnv", kwargs={"game": "binary"})
+gym.register(id="arena/Quantile-v0", entry_point="arena.env:ForecastEnv",
+             kwargs={"game": "quantile", "nature": "iid_normal"})

@@ -17,6 +17,16 @@ from typing import Sequence
 import numpy as np
 
 
+def _rows(X, n: int) -> np.ndarray:
+    """Contexts as an (n, d) array (d may be 0; n may be 0)."""
+    X = np.asarray(X, float)
+    if X.ndim == 2 and len(X) == n:
+        return X
+    if n == 0:  # reshape(0, -1) is ambiguous
+        return np.zeros((0, X.shape[-1] if X.ndim == 2 else 0))
+    return X.reshape(n, -1)
+
+
 class Kernel:
     """Base class. Subclasses implement ``gram`` and, when finite, ``features``."""
 
@@ -100,6 +110,62 @@ class RBF(Kernel):
         return 1.0
 
 
+@dataclass(frozen=True)
+class RandomFourierRBF(Kernel):
+    """Random Fourier features for exp(-gamma ||x - x'||^2) on the contexts (Rahimi & Recht, 2007).
+
+    z(x) = sqrt(2/D) cos(W x + b) with W ~ N(0, 2 gamma I) and b ~ U[0, 2 pi], drawn once from
+    ``seed`` (a fixed function of the parameters, so runs stay reproducible). Then
+    z(x).z(x') is an unbiased estimate of the RBF kernel with error O(1/sqrt(D)) for each
+    pair (uniformly over a bounded set, O(sqrt(d log(D) / D)) with high probability), and
+    a forecaster keeps a running sum of D features: O(D) per step instead of O(t).
+    Guarantees are certified for the approximate kernel actually used.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).normal(size=(5, 2))
+    >>> k = RandomFourierRBF(gamma=0.5, n_features=20000)
+    >>> bool(np.abs(k.gram(X, np.zeros(5), X, np.zeros(5)) - RBF(0.5).gram(X, None, X, None)).max() < 0.05)
+    True
+    """
+
+    gamma: float = 1.0
+    n_features: int = 256
+    seed: int = 0
+    finite = True
+
+    def __post_init__(self):
+        if not self.gamma > 0:
+            raise ValueError(f"rff gamma={self.gamma!r} must be > 0, e.g. gamma: 1.0")
+        if not (isinstance(self.n_features, (int, np.integer)) and self.n_features >= 1):
+            raise ValueError(f"rff n_features={self.n_features!r} must be a positive integer, e.g. 256")
+
+    def _weights(self, d: int):
+        cache = self.__dict__.setdefault("_cache", {})
+        if d not in cache:
+            rng = np.random.default_rng([self.seed, d, self.n_features])
+            cache[d] = (rng.normal(0.0, np.sqrt(2 * self.gamma), size=(d, self.n_features)),
+                        rng.uniform(0.0, 2 * np.pi, size=self.n_features))
+        return cache[d]
+
+    def features(self, X, P):
+        X = _rows(X, len(P))
+        W, b = self._weights(X.shape[1])
+        return np.sqrt(2.0 / self.n_features) * np.cos(X @ W + b)
+
+    def gram(self, X1, P1, X2, P2):
+        return self.features(X1, np.zeros(len(X1))) @ self.features(X2, np.zeros(len(X2))).T
+
+    def diag(self, X, P):
+        return (self.features(X, P) ** 2).sum(1)
+
+    def lip_p(self, X, P):
+        return 0.0
+
+    def sup_abs(self, X, P):
+        return 2.0
+
+
 # Terms of a finite feature map given in config: name -> (dimension, phi, lip_p).
 _TERMS = ("1", "p", "p2", "x", "px")
 
@@ -138,7 +204,7 @@ class FeatureKernel(Kernel):
             raise ValueError(f"feature term {term!r}: the scale before '*' must be a number") from None
 
     def features(self, X, P):
-        X = np.asarray(X, float).reshape(len(P), -1)
+        X = _rows(X, len(P))
         P = np.asarray(P, float)
         cols = []
         for term in self.terms:
@@ -163,7 +229,7 @@ class FeatureKernel(Kernel):
         return (F**2).sum(1)
 
     def lip_p(self, X, P):
-        X = np.asarray(X, float).reshape(len(P), -1)
+        X = _rows(X, len(P))
         pmax = float(np.max(np.abs(P))) if len(P) else 1.0
         x2 = float(np.max((X**2).sum(1))) if X.size else 0.0
         lip = 0.0
@@ -223,7 +289,9 @@ class ProductKernel(Kernel):
 def make_kernel(spec: str | Sequence | dict | Kernel) -> Kernel:
     """Build a kernel from a config value.
 
-    ``"fs"`` (Fermi-Sobolev), ``"rbf"``/``{"rbf": gamma}``, ``"linear"`` (pp' + <x,x'>),
+    ``"fs"`` (Fermi-Sobolev), ``"rbf"``/``{"rbf": gamma}`` (exact, O(t) per step),
+    ``{"rff": {"gamma": g, "n_features": D, "seed": s}}`` (its random-Fourier-feature
+    approximation, O(D) per step), ``"linear"`` (pp' + <x,x'>),
     a list of feature terms as ``{"features": ["1", "p", "x"]}``, a list of specs (their
     sum) or ``{"product": [spec, spec]}``.
 
@@ -245,16 +313,18 @@ def make_kernel(spec: str | Sequence | dict | Kernel) -> Kernel:
     if isinstance(spec, dict) or hasattr(spec, "keys"):
         spec = dict(spec)
         if len(spec) != 1:
-            raise ValueError(f"kernel spec {spec!r}: give exactly one of 'features', 'rbf', 'product'")
+            raise ValueError(f"kernel spec {spec!r}: give exactly one of 'features', 'rbf', 'rff', 'product'")
         (key, value), = spec.items()
         if key == "features":
             return FeatureKernel(tuple(str(v) for v in value))
         if key == "rbf":
             return RBF(float(value))
+        if key == "rff":
+            return RandomFourierRBF(**dict(value))
         if key == "product":
             a, b = value
             return ProductKernel(make_kernel(a), make_kernel(b))
-        raise ValueError(f"unknown kernel key {key!r}; expected 'features', 'rbf' or 'product'")
+        raise ValueError(f"unknown kernel key {key!r}; expected 'features', 'rbf', 'rff' or 'product'")
     parts = tuple(make_kernel(s) for s in spec)
     if not parts:
         raise ValueError("an empty kernel list; give at least one kernel, e.g. ['fs']")
@@ -264,10 +334,17 @@ def make_kernel(spec: str | Sequence | dict | Kernel) -> Kernel:
 def cross_sums(kernel: Kernel, X: np.ndarray, P: np.ndarray, W: np.ndarray, block: int = 2048) -> np.ndarray:
     """S_t(p_t) = sum_{s<t} W_s k(z_t, z_s) for every t, as the forecaster saw it.
 
-    O(T d) for finite kernels (running sum of W Phi); O(T^2) in blocks otherwise.
+    O(T d) for finite kernels (running sum of W Phi), O(T log T) for the Fermi-Sobolev kernel
+    (arena.fastfs), summed part by part for sums of kernels; O(T^2) in blocks otherwise.
     """
     T = len(P)
-    X = np.asarray(X, float).reshape(T, -1)
+    X = _rows(X, T)
+    if isinstance(kernel, SumKernel):
+        return sum(cross_sums(k, X, P, W, block) for k in kernel.parts)
+    if isinstance(kernel, FermiSobolev):
+        from arena.fastfs import fs_cross_sums
+
+        return fs_cross_sums(P, W)
     if kernel.finite:
         F = kernel.features(X, P)
         C = np.cumsum(W[:, None] * F, axis=0)
@@ -284,9 +361,17 @@ def cross_sums(kernel: Kernel, X: np.ndarray, P: np.ndarray, W: np.ndarray, bloc
 
 
 def kernel_gap(kernel: Kernel, X: np.ndarray, P: np.ndarray, W: np.ndarray, block: int = 2048) -> float:
-    """||sum_t W_t Phi(z_t)||^2 = sum_{s,t} W_s W_t k(z_s, z_t), computed directly."""
+    """||sum_t W_t Phi(z_t)||^2 = sum_{s,t} W_s W_t k(z_s, z_t), computed directly (not from cross_sums).
+
+    O(T d) for finite kernels, O(T log T) for Fermi-Sobolev, part by part for sums."""
     T = len(P)
-    X = np.asarray(X, float).reshape(T, -1)
+    X = _rows(X, T)
+    if isinstance(kernel, SumKernel):
+        return float(sum(kernel_gap(k, X, P, W, block) for k in kernel.parts))
+    if isinstance(kernel, FermiSobolev):
+        from arena.fastfs import fs_quadratic  # O(T log T), order-free: independent of cross_sums
+
+        return float(fs_quadratic(P, W))
     if kernel.finite:
         v = W @ kernel.features(X, P)
         return float(v @ v)

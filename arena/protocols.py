@@ -38,7 +38,7 @@ class ProtocolError(ValueError):
     """A plugin broke the game protocol (a NaN forecast, an outcome out of range, ...)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Forecast:
     """A finite distribution over forecast points; a point forecast has one atom.
 
@@ -61,6 +61,11 @@ class Forecast:
     points: tuple[float, ...]
     probs: tuple[float, ...] = (1.0,)
     internal: float | None = field(default=None, compare=False)
+
+    def __init__(self, points: tuple[float, ...], probs: tuple[float, ...] = (1.0,), internal: float | None = None):
+        # the frozen dataclass's __init__, without its three object.__setattr__ calls (a Forecast is built every round)
+        fields = self.__dict__
+        fields["points"], fields["probs"], fields["internal"] = points, probs, internal
 
     @classmethod
     def point(cls, p: float) -> Forecast:
@@ -108,6 +113,8 @@ def as_forecast(value: Forecast | float, low: float, high: float, who: str = "fo
 
     Raises :class:`ProtocolError` naming the bad value and what was expected.
     """
+    if type(value) is float and low <= value <= high:  # the common case: a valid plain float (NaN fails)
+        return Forecast((value,))
     if isinstance(value, Forecast):
         f = value
     else:
@@ -129,6 +136,36 @@ def as_forecast(value: Forecast | float, low: float, high: float, who: str = "fo
     return f
 
 
+class Draws:
+    """Scalar draws of one generator method, made ``chunk`` at a time and served one by one.
+
+    ``Draws(rng, "standard_normal").next()`` returns the numbers that successive
+    ``rng.standard_normal()`` calls would, at a fraction of the cost (numpy spends most of
+    a scalar draw on call overhead): for a player or stream that draws a number per round.
+    Draw nothing else from ``rng`` while a ``Draws`` serves it.
+
+    Examples
+    --------
+    >>> d = Draws(np.random.default_rng(0), "random", chunk=4)
+    >>> [d.next() for _ in range(6)] == np.random.default_rng(0).random(6).tolist()
+    True
+    """
+
+    def __init__(self, rng: np.random.Generator, method: str = "random", chunk: int = 1024):
+        self.rng, self.method, self.chunk = rng, method, int(chunk)
+        self._buf: list[float] = []
+        self._i = 0
+
+    def next(self) -> float:
+        if self._i == len(self._buf):
+            self._refill()
+        self._i += 1
+        return self._buf[self._i - 1]
+
+    def _refill(self) -> None:
+        self._buf, self._i = getattr(self.rng, self.method)(self.chunk).tolist(), 0
+
+
 class OutcomeLaw(ABC):
     """A distribution of the outcome, returned by a nature instead of a sample.
 
@@ -144,7 +181,7 @@ class OutcomeLaw(ABC):
         """P(y <= v)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Bernoulli(OutcomeLaw):
     """y = 1 with probability ``p``; one uniform draw per sample (paired comparisons).
 
@@ -155,6 +192,9 @@ class Bernoulli(OutcomeLaw):
     """
 
     p: float
+
+    def __init__(self, p: float):
+        self.__dict__["p"] = p  # as the frozen dataclass's __init__, quicker: many natures build one a round
 
     def sample(self, rng: np.random.Generator) -> float:
         return 1.0 if rng.random() < self.p else 0.0

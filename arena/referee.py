@@ -83,6 +83,11 @@ class _Run:
         return 2.0 * np.maximum(0.0, self.w * self.S)
 
     @cached_property
+    def same_p(self) -> bool:
+        """Whether the internal forecasts are the realized ones (all but rounded forecasters)."""
+        return bool(np.array_equal(self.p_int, self.p))
+
+    @cached_property
     def smce_internal(self) -> float:
         return smce(self.p_int, self.y, "paper")
 
@@ -209,8 +214,8 @@ class Referee:
             out["expected_brier"] = float(np.mean(p**2 - 2 * p * y_prob + y_prob))
         return out
 
-    def certificates(self, rec, forecaster) -> dict[str, Certificate]:
-        run = _Run(rec, forecaster)
+    def certificates(self, rec, forecaster, run: _Run | None = None) -> dict[str, Certificate]:
+        run = run or _Run(rec, forecaster)
         out = {}
         for name in forecaster.claims:
             if name not in CERTIFICATES:
@@ -225,15 +230,18 @@ class Referee:
         if game.name in SCORERS:
             return SCORERS[game.name](self, game, rec, forecaster)
         summary = self.metrics(rec.X, rec.p, rec.y, rec.y_prob, grid=getattr(forecaster, "N", None))
-        return summary, self.certificates(rec, forecaster), self.curves(rec, forecaster)
+        run = _Run(rec, forecaster)  # shared by certificates and curves: S_t is computed once
+        if run.same_p:
+            run.smce_internal = summary["smce"]
+        return summary, self.certificates(rec, forecaster, run), self.curves(rec, forecaster, run)
 
-    def curves(self, rec, forecaster) -> pd.DataFrame:
+    def curves(self, rec, forecaster, run: _Run | None = None) -> pd.DataFrame:
         """Metrics and certificate bounds at log-spaced checkpoints (long format: t, metric, value)."""
         rows = []
         claims = forecaster.claims
         kernel = getattr(forecaster, "kernel_object", None)
         if kernel is not None and len(rec.y):
-            run = _Run(rec, forecaster)
+            run = run or _Run(rec, forecaster)
             diag_c, slack_c = np.cumsum(run.diag), np.cumsum(run.slack)
         for t in checkpoints(len(rec.y), self.n_checkpoints):
             X, p, y = rec.X[:t], rec.p[:t], rec.y[:t]
@@ -241,7 +249,7 @@ class Referee:
                  "regret_constant": regret_constant(p, y),
                  "regret_linear": regret_linear(p, y, X, self.M)}
             if "smce" in claims:
-                m["smce_internal"] = smce(rec.p_internal[:t], y, "paper")
+                m["smce_internal"] = m["smce"] if run.same_p else smce(rec.p_internal[:t], y, "paper")
                 m["smce_bound"] = math.sqrt(2.0) * math.sqrt(diag_c[t - 1] + slack_c[t - 1])
             if "linear_regret" in claims:
                 m["regret_linear_bound"] = (math.sqrt(5) + math.sqrt(1 + 4 * self.M**2)) * math.sqrt(
@@ -250,3 +258,7 @@ class Referee:
                 m["bit_bound"] = 1.0
             rows += [(int(t), k, float(v)) for k, v in m.items()]
         return pd.DataFrame(rows, columns=["t", "metric", "value"])
+
+
+from arena.metrics import coverage as _coverage  # noqa: E402,F401  (registers the quantile scorer and certificates)
+from arena.metrics import decision as _decision, experts as _experts  # noqa: F401  (experts, decision games)

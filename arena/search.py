@@ -15,6 +15,7 @@ from typing import Callable
 from arena.protocols import Forecast
 
 DEFAULT_TOL = 2.0**-34
+MIN_TOL = 2.0**-52
 
 
 def anticorrelation_search(S: Callable[[float], float], lo: float = 0.0, hi: float = 1.0,
@@ -32,8 +33,9 @@ def anticorrelation_search(S: Callable[[float], float], lo: float = 0.0, hi: flo
     >>> anticorrelation_search(lambda p: 1.0), anticorrelation_search(lambda p: -1.0)
     (1.0, 0.0)
     """
-    if not tol > 0:
-        raise ValueError(f"tol={tol!r}: the search precision must be a positive width, e.g. 1e-10")
+    if not tol >= MIN_TOL:
+        raise ValueError(f"tol={tol!r}: the search precision must be a width >= 2**-52 (finer widths are "
+                         f"below double precision on [0, 1]), e.g. 1e-10")
     if S(hi) >= 0:
         return hi
     if S(lo) <= 0:

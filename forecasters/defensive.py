@@ -5,6 +5,13 @@ announces the root of S_t(p) = sum_{s<t} w_s k((x_t, p), (x_s, p_s)) found by
 :func:`arena.search.anticorrelation_search`. A kernel with a finite feature map keeps
 the running sum of w_s Phi(x_s, p_s) instead (O(d) per evaluation).
 
+With ``fast=True`` (the default) a kernel that is Fermi-Sobolev plus named feature terms
+(K29, 1 + k_FS + pp' + <x,x'>, moment matching, linear DF) writes S_t as
+c_fs S_FS(p) + a + b p + c p^2, keeps the Fermi-Sobolev part in the trie of
+:mod:`forecasters.fastk29` and the feature part as a running sum, and runs the same
+bisection compiled: O(log 1/tol) per forecast instead of O(t). ``fast=False`` keeps
+the direct sums (the reference the fast path is tested against).
+
 References
 ----------
 Perdomo & Recht, §2 (bit prediction), §4 Alg. 3, §6, §7 Alg. 4, §8; SPEC §4 and §7.
@@ -19,7 +26,8 @@ import numpy as np
 from arena.kernels import FeatureKernel, FermiSobolev, Kernel, SumKernel, make_kernel
 from arena.protocols import Context, Forecast, Forecaster
 from arena.registry import register
-from arena.search import DEFAULT_TOL, anticorrelation_search
+from arena.search import DEFAULT_TOL, MIN_TOL, anticorrelation_search
+from forecasters.fastk29 import MAX_DEPTH, FSTrie, accumulate_features, play_kernel_df, quadratic_coeffs, search_depth
 
 
 @register
@@ -66,6 +74,56 @@ def _kernel_claims(kernel: Kernel) -> tuple[str, ...]:
     return tuple(claims)
 
 
+def _fast_layout(kernel: Kernel) -> tuple[float, tuple[tuple[float, str], ...]] | None:
+    """(c_fs, terms) when k = c_fs k_FS + <Phi, Phi'> with Phi made of named terms, else None.
+
+    Then S_t(p) = c_fs S_FS(p) + a + b p + c p^2 (the terms are 1, p, p^2 times 1 or x).
+    """
+    c_fs, terms, stack = 0.0, [], [kernel]
+    while stack:
+        k = stack.pop(0)
+        if isinstance(k, SumKernel):
+            stack[:0] = list(k.parts)
+        elif isinstance(k, FermiSobolev):
+            c_fs += 1.0
+        elif isinstance(k, FeatureKernel):
+            terms += [FeatureKernel._parse(t) for t in k.terms]
+        else:
+            return None
+    return c_fs, tuple(terms)
+
+
+_POWER_OF_P = {"1": 0, "x": 0, "p": 1, "px": 1, "p2": 2}
+
+
+class _Quadratic:
+    """Phi(x, p)_j = g_j(x) p^kind_j for the named terms, with g_j(x) = scale_j * (1 or x_i)."""
+
+    def __init__(self, terms: tuple[tuple[float, str], ...], d: int):
+        idx, scale, kind = [], [], []
+        for c, name in terms:
+            cols = range(d) if name in ("x", "px") else [d]  # column d of [x, 1] is the constant 1
+            idx += list(cols)
+            scale += [c] * len(cols)
+            kind += [_POWER_OF_P[name]] * len(cols)
+        self.d = d
+        self.idx = np.array(idx, dtype=np.int64)
+        self.scale = np.array(scale, dtype=np.float64)
+        self.kind = np.array(kind, dtype=np.int64)
+        self.uses_x = bool(np.any(self.idx < d))
+        self._const = self.scale.copy()  # g when no term reads x
+
+    def g(self, x: np.ndarray) -> np.ndarray:
+        if not self.uses_x:
+            return self._const
+        return self.scale * np.concatenate((x, (1.0,)))[self.idx]
+
+    def g_rows(self, X: np.ndarray) -> np.ndarray:
+        """g(x_t) for every row, elementwise the same numbers as :meth:`g`."""
+        ext = np.hstack((X, np.ones((len(X), 1))))
+        return np.ascontiguousarray(self.scale[None, :] * ext[:, self.idx])
+
+
 @register
 class KernelDF(Forecaster):
     """Kernel defensive forecasting (§7 Alg. 4) for any kernel on (x, p).
@@ -76,7 +134,12 @@ class KernelDF(Forecaster):
         A spec for :func:`arena.kernels.make_kernel`: ``"fs"``, ``{"rbf": 1.0}``,
         ``{"features": ["1", "p", "x"]}``, a list (sum) or ``{"product": [a, b]}``.
     tol
-        Width of the last bisection interval of the anticorrelation search.
+        Width of the last bisection interval of the anticorrelation search. The search
+        halves [0, 1], so its last width is the largest power of two <= ``tol``.
+    fast
+        Use the compiled trie search when the kernel is Fermi-Sobolev plus feature terms
+        (``"fs"``, ``["fs", {"features": [...]}]``, feature maps); other kernels (RBF,
+        products) always use the direct O(t) sums. ``False`` forces the direct sums.
 
     Examples
     --------
@@ -88,12 +151,23 @@ class KernelDF(Forecaster):
 
     name = "kernel_df"
 
-    def __init__(self, kernel="fs", tol: float = DEFAULT_TOL):
-        if not (isinstance(tol, (int, float)) and 0 < tol < 1):
-            raise ValueError(f"{self.name}: tol={tol!r} must be in (0, 1), e.g. tol: 1e-10")
+    #: Grid of the randomized rounding applied by the oblivious fast path (0: none).
+    _rounding_N = 0
+
+    def __init__(self, kernel="fs", tol: float = DEFAULT_TOL, fast: bool = True):
+        if not (isinstance(tol, (int, float)) and MIN_TOL <= tol < 1):
+            raise ValueError(f"{self.name}: tol={tol!r} must be in [2**-52, 1), e.g. tol: 1e-10")
+        if not isinstance(fast, (bool, np.bool_)):
+            raise ValueError(  # noqa: TRY004 (one error type for bad parameters)
+                f"{self.name}: fast={fast!r} must be true or false, e.g. fast: true")
         self.kernel = kernel
         self.tol = float(tol)
+        self.fast = bool(fast)
         self._k = make_kernel(kernel)
+        self._layout = _fast_layout(self._k) if self.fast else None
+        self._halvings, depth = search_depth(self.tol)
+        if depth > MAX_DEPTH:  # midpoints finer than doubles resolve: no exact keys
+            self._layout = None
 
     @property
     def claims(self) -> tuple[str, ...]:  # type: ignore[override]
@@ -103,14 +177,104 @@ class KernelDF(Forecaster):
     def kernel_object(self) -> Kernel:
         return self._k
 
+    @property
+    def uses_fast_path(self) -> bool:
+        """True while the compiled search is in use. It stops, for good, when ``update``
+        receives a p off the search's dyadic grid (a value no search returned): the
+        summary function then adds the direct sum over those points."""
+        if not hasattr(self, "_fast_on"):
+            return self._layout is not None
+        return self._fast_on and not self._off_P
+
     def reset(self, rng):
         super().reset(rng)
         self._n = 0
         self._X = self._P = self._W = None
         self._sum = None  # running sum of w_s Phi(x_s, p_s) for finite kernels
+        self._fast_on = self._layout is not None
+        if self._fast_on:
+            self._trie = FSTrie.for_tol(self.tol)  # the k_FS part: w_s at p_s
+            self._quad = None  # the feature layout, built at the first context (it needs d)
+            self._v = None  # running sum of w_s Phi(x_s, p_s) in that layout
+            self._off_P, self._off_W = [], []  # points off the trie's grid (outside updates)
+
+    # -- fast path -------------------------------------------------------------------------
+
+    def _quadratic(self, d: int) -> _Quadratic:
+        if self._quad is None:
+            self._quad = _Quadratic(self._layout[1], d)
+            self._v = np.zeros(len(self._quad.kind))
+        elif self._quad.d != d and self._quad.uses_x:
+            raise ValueError(f"{self.name}: a context of dimension {d} after contexts of dimension {self._quad.d}")
+        return self._quad
+
+    def _g(self, x) -> np.ndarray:
+        x = np.asarray(x, float).reshape(-1)
+        return self._quadratic(x.size).g(x)
+
+    def _coeffs(self, x) -> tuple[float, float, float]:
+        """S_t(p) = c_fs S_FS(p) + a + b p + c p^2 for the context x."""
+        if not self._layout[1]:
+            return 0.0, 0.0, 0.0
+        return quadratic_coeffs(self._g(x), self._quad.kind, self._v)
+
+    def _fast_remember(self, x, p: float, w: float) -> None:
+        if self._layout[1]:
+            accumulate_features(self._v, self._g(x), self._quad.kind, p, w)
+        if self._layout[0] and w != 0 and not self._trie.try_insert(p, w):
+            self._off_P.append(float(p))
+            self._off_W.append(float(w))
+
+    @property
+    def can_play_oblivious(self) -> bool:
+        """Whether :meth:`play_oblivious` can run (the fast path is on)."""
+        return self.uses_fast_path
+
+    def play_oblivious(self, X: np.ndarray, y: np.ndarray, u: np.ndarray):
+        """Play every round against outcomes known in advance, in compiled code.
+
+        The arena calls this against oblivious natures (their outcomes do not depend on the
+        forecasts). Rounds, forecasts and state are exactly those of the predict/update loop.
+
+        Parameters
+        ----------
+        X : (T, d) contexts; y : (T,) outcomes; u : (T,) the uniforms that realize forecasts.
+
+        Returns
+        -------
+        (p_mean, p, p_internal) arrays, or None when the fast path is off.
+        """
+        if not self.uses_fast_path:
+            return None
+        y = np.asarray(y, float)
+        T = len(y)
+        X = np.asarray(X, float).reshape(T, -1)
+        q = self._quadratic(X.shape[1])
+        G = q.g_rows(X) if q.uses_x else np.broadcast_to(q.scale, (T, len(q.kind)))
+        mean, p, p_int, stopped = play_kernel_df(self._trie, self._halvings, self._layout[0], G, q.kind, self._v, y,
+                                                 np.asarray(u, float), self._rounding_N)
+        if stopped >= 0:  # cannot happen: the search only returns grid points
+            raise RuntimeError(f"{self.name}: forecast {p_int[stopped]!r} at round {stopped + 1} is off the key grid")
+        self._n += T
+        return mean, p, p_int
+
+    def _fast_summary(self, x: Context):
+        a, b, c = self._coeffs(x)
+        c_fs, trie = self._layout[0], self._trie
+        P, W = np.array(self._off_P), np.array(self._off_W)
+
+        def S(p: float) -> float:
+            fs = trie.value(p) + (float(W @ FermiSobolev().gram(None, [p], None, P)[0]) if len(P) else 0.0)
+            return (c_fs * fs if c_fs else 0.0) + a + b * p + c * p * p
+
+        return S
+
+    # -- direct path -----------------------------------------------------------------------
 
     def summary_function(self, x: Context):
         """S_t(.) for context x, given the history so far."""
+        if self._fast_on:
+            return self._fast_summary(x)
         k, n = self._k, self._n
         if n == 0:
             return lambda p: 0.0
@@ -121,9 +285,16 @@ class KernelDF(Forecaster):
         return lambda p: float(k.gram(x1, np.array([p]), X, P)[0] @ W)
 
     def predict(self, x: Context) -> float:
+        if self._fast_on and not self._off_P:
+            a, b, c = self._coeffs(x)
+            return self._trie.search(self._halvings, self._layout[0], a, b, c)
         return anticorrelation_search(self.summary_function(x), tol=self.tol)
 
     def _remember(self, x, p: float, w: float) -> None:
+        if self._fast_on:
+            self._fast_remember(x, p, w)
+            self._n += 1
+            return
         x = np.asarray(x, float).reshape(-1)
         if self._k.finite:
             phi = self._k.features(x[None, :], np.array([p]))[0]
@@ -158,8 +329,8 @@ class DMM(KernelDF):
 
     name = "dmm"
 
-    def __init__(self, features=("1", "p"), tol: float = DEFAULT_TOL):
-        super().__init__(kernel={"features": list(features)}, tol=tol)
+    def __init__(self, features=("1", "p"), tol: float = DEFAULT_TOL, fast: bool = True):
+        super().__init__(kernel={"features": list(features)}, tol=tol, fast=fast)
         del self.kernel
         self.features = list(features)
 
@@ -174,8 +345,8 @@ class LinearDF(DMM):
 
     name = "linear_df"
 
-    def __init__(self, tol: float = DEFAULT_TOL):
-        super().__init__(features=("1", "p", "x"), tol=tol)
+    def __init__(self, tol: float = DEFAULT_TOL, fast: bool = True):
+        super().__init__(features=("1", "p", "x"), tol=tol, fast=fast)
         del self.features
 
 
@@ -195,8 +366,8 @@ class K29(KernelDF):
 
     name = "k29"
 
-    def __init__(self, tol: float = DEFAULT_TOL):
-        super().__init__(kernel="fs", tol=tol)
+    def __init__(self, tol: float = DEFAULT_TOL, fast: bool = True):
+        super().__init__(kernel="fs", tol=tol, fast=fast)
         del self.kernel
 
     def summary_function(self, x):
@@ -220,8 +391,8 @@ class K29Rounded(K29):
 
     name = "k29_rounded"
 
-    def __init__(self, N: int = 10, delta: float = 0.05, tol: float = DEFAULT_TOL):
-        super().__init__(tol=tol)
+    def __init__(self, N: int = 10, delta: float = 0.05, tol: float = DEFAULT_TOL, fast: bool = True):
+        super().__init__(tol=tol, fast=fast)
         if not (isinstance(N, (int, np.integer)) and N >= 1):
             raise ValueError(f"k29_rounded: N={N!r} must be an integer >= 1 (the grid is {{0, 1/N, ..., 1}}), e.g. N: 10")
         if not 0 < delta < 1:
@@ -233,8 +404,12 @@ class K29Rounded(K29):
         return (*super().claims, "rounded_calibration")
 
     def round(self, p: float) -> Forecast:
-        lo = math.floor(p * self.N)
-        frac = p * self.N - lo
+        pn = p * self.N
+        near = math.floor(pn + 0.5)
+        if abs(pn - near) <= 8 * 2.220446049250313e-16 * max(1.0, pn):  # a grid point n/N whose product with N is off by an ulp
+            pn = near
+        lo = math.floor(pn)
+        frac = pn - lo
         if lo >= self.N:
             return Forecast((1.0,), (1.0,), internal=p)
         return Forecast.two_point(lo / self.N, (lo + 1) / self.N, 1.0 - frac, internal=p)
@@ -245,3 +420,13 @@ class K29Rounded(K29):
 
     def update(self, x, p, y):
         super().update(x, self._p, y)  # the unrounded forecast, not the revealed one
+
+    @property
+    def _rounding_N(self) -> int:  # type: ignore[override]
+        return self.N
+
+    def play_oblivious(self, X, y, u):
+        out = super().play_oblivious(X, y, u)
+        if out is not None and len(out[2]):
+            self._p = float(out[2][-1])
+        return out

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.colors import same_color
 from matplotlib.figure import Figure
 
 import arena
+import arena.results
 from arena import plots
-from arena.results import collect, matchup_id, reliability_table, save_matchup
+from arena.results import collect, matchup_id, reliability_table, save_matchup, write_tables
 
 FORECASTERS = ("k29", "linear_df", "running_mean")
 NATURES = ("iid_bernoulli", "sinusoid")
@@ -72,6 +76,81 @@ def test_report_reads_the_tables_it_is_given(results, tmp_path):
     paths = plots.report(tmp_path, tables=only, formats=("png",))
     names = {p.name for p in paths}
     assert names == {f"leaderboard__{m}.png" for m in ("smce_over_T", "brier", "bias")} | {"table.tex"}
+
+
+def test_report_is_the_same_in_worker_processes(results, tmp_path, monkeypatch):
+    """Figures drawn by worker processes are byte for byte those drawn in this process, in the same order."""
+    _, tables = results
+    monkeypatch.setenv("ARENA_PLOT_JOBS", "1")
+    one = tmp_path / "one"
+    serial = plots.report(one, tables=tables)
+    # three processes; this one waits for a worker's first figure before drawing any itself
+    three, here, draw = tmp_path / "three", [], plots._draw_job
+
+    def after_a_worker(job):
+        deadline = time.monotonic() + 60
+        while not here and not list((three / "figures").glob("*.png")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        here.append(job[2].name)
+        return draw(job)
+
+    monkeypatch.setattr(plots, "_draw_job", after_a_worker)
+    monkeypatch.setenv("ARENA_PLOT_JOBS", "3")
+    parallel = plots.report(three, tables=tables)
+    assert 0 < len(here) < 3 * len(NATURES) + 3  # both this process and the workers drew figures
+    assert len(serial) == 3 * len(NATURES) * 2 + 3 * 2 + 1
+    assert [p.relative_to(one) for p in serial] == [p.relative_to(three) for p in parallel]
+    for a, b in zip(serial, parallel):
+        assert a.read_bytes() == b.read_bytes(), a.name
+    assert not list((three / "figures").glob(".*.tmp"))
+
+
+def test_an_error_in_a_worker_process_is_raised_here(tmp_path, monkeypatch):
+    monkeypatch.setenv("ARENA_PLOT_JOBS", "2")
+    jobs = [("no_such_figure", (), tmp_path / f"x{i}", ("png",), {}) for i in range(4)]
+    with pytest.raises(KeyError, match="no_such_figure"):
+        plots._run_jobs(jobs)
+
+
+def test_report_without_workers_draws_everything_here(results, tmp_path, monkeypatch):
+    _, tables = results
+    monkeypatch.setenv("ARENA_PLOT_JOBS", "2")
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))  # no worker can start
+    paths = plots.report(tmp_path, tables=tables, formats=("png",))
+    assert len(paths) == 3 * len(NATURES) + 3 + 1 and all(p.stat().st_size > 0 for p in paths)
+
+
+def test_report_reads_fresh_aggregates_and_not_stale_ones(results, tmp_path, monkeypatch):
+    """Aggregates that write_tables left after the last matchup are read instead of every matchup file."""
+    src, tables = results
+    out = tmp_path / "results"
+    shutil.copytree(src, out, ignore=shutil.ignore_patterns("figures"))
+    write_tables(out)
+    calls = []
+    monkeypatch.setattr(arena.results, "collect", lambda d: calls.append(d) or collect(d))
+    fresh = plots._read_tables(out)
+    assert calls == []
+    for name in ("curves", "reliability"):
+        pd.testing.assert_frame_equal(fresh[name], tables[name])
+    a, b = fresh["summary"], tables["summary"]
+    assert list(a.columns) == list(b.columns) and (a.dtypes == b.dtypes).all()
+    for col in a:  # equal, but for None against NaN in object columns (Parquet keeps no NaN there)
+        assert ((a[col] == b[col]) | (a[col].isna() & b[col].isna())).all(), col
+    # a matchup written after the aggregates: everything is read again
+    some = next((out / "curves").glob("*.parquet"))
+    before = some.stat().st_mtime_ns
+    newer = (out / "summary.parquet").stat().st_mtime_ns + 10**9
+    os.utime(some, ns=(newer, newer))
+    plots._read_tables(out)
+    assert calls == [out]
+    os.utime(some, ns=(before, before))
+    plots._read_tables(out)
+    assert calls == [out]
+    # a matchup removed: likewise
+    calls.clear()
+    next((out / "matchups").glob("*.parquet")).unlink()
+    stale = plots._read_tables(out)
+    assert calls == [out] and len(stale["summary"]) == len(tables["summary"]) - 1
 
 
 # -------------------------------------------------------------------------------- curves
@@ -146,19 +225,65 @@ def test_regret_curves_mean_and_bound(results):
 
 
 # --------------------------------------------------------------------------- reliability
+def _pooled_by_pandas(rel, forecaster, nature):
+    """Bins pooled over seeds, computed here independently: counts, centers, count-weighted means."""
+    sel = rel[(rel["forecaster"] == forecaster) & (rel["nature"] == nature) & (rel["count"] > 0)]
+    n = sel.groupby("bin")["count"].sum()
+    mp = (sel["count"] * sel["mean_p"]).groupby(sel["bin"]).sum() / n
+    my = (sel["count"] * sel["mean_y"]).groupby(sel["bin"]).sum() / n
+    center = (sel.groupby("bin")["lo"].min() + sel.groupby("bin")["hi"].max()) / 2
+    return n.to_numpy(float), center.to_numpy(float), np.column_stack([mp, my])
+
+
+def _count_bars(ax):
+    """(center, bottom, height) of each count bar: one collection of rectangles in the panel's own axes."""
+    (bars,) = [c for c in ax.collections if c.get_gid() == "counts"]
+    v = [path.vertices for path in bars.get_paths()]
+    return (np.array([x[:, 0].min() + x[:, 0].max() for x in v]) / 2, np.array([x[:, 1].min() for x in v]),
+            np.array([np.ptp(x[:, 1]) for x in v]))
+
+
 def test_reliability_diagram_pools_seeds_by_count(results):
     _, tables = results
     rel = tables["reliability"]
     fig = plots.reliability_diagram(rel, "k29", "sinusoid")
+    assert len(fig.axes) == 1  # the counts share the panel's axes (no twin axes)
     ax = fig.axes[0]
     pts = next(c for c in ax.collections if c.get_gid() == "bins").get_offsets()
-    sel = rel[(rel["forecaster"] == "k29") & (rel["nature"] == "sinusoid") & (rel["count"] > 0)]
-    n = sel.groupby("bin")["count"].sum()
-    mp = (sel["count"] * sel["mean_p"]).groupby(sel["bin"]).sum() / n
-    my = (sel["count"] * sel["mean_y"]).groupby(sel["bin"]).sum() / n
-    np.testing.assert_allclose(np.asarray(pts), np.column_stack([mp, my]), rtol=1e-12)
-    assert len(fig.axes) == 2  # the counts live on a twin axis
-    assert sorted(p.get_height() for p in fig.axes[1].patches) == sorted(n.to_numpy(float))
+    n, center, means = _pooled_by_pandas(rel, "k29", "sinusoid")
+    np.testing.assert_allclose(np.asarray(pts), means, rtol=1e-12)
+    x, bottom, height = _count_bars(ax)
+    np.testing.assert_allclose(x, center, rtol=1e-12)
+    np.testing.assert_array_equal(bottom, 0.0)
+    # the count scale on the right reads the bars' heights as the pooled counts
+    (scale,) = [a for a in ax.child_axes if a.get_gid() == "count_axis"]
+    fig.canvas.draw()
+    per_unit = np.diff(scale.get_ylim())[0] / np.diff(ax.get_ylim())[0]
+    np.testing.assert_allclose(height * per_unit, n, rtol=1e-9)
+    assert 0 < height.max() < 0.5  # the bars stay in the lower part of the panel
+    assert scale.get_yticklabels()[0].get_text() == "0"
+
+
+def test_reliability_grid_panels_match_pandas(results):
+    _, tables = results
+    rel = tables["reliability"]
+    fig = plots.reliability_grid(rel, "sinusoid")
+    panels = {ax.get_title().replace(" ", "_"): ax for ax in fig.axes}
+    assert set(panels) == set(FORECASTERS) and len(fig.axes) == len(FORECASTERS)  # one axes per panel
+    for fc, ax in panels.items():
+        n, center, means = _pooled_by_pandas(rel, fc, "sinusoid")
+        pts = next(c for c in ax.collections if c.get_gid() == "bins").get_offsets()
+        np.testing.assert_allclose(np.asarray(pts), means, rtol=1e-12)
+        x, bottom, height = _count_bars(ax)
+        np.testing.assert_allclose(x, center, rtol=1e-12)
+        np.testing.assert_array_equal(bottom, 0.0)
+        np.testing.assert_allclose(height / height.max(), n / n.max(), rtol=1e-12)
+        # the tallest bar carries its count
+        (label,) = [t for t in ax.texts if t.get_gid() == "count_max"]
+        assert int(label.get_text().replace(",", "")) == n.max()
+        assert label.get_position()[0] == pytest.approx(center[np.argmax(n)])
+        bins = next(c for c in ax.collections if c.get_gid() == "bins")
+        assert same_color(bins.get_facecolors()[0], plots.forecaster_style(fc)["color"])
 
 
 def test_reliability_diagram_without_data_does_not_crash():

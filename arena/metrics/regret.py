@@ -48,6 +48,8 @@ def best_linear_weights(X: np.ndarray, y: np.ndarray, M: float) -> np.ndarray:
     def norm_minus_M(lam: float) -> float:
         return float(np.linalg.norm(b / (evals + lam)) - M)
 
+    if norm_minus_M(0.0) <= 0:  # ||w_ls|| = M within rounding (the two bases round differently)
+        return V @ (b / evals)
     hi = 1.0
     while norm_minus_M(hi) > 0:
         hi *= 2.0

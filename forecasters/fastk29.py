@@ -1,0 +1,479 @@
+"""Fast K29: the anticorrelation search over a crit-bit trie of past forecasts (SPEC §9-§10).
+
+With k_FS(p, p') = min(p,p')^2/2 + min(1-p,1-p')^2/2 + 5/6 the summary function splits
+at p_s < p versus p_s >= p (both branches agree at p_s = p, so ties do not matter):
+
+    S_FS(p) = A2/2 + (1-p)^2 A0/2 + p^2 (W - A0)/2 + (Q2 - B2)/2 + 5/6 W,
+
+where A0, A2, B2 sum w_s, w_s p_s^2, w_s (1-p_s)^2 over the past points with p_s < p and
+W, Q2 are the totals of w_s and w_s (1-p_s)^2. Kernel DF adds the finite part of a sum
+kernel (1 + k_FS + pp' + <x,x'>, §8) as a quadratic a + b p + c p^2 whose coefficients come
+from the running sum of w_s Phi(x_s, p_s):
+
+    S(p) = c_fs S_FS(p) + a + b p + c p^2.
+
+Past forecasts are dyadic: the bisection of :func:`arena.search.anticorrelation_search`
+with ``n`` halvings (the least n with 2^-n <= tol, whatever tol is) only ever returns 0, 1
+or a midpoint (2j+1) 2^-(n+1). They are stored as integer keys k = p 2^D, D = n + 1, in a
+path-compressed binary trie (crit-bit / Patricia) whose every node carries the three
+sums of its subtree. The bisection walks the trie down with the current dyadic interval:
+it keeps the sums over keys left of the interval and the node holding exactly the keys
+inside it, so every midpoint costs O(1) and one forecast O(log 1/tol); an insert costs the
+same. A trie over T distinct keys has at most 2T - 1 nodes (memory O(T)).
+
+The compiled search takes exactly the path of ``anticorrelation_search`` (the same
+exact branches, dyadic midpoints, tie rule S(mid) > 0 -> right and final midpoint); only
+the floating-point rounding of S differs from the direct O(t) sum, so forecasts agree to
+the last bisection step unless S(mid) is within rounding of 0.
+
+Examples
+--------
+>>> trie = FSTrie.for_tol(2.0**-10)
+>>> trie.depth, trie.insert(0.25, 1.0), trie.insert(0.75, -1.0), trie.n_nodes
+(11, None, None, 3)
+>>> [round(float(v), 6) for v in trie.sums_below(0.5)]   # w, w p^2, w (1-p)^2 over p_s < 1/2
+[1.0, 0.0625, 0.5625]
+>>> p = trie.search(n_halvings=10)
+>>> abs(trie.value(p)) < 1e-3
+True
+
+References
+----------
+Perdomo & Recht §3 (Alg. 2) and §8 (K29); Vovk, Takemura & Shafer 2005; SPEC §9-§10.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+__all__ = ["FSTrie", "accumulate_features", "play_kernel_df", "quadratic_coeffs", "search_depth"]
+
+_C = 5.0 / 6.0
+#: Deepest key grid: keys k = p 2^D must be exact doubles and the midpoints exact sums.
+MAX_DEPTH = 53
+
+
+def search_depth(tol: float) -> tuple[int, int]:
+    """(n, D): the bisection's number of halvings for ``tol`` and the depth D = n + 1 of its answers.
+
+    ``anticorrelation_search`` halves [0, 1] while the width exceeds ``tol``, so it stops at
+    the first width 2^-n <= tol and returns a point of the grid 2^-(n+1) Z. A ``tol`` that is
+    not a power of two therefore acts as the next power of two below it.
+
+    Examples
+    --------
+    >>> search_depth(2.0**-34), search_depth(1e-10)
+    ((34, 35), (34, 35))
+    """
+    if not 0 < tol < 1:
+        raise ValueError(f"tol={tol!r}: the search precision must be in (0, 1), e.g. 2**-34")
+    n, width = 0, 1.0
+    while width > tol:  # the same float test as the search's loop
+        width *= 0.5
+        n += 1
+    return n, n + 1
+
+
+# ----------------------------------------------------------------------------------------
+# compiled kernels. Node i of the trie is the row nodes[i] of a float64 array (one 64-byte
+# cache line per node; keys < 2^54 and indices are exact in a double):
+#   KEY: the leaf's key, or any key of the subtree; BIT: the crit bit (-1 for a leaf);
+#   LEFT, RIGHT: children; S0, S2, SQ: sums of w, w p^2, w (1-p)^2 over the subtree.
+# meta = [n_nodes, root].
+
+KEY, BIT, LEFT, RIGHT, S0, S2, SQ = 0, 1, 2, 3, 4, 5, 6
+_WIDTH = 8
+
+
+@numba.njit(cache=True)
+def _insert(meta, nodes, k, s0, s2, sq):
+    n_nodes = meta[0]
+    root = meta[1]
+    if root < 0:
+        nodes[n_nodes, KEY] = k
+        nodes[n_nodes, BIT] = -1.0
+        nodes[n_nodes, LEFT] = -1.0
+        nodes[n_nodes, RIGHT] = -1.0
+        nodes[n_nodes, S0] = s0
+        nodes[n_nodes, S2] = s2
+        nodes[n_nodes, SQ] = sq
+        meta[0] = n_nodes + 1
+        meta[1] = n_nodes
+        return
+    # 1) any leaf sharing the longest prefix with k: follow k's bits
+    n = root
+    b = np.int64(nodes[n, BIT])
+    while b >= 0:
+        n = np.int64(nodes[n, RIGHT]) if (k >> b) & 1 else np.int64(nodes[n, LEFT])
+        b = np.int64(nodes[n, BIT])
+    x = np.int64(nodes[n, KEY]) ^ k
+    diff = -1  # highest differing bit, -1 if k is already stored
+    while x != 0:
+        x >>= 1
+        diff += 1
+    # 2) descend again, adding to every node above the insertion point
+    parent = -1
+    side = 0
+    n = root
+    b = np.int64(nodes[n, BIT])
+    while b > diff:
+        nodes[n, S0] += s0
+        nodes[n, S2] += s2
+        nodes[n, SQ] += sq
+        parent = n
+        side = (k >> b) & 1
+        n = np.int64(nodes[n, LEFT + side])
+        b = np.int64(nodes[n, BIT])
+    if diff < 0:  # n is the leaf of k
+        nodes[n, S0] += s0
+        nodes[n, S2] += s2
+        nodes[n, SQ] += sq
+        return
+    leaf = n_nodes
+    inner = n_nodes + 1
+    nodes[leaf, KEY] = k
+    nodes[leaf, BIT] = -1.0
+    nodes[leaf, LEFT] = -1.0
+    nodes[leaf, RIGHT] = -1.0
+    nodes[leaf, S0] = s0
+    nodes[leaf, S2] = s2
+    nodes[leaf, SQ] = sq
+    nodes[inner, KEY] = k
+    nodes[inner, BIT] = diff
+    nodes[inner, S0] = nodes[n, S0] + s0
+    nodes[inner, S2] = nodes[n, S2] + s2
+    nodes[inner, SQ] = nodes[n, SQ] + sq
+    if (k >> diff) & 1:
+        nodes[inner, LEFT] = n
+        nodes[inner, RIGHT] = leaf
+    else:
+        nodes[inner, LEFT] = leaf
+        nodes[inner, RIGHT] = n
+    if parent < 0:
+        meta[1] = inner
+    else:
+        nodes[parent, LEFT + side] = inner
+    meta[0] = n_nodes + 2
+
+
+@numba.njit(cache=True)
+def _half(nodes, node, m, side):
+    """The node holding the keys of one half (side 0: left) of the current block of 2^m keys.
+
+    ``node`` holds exactly the block's keys, so its crit bit is at most m - 1; below that
+    (a compressed edge, or a leaf) all its keys fall in one half.
+    """
+    if node < 0:
+        return np.int64(-1)
+    if np.int64(nodes[node, BIT]) == m - 1:
+        return np.int64(nodes[node, LEFT + side])
+    if ((np.int64(nodes[node, KEY]) >> (m - 1)) & 1) == side:
+        return node
+    return np.int64(-1)
+
+
+@numba.njit(cache=True)
+def _s_value(p, A0, A2, B2, W, Q2, c_fs, a, b, c):
+    q = 1.0 - p
+    s_fs = 0.5 * A2 + 0.5 * q * q * A0 + 0.5 * p * p * (W - A0) + 0.5 * (Q2 - B2) + _C * W
+    return c_fs * s_fs + a + b * p + c * p * p
+
+
+@numba.njit(cache=True)
+def _search(meta, nodes, depth, n_halvings, c_fs, a, b, c):
+    """anticorrelation_search on [0, 1] for S = c_fs S_FS + a + b p + c p^2 (same path, same answer)."""
+    root = meta[1]
+    W = 0.0
+    A2t = 0.0
+    Q2 = 0.0
+    if root >= 0:
+        W = nodes[root, S0]
+        A2t = nodes[root, S2]
+        Q2 = nodes[root, SQ]
+    # exact branches: S(1) >= 0 -> 1; S(0) <= 0 -> 0
+    if _s_value(1.0, W, A2t, Q2, W, Q2, c_fs, a, b, c) >= 0:
+        return 1.0
+    if _s_value(0.0, 0.0, 0.0, 0.0, W, Q2, c_fs, a, b, c) <= 0:
+        return 0.0
+    unit = 2.0 ** (-depth)
+    # the keys below 2^D: the left half of the root block [0, 2^(D+1))
+    node = _half(nodes, root, depth + 1, 0)
+    lo = np.int64(0)
+    P0 = 0.0
+    P2 = 0.0
+    Pq = 0.0
+    m = np.int64(depth)
+    for _ in range(n_halvings):
+        left = _half(nodes, node, m, 0)
+        l0 = 0.0
+        l2 = 0.0
+        lq = 0.0
+        if left >= 0:
+            l0 = nodes[left, S0]
+            l2 = nodes[left, S2]
+            lq = nodes[left, SQ]
+        mid = lo + (np.int64(1) << (m - 1))
+        s = _s_value(mid * unit, P0 + l0, P2 + l2, Pq + lq, W, Q2, c_fs, a, b, c)
+        if s > 0:
+            lo = mid
+            P0 += l0
+            P2 += l2
+            Pq += lq
+            node = _half(nodes, node, m, 1)
+        else:
+            node = left
+        m -= 1
+    return (lo + (np.int64(1) << (m - 1))) * unit
+
+
+@numba.njit(cache=True)
+def _sums_below(meta, nodes, kt):
+    """Sums over the stored keys < kt."""
+    out = np.zeros(3)
+    n = meta[1]
+    while n >= 0:
+        b = np.int64(nodes[n, BIT])
+        key = np.int64(nodes[n, KEY])
+        take = False
+        if b < 0:
+            take = key < kt
+            stop = True
+        else:
+            hi_n = key >> (b + 1)
+            hi_t = kt >> (b + 1)
+            take = hi_n < hi_t
+            stop = hi_n != hi_t
+        if take:
+            out[0] += nodes[n, S0]
+            out[1] += nodes[n, S2]
+            out[2] += nodes[n, SQ]
+        if stop:
+            break
+        left = np.int64(nodes[n, LEFT])
+        if (kt >> b) & 1:
+            out[0] += nodes[left, S0]
+            out[1] += nodes[left, S2]
+            out[2] += nodes[left, SQ]
+            n = np.int64(nodes[n, RIGHT])
+        else:
+            n = left
+    return out
+
+
+@numba.njit(cache=True)
+def _quadratic_coeffs(g, kind, v):
+    a = 0.0
+    b = 0.0
+    c = 0.0
+    for j in range(v.shape[0]):
+        term = g[j] * v[j]
+        if kind[j] == 0:
+            a += term
+        elif kind[j] == 1:
+            b += term
+        else:
+            c += term
+    return a, b, c
+
+
+@numba.njit(cache=True)
+def _accumulate(v, g, kind, p, w):
+    for j in range(v.shape[0]):
+        if kind[j] == 0:
+            v[j] += w * g[j]
+        elif kind[j] == 1:
+            v[j] += w * (g[j] * p)
+        else:
+            v[j] += w * (g[j] * (p * p))
+
+
+@numba.njit(cache=True)
+def _play(meta, nodes, depth, n_halvings, c_fs, G, kind, v, y, u, N,
+          out_mean, out_p, out_int, two_point):
+    """All rounds of kernel DF against known outcomes: search, reveal (rounded if N > 0), update.
+
+    Returns the first round whose forecast is off the key grid (the trie cannot store it),
+    or -1. The reveal repeats K29Rounded.round and Forecast.sample; two_point marks the rounds
+    whose announced mean is a two-atom mean (rounded to 15 digits afterwards, in Python).
+    """
+    T = y.shape[0]
+    scale = 2.0**depth
+    for t in range(T):
+        a, b, c = _quadratic_coeffs(G[t], kind, v)
+        p = _search(meta, nodes, depth, n_halvings, c_fs, a, b, c)
+        out_int[t] = p
+        if N > 0:
+            pn = p * N
+            near = math.floor(pn + 0.5)
+            if abs(pn - near) <= 8 * 2.220446049250313e-16 * max(1.0, pn):  # n/N times N off by an ulp
+                pn = near
+            lo = math.floor(pn)
+            if lo >= N:
+                out_p[t] = 1.0
+                out_mean[t] = 1.0
+            else:
+                frac = pn - lo
+                lo_pt = lo / N
+                hi_pt = (lo + 1.0) / N
+                prob_lo = min(max(1.0 - frac, 0.0), 1.0)
+                if prob_lo >= 1.0 or lo_pt == hi_pt:
+                    out_p[t] = lo_pt
+                    out_mean[t] = lo_pt
+                elif prob_lo <= 0.0:
+                    out_p[t] = hi_pt
+                    out_mean[t] = hi_pt
+                else:
+                    out_p[t] = lo_pt if u[t] < prob_lo else hi_pt
+                    out_mean[t] = lo_pt * prob_lo + hi_pt * (1.0 - prob_lo)
+                    two_point[t] = True
+        else:
+            out_p[t] = p
+            out_mean[t] = p
+        w = y[t] - p
+        _accumulate(v, G[t], kind, p, w)
+        if c_fs != 0.0 and w != 0.0:
+            kf = p * scale
+            k = np.int64(kf)
+            if k != kf:
+                return t
+            _insert(meta, nodes, k, w, w * p * p, w * (1.0 - p) * (1.0 - p))
+    return -1
+
+
+# ----------------------------------------------------------------------------------------
+
+
+class FSTrie:
+    """Sums of w_s k_FS(., p_s) over past dyadic points p_s, in a crit-bit trie.
+
+    Parameters
+    ----------
+    depth : int
+        Keys are k = p 2^depth, integers in [0, 2^depth]; every stored p must be on that
+        grid (forecasts of a bisection with ``depth - 1`` halvings are).
+    capacity : int
+        Initial number of nodes; the arrays double when full.
+    """
+
+    def __init__(self, depth: int, capacity: int = 64):
+        if not (isinstance(depth, (int, np.integer)) and 1 <= depth <= MAX_DEPTH):
+            raise ValueError(f"FSTrie depth={depth!r} must be an integer in [1, {MAX_DEPTH}] "
+                             f"(keys p * 2^depth must be exact doubles)")
+        self.depth = int(depth)
+        self._scale = 2.0**self.depth
+        cap = max(int(capacity), 4)
+        self.meta = np.array([0, -1], dtype=np.int64)
+        self.nodes = np.zeros((cap, _WIDTH), dtype=np.float64)
+
+    @classmethod
+    def for_tol(cls, tol: float, capacity: int = 64) -> FSTrie:
+        """A trie for the forecasts of ``anticorrelation_search(..., tol=tol)``."""
+        _, depth = search_depth(tol)
+        if depth > MAX_DEPTH:
+            raise ValueError(f"tol={tol!r} needs keys of depth {depth} > {MAX_DEPTH}: the midpoints are not "
+                             f"exact doubles; use tol >= 2**-{MAX_DEPTH - 1}")
+        return cls(depth, capacity)
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.meta[0])
+
+    @property
+    def capacity(self) -> int:
+        return len(self.nodes)
+
+    def reserve(self, extra: int) -> None:
+        """Make room for ``extra`` more nodes (an insert adds at most 2)."""
+        need = self.n_nodes + int(extra)
+        if need <= self.capacity:
+            return
+        nodes = np.zeros((max(need, 2 * self.capacity), _WIDTH), dtype=np.float64)
+        nodes[: self.n_nodes] = self.nodes[: self.n_nodes]
+        self.nodes = nodes
+
+    def key_of(self, p: float) -> int | None:
+        """The integer key of p, or None when p is not on the grid k 2^-depth of [0, 1]."""
+        kf = float(p) * self._scale
+        if not (0.0 <= kf <= self._scale) or kf != math.floor(kf):
+            return None
+        return int(kf)
+
+    def try_insert(self, p: float, w: float) -> bool:
+        """Add the point p with weight w if p is on the key grid; False (nothing added) if not."""
+        kf = p * self._scale
+        if not (0.0 <= kf <= self._scale and kf == math.floor(kf)):
+            return False
+        if self.meta[0] + 2 > len(self.nodes):
+            self.reserve(2)
+        _insert(self.meta, self.nodes, np.int64(kf), w, w * p * p, w * (1.0 - p) * (1.0 - p))
+        return True
+
+    def insert(self, p: float, w: float) -> None:
+        """Add the point p with weight w (p must be on the key grid)."""
+        if not math.isfinite(w):
+            raise ValueError(f"w={w!r} is not finite: pass finite weights (w = y - p)")
+        if not self.try_insert(float(p), float(w)):
+            raise ValueError(f"p={p!r} is not a multiple of 2**-{self.depth} in [0, 1]: the trie stores the forecasts "
+                             f"of a bisection with {self.depth - 1} halvings; use the direct sums for other points")
+
+    def totals(self) -> np.ndarray:
+        """(sum w, sum w p^2, sum w (1-p)^2) over all stored points."""
+        root = int(self.meta[1])
+        return self.nodes[root, S0:SQ + 1].copy() if root >= 0 else np.zeros(3)
+
+    def sums_below(self, p: float) -> np.ndarray:
+        """(sum w, sum w p_s^2, sum w (1-p_s)^2) over the stored points p_s < p (any real p)."""
+        kt = math.ceil(min(max(float(p), -1.0), 2.0) * self._scale)  # keys < p*2^D <=> keys < ceil(p*2^D)
+        return _sums_below(self.meta, self.nodes, np.int64(kt))
+
+    def value(self, p: float) -> float:
+        """S_FS(p) = sum_s w_s k_FS(p, p_s), for any p in [0, 1]."""
+        A0, A2, B2 = self.sums_below(p)
+        W, _, Q2 = self.totals()
+        return float(_s_value(float(p), A0, A2, B2, W, Q2, 1.0, 0.0, 0.0, 0.0))
+
+    def search(self, n_halvings: int | None = None, c_fs: float = 1.0, a: float = 0.0, b: float = 0.0,
+               c: float = 0.0) -> float:
+        """anticorrelation_search of c_fs S_FS(p) + a + b p + c p^2 with ``n_halvings`` bisection steps."""
+        n = self.depth - 1 if n_halvings is None else n_halvings
+        if not 0 <= n < self.depth:
+            raise ValueError(f"n_halvings={n_halvings!r}: answers of a search with n halvings lie on the grid "
+                             f"2**-(n+1); this trie holds depth {self.depth}, so n must be in [0, {self.depth - 1}]")
+        return _search(self.meta, self.nodes, self.depth, n, float(c_fs), float(a), float(b), float(c))
+
+
+def quadratic_coeffs(g: np.ndarray, kind: np.ndarray, v: np.ndarray) -> tuple[float, float, float]:
+    """(a, b, c) with <Phi(x, p), v> = a + b p + c p^2, where Phi_j = g_j p^kind_j."""
+    return _quadratic_coeffs(g, kind, v)
+
+
+def accumulate_features(v: np.ndarray, g: np.ndarray, kind: np.ndarray, p: float, w: float) -> None:
+    """v += w Phi(x, p) in place, with Phi_j = g_j p^kind_j."""
+    _accumulate(v, g, kind, float(p), float(w))
+
+
+def play_kernel_df(trie: FSTrie, n_halvings: int, c_fs: float, G: np.ndarray, kind: np.ndarray, v: np.ndarray,
+                   y: np.ndarray, u: np.ndarray, N: int = 0):
+    """Play T rounds against known outcomes ``y`` in compiled code (the oblivious fast path).
+
+    Row t of ``G`` holds g(x_t) (Phi_j(x_t, p) = G[t, j] p^kind_j); ``v`` (the running sum of
+    w Phi) is updated in place, and so is the trie. ``N > 0`` reveals each forecast through
+    the randomized rounding of K29Rounded with the uniform ``u[t]``.
+
+    Returns (mean, p, p_internal, stopped): the announced means, realized and internal
+    forecasts, and the first round whose forecast is off the key grid (-1 if none).
+    """
+    T = len(y)
+    trie.reserve(2 * T + 2)
+    mean, p, p_int = np.empty(T), np.empty(T), np.empty(T)
+    two_point = np.zeros(T, dtype=np.bool_)
+    stopped = _play(trie.meta, trie.nodes, trie.depth, int(n_halvings),
+                    float(c_fs), np.ascontiguousarray(G, dtype=np.float64), kind, v,
+                    np.ascontiguousarray(y, dtype=np.float64), np.ascontiguousarray(u, dtype=np.float64),
+                    int(N), mean, p, p_int, two_point)
+    if two_point.any():  # Forecast.mean rounds a two-atom mean to 15 digits with Python's round
+        mean[two_point] = [round(m, 15) for m in mean[two_point].tolist()]
+    return mean, p, p_int, int(stopped)
