@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from arena.tournament import ConfigError, is_done, matchup_key, matchups, shard_of
+from arena.tournament import ConfigError, build_matchup, is_done, matchup_key, plan, shard_of
 
 CONFIG_MODULE = "arena.conf"
 
@@ -274,21 +274,22 @@ def validate(args: list[str], multirun: bool = False) -> int:
 def _validate_tournament(base: DictConfig) -> int:
     """Build every forecaster and nature of the tournament once; check every horizon."""
     cfg = OmegaConf.masked_copy(base, [k for k in base if k != "hydra"])
-    ms = matchups(cfg)
+    entries = plan(cfg)
     shards = base.tournament.get("shards", 1)
     params = base.hydra.sweeper.get("params") or {}
     if str(params.get("shard", "")) != f"range(0,{shards})":
         raise ConfigError(f"tournament {base.tournament.get('name')!r}: hydra.sweeper.params.shard must be "
                           f"range(0,{shards}) to match tournament.shards={shards}")
     seen = set()
-    for m in ms:
-        key = (m.forecaster_label, m.nature_label, m.T)
+    for entry in entries:
+        key = (entry[0], entry[2], entry[4])  # forecaster, nature, T: seeds need no second check
         if key in seen:
             continue
         seen.add(key)
+        m = build_matchup(cfg, entry)
         game, _, nature, _ = build(m)
         _check_length(nature, int(m.T), game)
-    return len(ms)
+    return len(entries)
 
 
 # --------------------------------------------------------------------------- entry points

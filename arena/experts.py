@@ -160,7 +160,7 @@ def lipschitz_of(x) -> float:
 
 
 def _check_advice(values: np.ndarray, n: int, who: str, t: int, where: str) -> np.ndarray:
-    if values.shape != (n,) or not np.all((values >= 0.0) & (values <= 1.0)):
+    if values.shape != (n,) or not (values.min() >= 0.0 and values.max() <= 1.0):  # NaN fails too
         raise ProtocolError(f"{who} gave advice {values!r} at t={t} ({where}); the experts game needs "
                             f"{n} forecasts in [0, 1], one per expert")
     return values

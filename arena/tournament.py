@@ -75,23 +75,32 @@ def _as_list(value, what: str) -> list:
     return values
 
 
-def matchups(cfg: DictConfig) -> list[DictConfig]:
-    """Every matchup config of the tournament in ``cfg.tournament``, in a fixed order."""
+def plan(cfg: DictConfig) -> list[tuple]:
+    """Every matchup of the tournament in ``cfg.tournament`` as (forecaster label, forecaster config,
+    nature label, nature config, T, seed), in a fixed order; cheap (no config merge per matchup)."""
     t = cfg.tournament
     for key in ("forecasters", "natures", "seeds", "T"):
         if key not in t:
             raise ConfigError(f"tournament {t.get('name', '?')!r} has no {key!r}; add e.g. {key}: [...]")
-    base = OmegaConf.masked_copy(cfg, [k for k in cfg if k not in ("hydra", "tournament", "shard")])
-    out = []
     forecasters, natures = _entries("forecaster", t.forecasters), _entries("nature", t.natures)
-    for T in _as_list(t.T, "T"):
-        for (flabel, fcfg), (nlabel, ncfg) in itertools.product(forecasters, natures):
-            for seed in _as_list(t.seeds, "seeds"):
-                m = OmegaConf.merge(base, {"T": T, "seed": seed, "forecaster_label": flabel, "nature_label": nlabel})
-                m.forecaster = fcfg
-                m.nature = ncfg
-                out.append(m)
-    return out
+    seeds, horizons = _as_list(t.seeds, "seeds"), _as_list(t.T, "T")
+    return [(fl, fc, nl, nc, T, seed) for T in horizons
+            for (fl, fc), (nl, nc) in itertools.product(forecasters, natures) for seed in seeds]
+
+
+def build_matchup(cfg: DictConfig, entry: tuple) -> DictConfig:
+    """The full config of one planned matchup."""
+    flabel, fcfg, nlabel, ncfg, T, seed = entry
+    base = OmegaConf.masked_copy(cfg, [k for k in cfg if k not in ("hydra", "tournament", "shard")])
+    m = OmegaConf.merge(base, {"T": T, "seed": seed, "forecaster_label": flabel, "nature_label": nlabel})
+    m.forecaster = fcfg
+    m.nature = ncfg
+    return m
+
+
+def matchups(cfg: DictConfig) -> list[DictConfig]:
+    """Every matchup config of the tournament in ``cfg.tournament``, in a fixed order."""
+    return [build_matchup(cfg, e) for e in plan(cfg)]
 
 
 def matchup_key(cfg: DictConfig) -> str:
@@ -108,7 +117,7 @@ def shard_of(cfg: DictConfig) -> list[DictConfig]:
     shards, shard = int(cfg.tournament.get("shards", 1)), int(cfg.get("shard", 0))
     if not 0 <= shard < shards:
         raise ConfigError(f"shard={shard} is outside 0..{shards - 1}; the tournament has {shards} shards")
-    return [m for i, m in enumerate(matchups(cfg)) if i % shards == shard]
+    return [build_matchup(cfg, e) for i, e in enumerate(plan(cfg)) if i % shards == shard]
 
 
 def is_done(out_dir: Path, key: str) -> bool:

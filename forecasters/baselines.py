@@ -15,6 +15,19 @@ from arena.protocols import Context, Forecaster
 from arena.registry import register
 
 
+def _bits(y) -> np.ndarray | None:
+    """The outcomes as a float array when all are 0 or 1 (then running sums are exact), else None."""
+    y = np.asarray(y, dtype=np.float64).reshape(-1)
+    return y if np.all((y == 0.0) | (y == 1.0)) else None
+
+
+# The simple baselines announce point forecasts that depend on past outcomes only, so against an
+# oblivious nature they can play every round at once: ``play_oblivious(X, y, u)`` returns
+# (p_mean, p, p_internal), all equal to the forecasts the predict/update loop announces (from the
+# forecaster's current state), and leaves the state that loop would leave. None (the step loop
+# plays) unless every outcome is 0 or 1.
+
+
 @register
 class Constant(Forecaster):
     """Always the same forecast ``c``.
@@ -37,6 +50,13 @@ class Constant(Forecaster):
 
     def update(self, x, p, y):
         pass
+
+    def play_oblivious(self, X, y, u):
+        y = _bits(y)
+        if y is None:
+            return None
+        p = np.full(len(y), self.c)
+        return p, p, p
 
 
 @register
@@ -62,6 +82,16 @@ class RunningMean(Forecaster):
         self._ones += y
         self._n += 1
 
+    def play_oblivious(self, X, y, u):
+        y = _bits(y)
+        if y is None:
+            return None
+        ones = self._ones + np.concatenate(([0.0], np.cumsum(y)))[:-1]  # ones seen before each round
+        p = (1.0 + ones) / (2.0 + self._n + np.arange(len(y)))
+        self._ones += float(y.sum())
+        self._n += len(y)
+        return p, p, p
+
 
 @register
 class LastOutcome(Forecaster):
@@ -78,6 +108,15 @@ class LastOutcome(Forecaster):
 
     def update(self, x, p, y):
         self._last = float(y)
+
+    def play_oblivious(self, X, y, u):
+        y = _bits(y)
+        if y is None:
+            return None
+        p = np.concatenate(([self._last], y))[:-1]
+        if len(y):
+            self._last = float(y[-1])
+        return p, p, p
 
 
 @register
@@ -104,6 +143,20 @@ class WindowMean(Forecaster):
             self._sum -= self._buf[0]
         self._buf.append(float(y))
         self._sum += y
+
+    def play_oblivious(self, X, y, u):
+        y = _bits(y)
+        if y is None:
+            return None
+        seen = np.concatenate((np.array(self._buf, dtype=np.float64), y))  # the window so far, then the rounds
+        before = len(self._buf) + np.arange(len(y))  # outcomes seen before each round
+        count = np.minimum(before, self.window)
+        total = np.concatenate(([0.0], np.cumsum(seen)))
+        sums = total[before] - total[before - count]
+        p = np.divide(sums, count, out=np.full(len(y), 0.5), where=count > 0)
+        for v in y[-self.window:].tolist():
+            self.update(None, None, v)
+        return p, p, p
 
 
 @register

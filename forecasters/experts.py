@@ -61,10 +61,11 @@ def log_softmax(z: np.ndarray) -> np.ndarray:
 
 
 def logsumexp(z: np.ndarray) -> float:
-    m = float(np.max(z))
-    if not np.isfinite(m):
+    """log sum exp(z), stable (array methods: this runs inside every search step)."""
+    m = float(z.max())
+    if not math.isfinite(m):
         return m
-    return m + math.log(float(np.sum(np.exp(z - m))))
+    return m + math.log(float(np.exp(z - m).sum()))
 
 
 def logsumexp_rows(Z: np.ndarray) -> np.ndarray:
@@ -345,10 +346,12 @@ class Aggregating(ExpertsForecaster):
             return self.eta
         return 1.0 if getattr(self, "_loss_name", self.loss_name) == "log" else 2.0
 
-    def substitution(self, f: np.ndarray) -> float:
-        """The aggregating algorithm's forecast for the advice f and the current weights."""
+    def substitution(self, f: np.ndarray, logw: np.ndarray | None = None) -> float:
+        """The aggregating algorithm's forecast for the advice f and the current weights (their
+        logarithms ``logw``, computed here when not given)."""
         eta = self.rate
-        logw = log_softmax(-eta * self._losses(f.size))
+        if logw is None:
+            logw = log_softmax(-eta * self._losses(f.size))
         if self._loss_name == "log":
             with np.errstate(divide="ignore"):
                 lA1 = logsumexp(logw + eta * np.log(f)) / eta
@@ -363,7 +366,8 @@ class Aggregating(ExpertsForecaster):
         return float(min(max(0.5 * (1.0 + g0 - g1), 0.0), 1.0))
 
     def predict(self, x: Context) -> float:
-        return self._fixed_point(x, lambda f: self.substitution(np.asarray(f, float)))
+        logw = log_softmax(-self.rate * self._losses(np.asarray(advice_function(x)(0.5)).size))
+        return self._fixed_point(x, lambda f: self.substitution(np.asarray(f, float), logw))
 
     def _many(self, X, L):
         eta = self.rate

@@ -391,4 +391,4 @@ def test_bad_config_on_the_command_line_fails_before_running():
 def test_the_experts_tournament_composes():
     from arena.cli import validate
 
-    assert validate(["tournament=experts"], multirun=True) == 7 * 8 * 2
+    assert validate(["tournament=experts"], multirun=True) == 7 * 7 * 2
