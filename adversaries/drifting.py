@@ -16,8 +16,15 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from adversaries.iid import (CHUNK, _check_count, _check_positive, _check_probability, _check_real, _check_vector,
-                             _sigmoid)
+from adversaries.iid import (
+    CHUNK,
+    _check_count,
+    _check_positive,
+    _check_probability,
+    _check_real,
+    _check_vector,
+    _sigmoid,
+)
 from arena.protocols import Bernoulli, Context, Draws, Forecast, Nature
 from arena.registry import register
 

@@ -30,8 +30,8 @@ from arena.protocols import Bernoulli, Draws, Forecast, Nature, OutcomeLaw, Prot
 from arena.registry import make_nature
 from arena.seeding import derive_rng
 
-
 _ATOM_FIELDS = ("atoms", "prob_lo", "cdf_at_atoms", "law_lip", "expected_loss")
+_FLOAT64 = np.dtype(np.float64)
 
 
 def _all_finite(x: np.ndarray) -> bool:
@@ -173,6 +173,10 @@ class ForecastEnv(gym.Env):
         self.nature.reset(nature_rng)
         self._d = int(self.nature.context_dim)
         self._who = f"nature {self.nature.name!r}"
+        # hooks left as the base class's no-ops are skipped in every round
+        self._observes = type(self.nature).observe is not Nature.observe
+        self._presents = type(self.game).present_context is not Game.present_context
+        self._scores = type(self.game).scored_context is not Game.scored_context
         self.recorder = Recorder(self.T, self.nature.context_dim, self.keep_forecasts,
                                  atoms=getattr(self.game, "records_atoms", False),
                                  group_dim=int(getattr(self.nature, "group_dim", 0)))
@@ -182,14 +186,21 @@ class ForecastEnv(gym.Env):
 
     def _context(self, t: int) -> np.ndarray:
         x = self.nature.context(t)
-        if type(x) is not np.ndarray or x.dtype != np.float64 or x.ndim != 1:
+        if type(x) is not np.ndarray or x.dtype is not _FLOAT64 or x.ndim != 1:
             x = np.asarray(x, dtype=np.float64).reshape(-1)
         if x.shape != (self._d,) or not _all_finite(x):
             raise ProtocolError(f"nature {self.nature.name!r} returned context {x!r} at t={t}; expected "
                                 f"{self._d} finite floats")
-        return self.game.present_context(self.nature, t, x)  # the experts game attaches advice(p)
+        return self.game.present_context(self.nature, t, x) if self._presents else x  # experts: advice(p)
 
     def step(self, action):
+        x, p, y, f = self.play_round(action)
+        t = self.t - 1
+        return x, -self.game.loss(p, y), t == self.T, False, {"t": t, "y": y, "p": p, "forecast": f}
+
+    def play_round(self, action) -> tuple[np.ndarray, float, float, Forecast]:
+        """:meth:`step` without Gymnasium's reward and info (what the runner's loop uses): the next
+        context, the realized forecast, the outcome and the announced :class:`Forecast`."""
         if self.recorder is None or self.t > self.T:
             raise RuntimeError("call reset() before step(), and again after the game terminated")
         game, nature, recorder = self.game, self.nature, self.recorder
@@ -217,13 +228,13 @@ class ForecastEnv(gym.Env):
             y = game.check_outcome(answer, self._who, t)
             y_prob = math.nan
         p = f.sample(self._draws.next())
-        nature.observe(t, p, y)
+        if self._observes:
+            nature.observe(t, p, y)
         law_info = game.law_at_atoms(answer, f, y) if recorder.atoms is not None else None
-        recorder.record(game.scored_context(nature, t, x, p), f, p, y, y_prob, law_info)
+        recorder.record(game.scored_context(nature, t, x, p) if self._scores else x, f, p, y, y_prob, law_info)
         self.t = t + 1
-        terminated = t == self.T
-        self._x = np.zeros(self._d) if terminated else self._context(t + 1)
-        return self._x.copy(), -game.loss(p, y), terminated, False, {"t": t, "y": y, "p": p, "forecast": f}
+        self._x = np.zeros(self._d) if t == self.T else self._context(t + 1)
+        return self._x.copy(), p, y, f
 
 
 gym.register(id="arena/Binary-v0", entry_point="arena.env:ForecastEnv", kwargs={"game": "binary"})

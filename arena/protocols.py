@@ -64,8 +64,8 @@ class Forecast:
 
     def __init__(self, points: tuple[float, ...], probs: tuple[float, ...] = (1.0,), internal: float | None = None):
         # the frozen dataclass's __init__, without its three object.__setattr__ calls (a Forecast is built every round)
-        fields = self.__dict__
-        fields["points"], fields["probs"], fields["internal"] = points, probs, internal
+        attrs = self.__dict__
+        attrs["points"], attrs["probs"], attrs["internal"] = points, probs, internal
 
     @classmethod
     def point(cls, p: float) -> Forecast:
@@ -87,13 +87,13 @@ class Forecast:
 
     @property
     def mean(self) -> float:
-        if self.is_point:
+        if len(self.points) == 1:  # a point (mean and sample run every round: no nested property)
             return self.points[0]
         return round(math.fsum(p * w for p, w in zip(self.points, self.probs)), 15)
 
     def sample(self, u: float) -> float:
         """The atom selected by a uniform draw ``u`` in [0, 1) (inverse CDF)."""
-        if self.is_point:
+        if len(self.points) == 1:
             return self.points[0]
         acc = 0.0
         for p, w in zip(self.points, self.probs):

@@ -185,10 +185,11 @@ def play(game: str, forecaster: Forecaster | str, nature: Nature | str, T: int, 
 
 
 def _play_steps(env: ForecastEnv, fc: Forecaster, x) -> tuple[float, Forfeit | None]:
-    """The step loop: predict, step, update. Returns the forecaster's seconds and any forfeit."""
+    """The step loop: predict, the environment's round (``env.play_round``: ``env.step`` without
+    Gymnasium's reward and info), update. Returns the forecaster's seconds and any forfeit."""
     forfeit = None
     t_fc = 0.0
-    clock, predict, step, update = time.perf_counter, fc.predict, env.step, fc.update  # looked up once
+    clock, predict, play_round, update = time.perf_counter, fc.predict, env.play_round, fc.update  # looked up once
     for t in range(1, env.T + 1):
         t0 = clock()
         try:
@@ -198,13 +199,13 @@ def _play_steps(env: ForecastEnv, fc: Forecaster, x) -> tuple[float, Forfeit | N
             break
         t1 = clock()
         try:
-            x_next, _, _, _, info = step(f)
+            x_next, p, y, _ = play_round(f)  # env.step without the reward and info
         except Exception as exc:
             forfeit = Forfeit(_who_broke(exc), t, f"{type(exc).__name__}: {exc}")
             break
         t2 = clock()
         try:
-            update(x, info["p"], info["y"])
+            update(x, p, y)
         except Exception as exc:
             forfeit = Forfeit("forecaster", t, f"update raised {type(exc).__name__}: {exc}")
             break
