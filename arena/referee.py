@@ -157,6 +157,11 @@ def cert_rounded_calibration(run: _Run) -> Certificate:
                  extra={"printed_bound": core + T / (2 * N), "delta": delta})
 
 
+def run_only(fn):
+    """A CERTIFICATES entry for a certificate that needs only the run: (run, referee) -> fn(run)."""
+    return lambda run, ref: fn(run)
+
+
 #: Certificate name -> function(run, referee) -> Certificate. Games add theirs.
 CERTIFICATES = {
     "bit": lambda run, ref: cert_bit(run),
@@ -261,4 +266,4 @@ class Referee:
 
 
 from arena.metrics import coverage as _coverage  # noqa: E402,F401  (registers the quantile scorer and certificates)
-from arena.metrics import decision as _decision, experts as _experts  # noqa: F401  (experts, decision games)
+from arena.metrics import decision as _decision, experts as _experts  # noqa: E402,F401  (experts, decision games)

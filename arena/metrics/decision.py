@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 import arena.decision  # noqa: F401  (registers the decision game)
-from arena.referee import CERTIFICATES, SCORERS, Certificate, _Run, checkpoints
+from arena.referee import CERTIFICATES, SCORERS, Certificate, _Run, checkpoints, run_only
 
 _EPS = np.finfo(float).eps
 
@@ -246,12 +246,9 @@ def score_decision(referee, game, rec, forecaster):
 
 
 DECISION_CERTIFICATES = {"decision_regret": cert_decision_regret, "decision_search_precision": cert_decision_precision}
-def _entry(fn):
-    """A CERTIFICATES entry (run, referee) -> Certificate for a function of the run."""
-    return lambda run, ref: fn(run)
 
 
-CERTIFICATES.update({name: _entry(fn) for name, fn in DECISION_CERTIFICATES.items()})
+CERTIFICATES.update({name: run_only(fn) for name, fn in DECISION_CERTIFICATES.items()})
 SCORERS["decision"] = score_decision
 
 __all__ = [

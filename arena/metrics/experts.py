@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 from arena.experts import LOSS_FUNCTIONS
-from arena.referee import CERTIFICATES, SCORERS, Certificate, _Run, checkpoints
+from arena.referee import CERTIFICATES, SCORERS, Certificate, _Run, checkpoints, run_only
 
 _EPS = np.finfo(float).eps
 #: Per-expert regret columns are written for panels of at most this many experts.
@@ -309,12 +309,9 @@ EXPERTS_CERTIFICATES = {
     "experts_search_precision": cert_experts_precision,
     "hedge_regret": cert_hedge,
 }
-def _entry(fn):
-    """A CERTIFICATES entry (run, referee) -> Certificate for a function of the run."""
-    return lambda run, ref: fn(run)
 
 
-CERTIFICATES.update({name: _entry(fn) for name, fn in EXPERTS_CERTIFICATES.items()})
+CERTIFICATES.update({name: run_only(fn) for name, fn in EXPERTS_CERTIFICATES.items()})
 SCORERS["experts"] = score_experts
 
 __all__ = [
