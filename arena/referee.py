@@ -219,15 +219,20 @@ class Referee:
             out["expected_brier"] = float(np.mean(p**2 - 2 * p * y_prob + y_prob))
         return out
 
-    def certificates(self, rec, forecaster, run: _Run | None = None) -> dict[str, Certificate]:
+    def certificates(self, rec, forecaster, run: _Run | None = None, game_run=None,
+                     own=()) -> dict[str, Certificate]:
+        """The forecaster's claimed certificates. Names in ``own`` are a game's own certificates,
+        scored on ``game_run``; the others are binary ones, scored on the binary run."""
         run = run or _Run(rec, forecaster)
         out = {}
         for name in forecaster.claims:
             if name not in CERTIFICATES:
                 raise ValueError(f"forecaster {forecaster.name!r} claims an unknown certificate {name!r}; "
                                  f"known: {sorted(CERTIFICATES)}")
-            out[name] = CERTIFICATES[name](run, self) if len(rec.y) else Certificate(name, 0.0, 0.0, None,
-                                                                                       note="no rounds")
+            if not len(rec.y):
+                out[name] = Certificate(name, 0.0, 0.0, None, note="no rounds")
+            else:
+                out[name] = CERTIFICATES[name](game_run if name in own else run, self)
         return out
 
     def score(self, game, rec, forecaster) -> tuple[dict[str, float], dict[str, Certificate], pd.DataFrame]:

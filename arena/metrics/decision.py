@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 import arena.decision  # noqa: F401  (registers the decision game)
-from arena.referee import CERTIFICATES, SCORERS, Certificate, _Run, checkpoints, run_only
+from arena.referee import CERTIFICATES, SCORERS, Certificate, checkpoints, run_only
 
 _EPS = np.finfo(float).eps
 
@@ -229,17 +229,7 @@ def score_decision(referee, game, rec, forecaster):
     run = DecisionRun(game, rec, forecaster)
     summary = referee.metrics(rec.X, rec.p, rec.y, rec.y_prob, grid=getattr(forecaster, "N", None))
     summary.update(decision_metrics(run))
-    certs = {}
-    for name in forecaster.claims:
-        if name not in CERTIFICATES:
-            raise ValueError(f"forecaster {forecaster.name!r} claims an unknown certificate {name!r}; "
-                             f"known: {sorted(CERTIFICATES)}")
-        if not run.T:
-            certs[name] = Certificate(name, 0.0, 0.0, None, note="no rounds")
-        elif name in DECISION_CERTIFICATES:
-            certs[name] = CERTIFICATES[name](run, referee)
-        else:  # a binary forecaster's certificate (the outcomes are bits)
-            certs[name] = CERTIFICATES[name](_Run(rec, forecaster), referee)
+    certs = referee.certificates(rec, forecaster, game_run=run, own=DECISION_CERTIFICATES)
     curves = pd.concat([referee.curves(rec, _BinaryClaims(forecaster)), decision_curves(run, referee.n_checkpoints)],
                        ignore_index=True)
     return summary, certs, curves

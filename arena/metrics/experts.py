@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 from arena.experts import LOSS_FUNCTIONS
-from arena.referee import CERTIFICATES, SCORERS, Certificate, _Run, checkpoints, run_only
+from arena.referee import CERTIFICATES, SCORERS, Certificate, checkpoints, run_only
 
 _EPS = np.finfo(float).eps
 #: Per-expert regret columns are written for panels of at most this many experts.
@@ -290,17 +290,7 @@ def score_experts(referee, game, rec, forecaster):
     run = ExpertsRun(game, rec, forecaster)
     summary = referee.metrics(rec.X, rec.p, rec.y, rec.y_prob)
     summary.update(experts_metrics(run))
-    certs = {}
-    for name in forecaster.claims:
-        if name not in CERTIFICATES:
-            raise ValueError(f"forecaster {forecaster.name!r} claims an unknown certificate {name!r}; "
-                             f"known: {sorted(CERTIFICATES)}")
-        if not run.T:
-            certs[name] = Certificate(name, 0.0, 0.0, None, note="no rounds")
-        elif name in EXPERTS_CERTIFICATES:
-            certs[name] = CERTIFICATES[name](run, referee)
-        else:  # a binary certificate (the outcomes are bits): scored on the binary run
-            certs[name] = CERTIFICATES[name](_Run(rec, forecaster), referee)
+    certs = referee.certificates(rec, forecaster, game_run=run, own=EXPERTS_CERTIFICATES)
     return summary, certs, experts_curves(run, referee.n_checkpoints)
 
 
