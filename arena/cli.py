@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from arena.tournament import ConfigError, build_matchup, is_done, matchup_key, plan, shard_of
+from arena.results import code_version
+from arena.tournament import ConfigError, build_matchup, is_done, matchup_key, plan, resolved_config, shard_of
 
 CONFIG_MODULE = "arena.conf"
 
@@ -114,9 +115,8 @@ def run_matchup(cfg: DictConfig, out_dir: Path) -> dict:
     row["forecaster_plugin"], row["nature_plugin"] = row["forecaster"], row["nature"]
     row["forecaster"], row["nature"] = str(cfg.forecaster_label), str(cfg.nature_label)
     row["matchup_id"] = matchup_key(cfg)
-    config = OmegaConf.to_container(cfg, resolve=True)
-    row["config"] = json.dumps({k: v for k, v in config.items() if k not in ("hydra", "tournament", "shard")},
-                               sort_keys=True, default=str)
+    row["config"] = json.dumps(resolved_config(cfg), sort_keys=True, default=str)
+    row["code_version"] = code_version()
     rec = result.recorder
     reliability = reliability_table(rec.p, rec.y, referee.ece_bins) if game.name != "quantile" else None
     save_matchup(out_dir, row, result.curves, reliability, result.trace if cfg.keep_trace else None)

@@ -14,6 +14,7 @@ matchup's game, forecaster, nature and seed as columns).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -25,6 +26,52 @@ import pandas as pd
 
 KEY_COLUMNS = ["matchup_id", "game", "forecaster", "nature", "seed", "T"]
 PARTS = ("matchups", "curves", "reliability", "traces")
+#: Columns of a summary row that measure the machine, not the game (left out of :func:`summary_digest`).
+MACHINE_COLUMNS = ("peak_rss_mb",)
+MACHINE_PREFIXES = ("seconds_",)
+#: The packages whose source makes up the code version of a result.
+CODE_PACKAGES = ("arena", "forecasters", "adversaries")
+
+
+@functools.lru_cache(maxsize=1)
+def code_version() -> str:
+    """The package version plus a digest of the source of the arena, forecasters and adversaries.
+
+    Stored in every result row and hashed into every matchup id, so a stored result is reused
+    only by the same code (a changed line in any plugin gives new ids, and the matchups are
+    played again).
+
+    Examples
+    --------
+    >>> v = code_version()
+    >>> v.split("+")[0] == __import__("arena").__version__.split("+")[0], len(v.split("+")[-1])
+    (True, 12)
+    """
+    import importlib.util
+
+    from arena import __version__
+
+    digest = hashlib.sha256()
+    for package in CODE_PACKAGES:
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        root = Path(list(spec.submodule_search_locations)[0])
+        for f in sorted(root.rglob("*.py")):
+            digest.update(str(f.relative_to(root)).encode())
+            digest.update(f.read_bytes())
+    return f"{__version__.split('+')[0]}+{digest.hexdigest()[:12]}"
+
+
+def summary_digest(summary: pd.DataFrame) -> str:
+    """A hash of everything in a summary table that the game determines (timing and memory left out).
+
+    Two runs of the same tournament with the same code give the same digest on any launcher, in
+    any order of completion.
+    """
+    keep = [c for c in summary.columns if c not in MACHINE_COLUMNS and not c.startswith(MACHINE_PREFIXES)]
+    table = summary[sorted(keep)].sort_values("matchup_id").reset_index(drop=True)
+    return hashlib.sha256(table.to_csv(index=False, float_format="%.17g").encode()).hexdigest()
 
 
 def matchup_id(game: str, forecaster: str, nature: str, seed: int, T: int, config: dict) -> str:

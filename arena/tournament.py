@@ -17,7 +17,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from arena.results import matchup_id
+from arena.results import code_version, matchup_id
 
 #: Config keys that do not change a matchup's result (left out of its id).
 NOT_IN_ID = ("hydra", "tournament", "shard", "report", "results_root", "tournament_name")
@@ -103,11 +103,18 @@ def matchups(cfg: DictConfig) -> list[DictConfig]:
     return [build_matchup(cfg, e) for e in plan(cfg)]
 
 
-def matchup_key(cfg: DictConfig) -> str:
-    """The id of a matchup: its labels, seed and T, and a hash of everything that shapes its result."""
+def resolved_config(cfg: DictConfig) -> dict:
+    """The resolved config of one matchup without the keys that do not change its result."""
     config = OmegaConf.to_container(cfg, resolve=True)
     for key in NOT_IN_ID:
         config.pop(key, None)
+    return config
+
+
+def matchup_key(cfg: DictConfig) -> str:
+    """The id of a matchup: its labels, seed and T, and a hash of its resolved config and the code
+    version (:func:`arena.results.code_version`), everything that shapes its result."""
+    config = {**resolved_config(cfg), "code_version": code_version()}
     return matchup_id(str(cfg.game.name), str(cfg.forecaster_label), str(cfg.nature_label),
                       int(cfg.seed), int(cfg.T), config)
 

@@ -1,0 +1,1 @@
+"""Hydra search-path plugin of the arena (filled in below)."""
