@@ -16,15 +16,18 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
-from arena.results import code_version
-from arena.tournament import ConfigError, build_matchup, is_done, matchup_key, plan, resolved_config, shard_of
+from arena.results import code_version, is_done
+from arena.tournament import ConfigError, build_matchup, matchup_key, plan, resolved_config, shard_of
 
 CONFIG_MODULE = "arena.conf"
 
@@ -123,14 +126,87 @@ def run_matchup(cfg: DictConfig, out_dir: Path) -> dict:
     return row
 
 
-def _say(row: dict) -> None:
+def _metrics_text(row: dict) -> str:
     status = "" if row["status"] == "ok" else f"  FORFEIT ({row['forfeit_who']} at t={row['forfeit_step']})"
     if "smce_over_T" in row:
         metrics = f"smCE/T={row['smce_over_T']:.4g} brier={row['brier']:.4g}"
     else:  # the quantile game
         metrics = f"coverage={row.get('coverage', math.nan):.4g} pinball={row.get('pinball', math.nan):.4g}"
-    print(f"[arena] {row['forecaster']} vs {row['nature']} seed={row['seed']} T={row['T']}: {metrics}{status}",
-          flush=True)
+    return f"{row['forecaster']} vs {row['nature']} seed={row['seed']} T={row['T']}: {metrics}{status}"
+
+
+# ----------------------------------------------------------------------------- tournaments
+
+#: Written at the start of a tournament run: its matchup ids, start time and how many were already done.
+PLAN_FILE = "plan.json"
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+class Progress:
+    """Matchups done out of the tournament's total, elapsed time and an estimate of the time left.
+
+    Every job of a sweep (on any launcher) counts the finished results in the shared results
+    directory, so the figures are the whole tournament's, not one shard's; the count is refreshed
+    at most once a second.
+    """
+
+    def __init__(self, out_dir: Path):
+        self.matchups = Path(out_dir) / "matchups"
+        info = json.loads((Path(out_dir) / PLAN_FILE).read_text())
+        self.ids, self.started, self.done_at_start = set(info["ids"]), info["started"], info["done_at_start"]
+        self.code_version = info["code_version"]
+        self._counted, self._done = 0.0, 0
+
+    def done(self) -> int:
+        now = time.time()
+        if now - self._counted >= 1.0:
+            self._done = len(self.ids.intersection(f[:-8] for f in os.listdir(self.matchups)
+                                                   if f.endswith(".parquet")))
+            self._counted = now
+        else:
+            self._done += 1  # this job's own result since the last count
+        return self._done
+
+    def line(self) -> str:
+        done, total = self.done(), len(self.ids)
+        elapsed = time.time() - self.started
+        played = done - self.done_at_start
+        left = f", ~{_clock(elapsed / played * (total - done))} left" if 0 < played and done < total else ""
+        return f"{done}/{total} ({100 * done / max(total, 1):.0f}%) {_clock(elapsed)} elapsed{left}"
+
+
+def planned(out_dir: Path) -> set[str] | None:
+    """The matchup ids of the last tournament run in ``out_dir`` (None when it holds no tournament)."""
+    plan_file = Path(out_dir) / PLAN_FILE
+    return set(json.loads(plan_file.read_text())["ids"]) if plan_file.is_file() else None
+
+
+def start_tournament(cfg: DictConfig, out_dir: Path) -> dict:
+    """Record the plan of a tournament run in ``out_dir`` (its ids, the time, what is already stored) and
+    clear temp files left by a killed run. Returns the plan."""
+    from arena.results import PARTS, write_text_atomic
+    from arena.tournament import planned_ids
+
+    out_dir = Path(out_dir)
+    ids = planned_ids(OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"]))
+    if len(set(ids)) != len(ids):
+        raise ConfigError(f"tournament {cfg.tournament.get('name')!r} lists the same matchup twice; "
+                          "give repeated entries different params or a label")
+    stored = {f.stem for f in (out_dir / "matchups").glob("*.parquet")}
+    for part in PARTS:
+        for tmp in (out_dir / part).glob(".*.tmp"):
+            tmp.unlink(missing_ok=True)
+    info = {"tournament": str(cfg.tournament.get("name")), "code_version": code_version(), "ids": ids,
+            "started": time.time(), "done_at_start": len(stored.intersection(ids))}
+    write_text_atomic(json.dumps(info), out_dir / PLAN_FILE)
+    if info["done_at_start"]:
+        print(f"[arena] resuming {info['tournament']}: {info['done_at_start']}/{len(ids)} matchups already "
+              f"stored in {out_dir}", flush=True)
+    return info
 
 
 def _job(cfg: DictConfig) -> None:
@@ -140,24 +216,35 @@ def _job(cfg: DictConfig) -> None:
     hc = HydraConfig.get()
     out_dir = Path(hc.sweep.dir if hc.mode == RunMode.MULTIRUN else hc.run.dir)
     if cfg.get("tournament") is None:
-        _say(run_matchup(cfg, out_dir))
+        print(f"[arena] {_metrics_text(run_matchup(cfg, out_dir))}", flush=True)
         return
+    progress = Progress(out_dir) if (out_dir / PLAN_FILE).is_file() else None
+    if progress and progress.code_version != code_version():
+        print(f"[arena] warning: the code changed since this tournament started ({progress.code_version} -> "
+              f"{code_version()}); its results are stored under new ids: rerun the tournament to summarize them",
+              file=sys.stderr, flush=True)
     for m in shard_of(cfg):
         if not is_done(out_dir, matchup_key(m)):
-            _say(run_matchup(m, out_dir))
+            text = _metrics_text(run_matchup(m, out_dir))
+            print(f"[arena] {progress.line() + ' | ' if progress else ''}{text}", flush=True)
 
 
-def finish(out_dir: Path, report: bool = True) -> None:
-    """Aggregate a results directory into tables and figures, and say where they are."""
+def finish(out_dir: Path, report: bool = True, only: set[str] | None = None) -> None:
+    """Aggregate a results directory (the matchups ``only``, when given) into tables and figures, and say
+    where they are."""
     from arena.results import write_tables
 
-    tables = write_tables(out_dir)
+    tables = write_tables(out_dir, only)
     figures = []
     if report:
         from arena.plots import report as draw
 
         figures = draw(out_dir)
     print(f"[arena] results: {Path(out_dir).resolve()}")
+    if only is not None:
+        others = {f.stem for f in (Path(out_dir) / "matchups").glob("*.parquet")} - only
+        if others:
+            print(f"[arena]   {len(others)} stored matchups of another config or code version are not in the summary")
     for name, path in tables.items():
         print(f"[arena]   {name}: {path} (+ .csv)")
     if figures:
@@ -171,10 +258,16 @@ except ImportError:  # pragma: no cover
 
 
 class SummaryCallback(Callback):
-    """Aggregates and reports a sweep once all its matchups finished (or a single run)."""
+    """Records a tournament's plan before its jobs start; aggregates and reports a sweep once all its
+    matchups finished (or a single run)."""
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        if config.get("tournament") is not None:
+            start_tournament(config, Path(config.hydra.sweep.dir))
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        finish(Path(config.hydra.sweep.dir), bool(config.get("report", True)))
+        out_dir = Path(config.hydra.sweep.dir)
+        finish(out_dir, bool(config.get("report", True)), planned(out_dir))
 
     def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
         finish(Path(config.hydra.run.dir), bool(config.get("report", True)))
@@ -197,11 +290,19 @@ def _unknown_option(group: str, value: str) -> ConfigError:
 
 
 def _compose(overrides: list[str]) -> DictConfig:
+    import warnings
+
     from hydra import compose
     from hydra.errors import ConfigCompositionException, MissingConfigException
 
+    from arena.registry import search_path_problem
+
+    if problem := search_path_problem():
+        raise ConfigError(problem)
     try:
-        return compose("config", overrides=overrides, return_hydra_config=True)
+        with warnings.catch_warnings():  # search_path_problem said it, as an error
+            warnings.filterwarnings("ignore", message=r"provider=.* is not available")
+            cfg = compose("config", overrides=overrides, return_hydra_config=True)
     except MissingConfigException as exc:
         for o in overrides:
             key, _, value = o.lstrip("+~").partition("=")
@@ -210,6 +311,7 @@ def _compose(overrides: list[str]) -> DictConfig:
         raise ConfigError(str(exc).splitlines()[0]) from None
     except ConfigCompositionException as exc:
         raise ConfigError(f"{exc}. Check the override syntax (key=value, -m key=a,b)") from None
+    return cfg
 
 
 def _split(parser, args: list[str]) -> tuple[list[str], dict[str, list[str]]]:
@@ -237,10 +339,13 @@ def validate(args: list[str], multirun: bool = False) -> int:
     from hydra.core.global_hydra import GlobalHydra
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    from arena.registry import load_plugins
+    from arena.registry import load_plugins, use_search_path_plugin
 
     load_plugins()
-    args = [a for a in args if not a.split("=")[0].lstrip("+~").startswith("hydra")]
+    use_search_path_plugin(args)
+    # hydra.* overrides shape the run, not the matchups; but the search path decides which options exist
+    keys = [a.split("=")[0].lstrip("+~") for a in args]
+    args = [a for a, key in zip(args, keys) if not key.startswith("hydra") or key == "hydra.searchpath"]
     GlobalHydra.instance().clear()
     try:
         conf_dir = _config_dir()
@@ -252,7 +357,7 @@ def validate(args: list[str], multirun: bool = False) -> int:
             base = _compose(fixed)
             if multirun or str(base.hydra.mode) == "RunMode.MULTIRUN":
                 node = base.hydra.sweeper.get("params")
-                params = OmegaConf.to_container(node, resolve=False) if node else {}
+                params = OmegaConf.to_container(node, resolve=True) if node else {}
                 for key, value in params.items():
                     if key not in sweeps and not any(f.split("=")[0] == key for f in fixed):
                         _, swept = _split(parser, [f"{key}={value},{value}" if "," not in str(value)
@@ -299,7 +404,12 @@ def main(argv: list[str] | None = None) -> None:
     """``arena``: validate the configuration, then hand over to Hydra."""
     import hydra
 
+    from arena.registry import use_search_path_plugin
+
     argv = list(sys.argv[1:] if argv is None else argv)
+    if os.getcwd() not in sys.path:  # a user's module beside their config folder imports as with `python -m`
+        sys.path.append(os.getcwd())  # (last: it never shadows an installed module)
+    use_search_path_plugin(argv)
     named = {a.split("=")[0].lstrip("+~") for a in argv if "=" in a}
     if named & {"forecaster", "nature"} and "tournament" not in named:
         argv.append("tournament=none")  # naming a matchup plays it instead of the default tournament
@@ -322,7 +432,94 @@ def report_main(argv: list[str] | None = None) -> None:
         print("usage: arena-report RESULTS_DIR", file=sys.stderr)
         raise SystemExit(2)
     try:
-        finish(Path(argv[0]))
+        finish(Path(argv[0]), only=planned(Path(argv[0])))
     except FileNotFoundError as exc:
         print(f"arena-report: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+
+
+def _rerun_source(source: Path) -> pd.DataFrame:
+    from arena.results import read_table
+
+    path = source / "summary.parquet" if source.is_dir() else source
+    if source.is_dir() and not path.is_file():
+        raise ConfigError(f"{source} has no summary.parquet; give a results directory after its tournament "
+                          "finished (or run `arena-report` on it), or a summary .parquet/.csv file")
+    return read_table(path)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, (float, np.floating)) and isinstance(b, (float, np.floating)):
+        return (math.isnan(a) and math.isnan(b)) or a == b
+    return bool(a == b) or (_missing(a) and _missing(b))
+
+
+def _missing(v: Any) -> bool:
+    """None, NaN or an empty string: a CSV round trip turns an empty string into NaN."""
+    return v is None or v == "" or (isinstance(v, float) and math.isnan(v))
+
+
+def rerun(row: pd.Series, out_dir: Path) -> tuple[dict, list[str], list[str]]:
+    """Play the matchup of one result row again from the config it records; the new row, the columns
+    compared (timing and memory aside) and those whose values differ."""
+    from arena.results import MACHINE_COLUMNS, MACHINE_PREFIXES
+
+    if "config" not in row or not isinstance(row["config"], str):
+        raise ConfigError("the row has no `config` column; rows written by this arena record their resolved config")
+    cfg = OmegaConf.create(json.loads(row["config"]))
+    new = run_matchup(cfg, out_dir)
+    skip = {"parts"} | ({"code_version", "matchup_id"} if row.get("code_version") != new["code_version"] else set())
+    compared = [c for c in row.index if c not in MACHINE_COLUMNS and not c.startswith(MACHINE_PREFIXES)
+                and c not in skip]
+    return new, compared, [c for c in compared if not _same(row[c], new.get(c))]
+
+
+def rerun_main(argv: list[str] | None = None) -> None:
+    """``arena-rerun SOURCE (--row N | --matchup ID) [--out DIR]``: play one result row again, exactly.
+
+    SOURCE is a results directory (its summary.parquet) or a summary table (.parquet or .csv).
+    The matchup is rebuilt from the row's resolved config (forecaster, nature, game, referee,
+    T, seed) and played again; every value of the new row is compared with the stored one
+    (timing and memory aside). Exit status 0 when they are identical, 1 when some differ (listed),
+    2 on bad input.
+    """
+    import argparse
+    import tempfile
+
+    ap = argparse.ArgumentParser(prog="arena-rerun", description=rerun_main.__doc__.split("\n\n")[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("source", type=Path, help="results directory or summary .parquet/.csv")
+    which = ap.add_mutually_exclusive_group(required=True)
+    which.add_argument("--row", type=int, help="row position in the summary table (0-based, as pandas counts)")
+    which.add_argument("--matchup", help="the row's matchup_id")
+    ap.add_argument("--out", type=Path, help="store the new result here (default: a temporary directory)")
+    args = ap.parse_args(argv)
+    try:
+        table = _rerun_source(args.source)
+        if args.matchup is not None:
+            hits = table.index[table["matchup_id"] == args.matchup] if "matchup_id" in table else []
+            if len(hits) == 0:
+                raise ConfigError(f"no row has matchup_id {args.matchup!r} in {args.source}; "
+                                  "copy an id from the matchup_id column")
+            row = table.loc[hits[0]]
+        else:
+            if not 0 <= args.row < len(table):
+                raise ConfigError(f"--row {args.row} is outside 0..{len(table) - 1} ({len(table)} rows in {args.source})")
+            row = table.iloc[args.row]
+        from arena.registry import load_plugins
+
+        load_plugins()
+        with tempfile.TemporaryDirectory() as tmp:
+            new, compared, differ = rerun(row, args.out or Path(tmp))
+    except (ConfigError, OSError, ValueError) as exc:
+        print(f"arena-rerun: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    print(f"[arena] reran {row['matchup_id']}: {_metrics_text(new)}")
+    if row.get("code_version") not in (None, new["code_version"]):
+        print(f"[arena]   note: the row was computed by code version {row['code_version']}, "
+              f"this is {new['code_version']}")
+    if differ:
+        for c in differ:
+            print(f"[arena]   differs: {c}: stored {row[c]!r}, now {new.get(c)!r}")
+        raise SystemExit(1)
+    print(f"[arena]   identical to the stored row ({len(compared)} values compared; timing and memory aside)")

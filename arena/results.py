@@ -18,11 +18,13 @@ import functools
 import hashlib
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 KEY_COLUMNS = ["matchup_id", "game", "forecaster", "nature", "seed", "T"]
 PARTS = ("matchups", "curves", "reliability", "traces")
@@ -99,6 +101,14 @@ def write_atomic(df: pd.DataFrame, path: Path) -> None:
         raise
 
 
+def write_text_atomic(text: str, path: Path) -> None:
+    """Write a text file so that a reader never sees it half-written (temp file + rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
 def reliability_table(p: np.ndarray, y: np.ndarray, bins: int = 10) -> pd.DataFrame:
     """Equal-width bins of the forecasts with their counts, mean forecast and outcome frequency."""
     idx = np.minimum((np.asarray(p) * bins).astype(int), bins - 1)
@@ -111,43 +121,153 @@ def reliability_table(p: np.ndarray, y: np.ndarray, bins: int = 10) -> pd.DataFr
                          "mean_p": mean_p, "mean_y": mean_y})
 
 
-def save_matchup(out_dir: Path, row: dict, curves: pd.DataFrame, reliability: pd.DataFrame,
-                 trace: pd.DataFrame | None = None) -> None:
-    """Store one finished matchup; the row is written last so that it marks completion."""
-    mid = row["matchup_id"]
+def save_matchup(out_dir: Path, row: dict, curves: pd.DataFrame, reliability: pd.DataFrame | None,
+                 trace: pd.DataFrame | Path | None = None) -> None:
+    """Store one finished matchup; the row is written last so that it marks completion.
+
+    ``trace`` is a per-round table, or the path of a trace already streamed to
+    ``traces/<matchup_id>.parquet``. The row lists the parts it has (``parts``), so that a
+    missing or unreadable part is detected (:func:`stored`).
+    """
+    mid, out_dir = row["matchup_id"], Path(out_dir)
     keys = {k: row[k] for k in KEY_COLUMNS}
+    parts = []
     for part, df in (("curves", curves), ("reliability", reliability), ("traces", trace)):
+        if isinstance(df, pd.DataFrame):
+            write_atomic(df.assign(**keys), out_dir / part / f"{mid}.parquet")
+        elif df is not None and Path(df) != out_dir / part / f"{mid}.parquet":
+            raise ValueError(f"a streamed trace must be at {out_dir / part / f'{mid}.parquet'}, not {df}")
         if df is not None:
-            write_atomic(df.assign(**keys), Path(out_dir) / part / f"{mid}.parquet")
-    write_atomic(pd.DataFrame([row]), Path(out_dir) / "matchups" / f"{mid}.parquet")
+            parts.append(part)
+    write_atomic(pd.DataFrame([{**row, "parts": ",".join(parts)}]), out_dir / "matchups" / f"{mid}.parquet")
 
 
-def _concat(files: list[Path]) -> pd.DataFrame:
-    frames = [pd.read_parquet(f) for f in sorted(files)]
+class CorruptResult(ValueError):
+    """A stored result that cannot be read back whole; it is never aggregated and is played again."""
+
+
+def _read_part(path: Path, mid: str) -> pd.DataFrame:
+    try:
+        df = pd.read_parquet(path)
+    except FileNotFoundError:
+        raise CorruptResult(f"{path} is missing") from None
+    except Exception as exc:  # noqa: BLE001 (pyarrow raises several types for a damaged file)
+        raise CorruptResult(f"{path} is unreadable ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})") from None
+    if "matchup_id" not in df.columns or (len(df) and not (df["matchup_id"] == mid).all()):
+        raise CorruptResult(f"{path} does not belong to matchup {mid}")
+    return df
+
+
+def read_stored(out_dir: Path | str, mid: str) -> dict[str, pd.DataFrame]:
+    """The stored row, curves and reliability of one finished matchup; raises CorruptResult if anything
+    is off.
+
+    A result is whole when its row file reads back as one row with its id and the key columns,
+    and every part the row lists reads back and belongs to it (a trace, possibly large, is checked
+    by its Parquet footer only).
+    """
+    out_dir = Path(out_dir)
+    path = out_dir / "matchups" / f"{mid}.parquet"
+    row = _read_part(path, mid)
+    missing = [k for k in KEY_COLUMNS if k not in row.columns]
+    if len(row) != 1 or missing:
+        raise CorruptResult(f"{path} has {len(row)} rows and lacks {missing}; a result row is one row with "
+                            f"{KEY_COLUMNS}")
+    listed = str(row["parts"].iloc[0]).split(",") if "parts" in row.columns else ["curves"]
+    tables = {"summary": row}
+    for part in filter(None, listed):
+        f = out_dir / part / f"{mid}.parquet"
+        if part != "traces":
+            tables[part] = _read_part(f, mid)
+            continue
+        try:
+            pq.read_metadata(f)
+        except Exception as exc:  # noqa: BLE001
+            raise CorruptResult(f"{f} is missing or unreadable ({type(exc).__name__})") from None
+    return tables
+
+
+def quarantine(out_dir: Path | str, mid: str, reason: str) -> Path:
+    """Move every file of a corrupt result to ``corrupt/`` (kept for inspection) and say so."""
+    out_dir = Path(out_dir)
+    dest = out_dir / "corrupt"
+    for part in PARTS:
+        f = out_dir / part / f"{mid}.parquet"
+        if f.exists():
+            (dest / part).mkdir(parents=True, exist_ok=True)
+            os.replace(f, dest / part / f.name)
+    print(f"[arena] corrupt result ({reason}): moved to {dest}; playing {mid} again", file=sys.stderr, flush=True)
+    return dest
+
+
+def is_done(out_dir: Path | str, mid: str) -> bool:
+    """Whether a whole result of matchup ``mid`` is stored; a corrupt one is quarantined (and so not done)."""
+    if not (Path(out_dir) / "matchups" / f"{mid}.parquet").is_file():
+        return False
+    try:
+        read_stored(out_dir, mid)
+    except CorruptResult as exc:
+        quarantine(out_dir, mid, str(exc))
+        return False
+    return True
+
+
+def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
     frames = [f for f in frames if not f.empty]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def collect(out_dir: Path | str) -> dict[str, pd.DataFrame]:
-    """Read every finished matchup of a results directory into one table per part."""
+def collect(out_dir: Path | str, only: set[str] | None = None) -> dict[str, pd.DataFrame]:
+    """Read every whole stored matchup (of ``only``, when given) into one table per part.
+
+    A corrupt or partial result is reported on stderr and left out, never aggregated; the next
+    run of its tournament plays it again.
+    """
     out_dir = Path(out_dir)
-    rows = sorted((out_dir / "matchups").glob("*.parquet"))
-    if not rows:
+    ids = sorted(f.stem for f in (out_dir / "matchups").glob("*.parquet"))
+    if only is not None:
+        ids = [m for m in ids if m in only]
+    if not ids:
         raise FileNotFoundError(f"no finished matchups under {out_dir / 'matchups'}; run a tournament first")
-    done = {f.stem for f in rows}
-    tables = {"summary": _concat(rows)}
-    for part in ("curves", "reliability"):
-        tables[part] = _concat([f for f in (out_dir / part).glob("*.parquet") if f.stem in done])
+    parts: dict[str, list[pd.DataFrame]] = {"summary": [], "curves": [], "reliability": []}
+    for mid in ids:
+        try:
+            tables = read_stored(out_dir, mid)
+        except CorruptResult as exc:
+            print(f"[arena] left out of the summary: {exc}; rerun the tournament to play it again",
+                  file=sys.stderr, flush=True)
+            continue
+        for part, df in tables.items():
+            parts[part].append(df)
+    if not parts["summary"]:
+        raise FileNotFoundError(f"no readable matchups under {out_dir / 'matchups'}; rerun the tournament")
+    tables = {name: _concat(frames) for name, frames in parts.items()}
     summary = tables["summary"]
     tables["summary"] = summary.sort_values(["game", "forecaster", "nature", "seed", "T"]).reset_index(drop=True)
     return tables
 
 
-def write_tables(out_dir: Path | str) -> dict[str, Path]:
-    """Aggregate a results directory into summary/curves/reliability Parquet and CSV files."""
+def read_table(path: Path | str) -> pd.DataFrame:
+    """A results table from Parquet or CSV, with an error that names the file and what is wrong."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist; give a results table (.parquet or .csv)")
+    try:
+        if path.suffix == ".csv":
+            return pd.read_csv(path)
+        return pd.read_parquet(path)
+    except Exception as exc:  # noqa: BLE001 (pandas and pyarrow raise many types for a damaged file)
+        raise ValueError(f"{path} is not a readable {path.suffix.lstrip('.') or 'results'} table "
+                         f"({type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}); "
+                         "regenerate it with `arena-report DIR`") from None
+
+
+def write_tables(out_dir: Path | str, only: set[str] | None = None) -> dict[str, Path]:
+    """Aggregate a results directory (the matchups ``only``, when given) into summary/curves/reliability
+    Parquet and CSV files."""
     out_dir = Path(out_dir)
     written = {}
-    for name, df in collect(out_dir).items():
+    for name, df in collect(out_dir, only).items():
         if df.empty:
             continue
         write_atomic(df, out_dir / f"{name}.parquet")

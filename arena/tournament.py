@@ -5,8 +5,10 @@ A tournament config (``conf/tournament/<name>.yaml``) lists forecasters and natu
 horizons. The matchups are expanded in a fixed order and dealt round-robin to
 ``shards`` Hydra jobs (``shard=0..shards-1``), so that a launcher (joblib locally, Ray or
 SLURM on a cluster) distributes a few jobs instead of thousands, and every matchup is
-stored as soon as it finishes. A matchup whose result already exists in the results
-directory is not played again.
+stored as soon as it finishes. A tournament's results directory does not depend on the
+time (``<results_root>/<tournament_name>``), so rerunning a tournament resumes it: a matchup
+whose whole result is already stored for the same resolved config and code version (both are
+in its id) is not played again, and the summary covers the matchups of the current plan only.
 """
 
 from __future__ import annotations
@@ -119,13 +121,14 @@ def matchup_key(cfg: DictConfig) -> str:
                       int(cfg.seed), int(cfg.T), config)
 
 
+def planned_ids(cfg: DictConfig) -> list[str]:
+    """The matchup ids of every matchup of the tournament in ``cfg.tournament``, in plan order."""
+    return [matchup_key(build_matchup(cfg, e)) for e in plan(cfg)]
+
+
 def shard_of(cfg: DictConfig) -> list[DictConfig]:
     """The matchups dealt to ``cfg.shard`` of ``cfg.tournament.shards``."""
     shards, shard = int(cfg.tournament.get("shards", 1)), int(cfg.get("shard", 0))
     if not 0 <= shard < shards:
         raise ConfigError(f"shard={shard} is outside 0..{shards - 1}; the tournament has {shards} shards")
     return [build_matchup(cfg, e) for i, e in enumerate(plan(cfg)) if i % shards == shard]
-
-
-def is_done(out_dir: Path, key: str) -> bool:
-    return (Path(out_dir) / "matchups" / f"{key}.parquet").is_file()
