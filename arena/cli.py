@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
-from arena.results import code_version, is_done
+from arena.results import code_version, is_done, plugin_code
 from arena.tournament import ConfigError, build_matchup, matchup_key, plan, resolved_config, shard_of
 
 CONFIG_MODULE = "arena.conf"
@@ -120,6 +120,7 @@ def run_matchup(cfg: DictConfig, out_dir: Path) -> dict:
     row["matchup_id"] = matchup_key(cfg)
     row["config"] = json.dumps(resolved_config(cfg), sort_keys=True, default=str)
     row["code_version"] = code_version()
+    row["plugin_code"] = plugin_code([str(cfg[k].get("_target_", "")) for k in ("forecaster", "nature")])
     rec = result.recorder
     reliability = reliability_table(rec.p, rec.y, referee.ece_bins) if game.name != "quantile" else None
     save_matchup(out_dir, row, result.curves, reliability, result.trace if cfg.keep_trace else None)
@@ -373,6 +374,7 @@ def validate(args: list[str], multirun: bool = False) -> int:
                 _check_length(nature, max([int(cfg.T), *Ts]), game)
     finally:
         GlobalHydra.instance().clear()
+        use_search_path_plugin()  # the folders were this command's: leave later compositions alone
     return int(np.prod([len(v) for v in sweeps.values()])) if sweeps else 1
 
 
@@ -409,7 +411,6 @@ def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     if os.getcwd() not in sys.path:  # a user's module beside their config folder imports as with `python -m`
         sys.path.append(os.getcwd())  # (last: it never shadows an installed module)
-    use_search_path_plugin(argv)
     named = {a.split("=")[0].lstrip("+~") for a in argv if "=" in a}
     if named & {"forecaster", "nature"} and "tournament" not in named:
         argv.append("tournament=none")  # naming a matchup plays it instead of the default tournament
@@ -420,6 +421,7 @@ def main(argv: list[str] | None = None) -> None:
         except ConfigError as exc:
             print(f"arena: error: {exc}", file=sys.stderr)
             raise SystemExit(2) from None
+    use_search_path_plugin(argv)
     sys.argv = [sys.argv[0], *argv]
     hydra.main(config_path=_config_dir() or f"pkg://{CONFIG_MODULE}", config_name="config",
                version_base="1.3")(_job)()
@@ -494,6 +496,8 @@ def rerun_main(argv: list[str] | None = None) -> None:
     which.add_argument("--matchup", help="the row's matchup_id")
     ap.add_argument("--out", type=Path, help="store the new result here (default: a temporary directory)")
     args = ap.parse_args(argv)
+    if os.getcwd() not in sys.path:  # a user's plugin module beside the results, as `arena` finds it
+        sys.path.append(os.getcwd())
     try:
         table = _rerun_source(args.source)
         if args.matchup is not None:

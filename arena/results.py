@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 KEY_COLUMNS = ["matchup_id", "game", "forecaster", "nature", "seed", "T"]
@@ -65,6 +66,34 @@ def code_version() -> str:
     return f"{__version__.split('+')[0]}+{digest.hexdigest()[:12]}"
 
 
+@functools.lru_cache(maxsize=None)
+def _module_digest(module: str) -> str:
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return ""
+    if spec is None or not spec.origin or not Path(spec.origin).is_file():
+        return ""
+    return hashlib.sha256(Path(spec.origin).read_bytes()).hexdigest()[:12]
+
+
+def plugin_code(targets: list[str]) -> str:
+    """A digest of the source of the plugin classes (``_target_`` paths) that live outside this project,
+    so that editing a user's own nature gives its matchups new ids; empty for the project's own.
+
+    >>> plugin_code(["forecasters.defensive.K29", "adversaries.iid.IidBernoulli"])
+    ''
+    """
+    parts = []
+    for target in sorted(set(targets)):
+        module = target.rpartition(".")[0]
+        if module and module.split(".")[0] not in CODE_PACKAGES:
+            parts.append(f"{module}:{_module_digest(module)}")
+    return hashlib.sha256(";".join(parts).encode()).hexdigest()[:12] if parts else ""
+
+
 def summary_digest(summary: pd.DataFrame) -> str:
     """A hash of everything in a summary table that the game determines (timing and memory left out).
 
@@ -94,7 +123,7 @@ def write_atomic(df: pd.DataFrame, path: Path) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
-        df.to_parquet(tmp, index=False)
+        pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp)  # pyarrow directly: ~2x faster
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -148,7 +177,7 @@ class CorruptResult(ValueError):
 
 def _read_part(path: Path, mid: str) -> pd.DataFrame:
     try:
-        df = pd.read_parquet(path)
+        df = pq.read_table(path).to_pandas()
     except FileNotFoundError:
         raise CorruptResult(f"{path} is missing") from None
     except Exception as exc:  # noqa: BLE001 (pyarrow raises several types for a damaged file)

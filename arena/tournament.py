@@ -19,10 +19,27 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from arena.results import code_version, matchup_id
+from arena.results import code_version, matchup_id, plugin_code
 
 #: Config keys that do not change a matchup's result (left out of its id).
 NOT_IN_ID = ("hydra", "tournament", "shard", "report", "results_root", "tournament_name")
+
+
+def results_dir(root: str, name: str, tournament: str | None, stamp: str) -> str:
+    """Where a run's results land: ``root/name`` for a tournament (so that rerunning it resumes),
+    ``root/name/stamp`` for a single matchup or a ``-m`` sweep. The config's ``hydra.sweep.dir`` and
+    ``hydra.run.dir`` call it as the ``arena_results_dir`` resolver.
+
+    >>> results_dir("results", "calibration", "calibration", "2026-01-01_00-00-00")
+    'results/calibration'
+    >>> results_dir("results", "single", None, "2026-01-01_00-00-00")
+    'results/single/2026-01-01_00-00-00'
+    """
+    return f"{root}/{name}" if tournament is not None else f"{root}/{name}/{stamp}"
+
+
+if not OmegaConf.has_resolver("arena_results_dir"):
+    OmegaConf.register_new_resolver("arena_results_dir", results_dir)
 
 
 class ConfigError(ValueError):
@@ -90,14 +107,19 @@ def plan(cfg: DictConfig) -> list[tuple]:
             for (fl, fc), (nl, nc) in itertools.product(forecasters, natures) for seed in seeds]
 
 
-def build_matchup(cfg: DictConfig, entry: tuple) -> DictConfig:
-    """The full config of one planned matchup."""
+def _base(cfg: DictConfig) -> dict:
+    """The config shared by every matchup of a tournament, as plain containers (unresolved)."""
+    return OmegaConf.to_container(OmegaConf.masked_copy(cfg, [k for k in cfg if k not in ("hydra", "tournament",
+                                                                                          "shard")]))
+
+
+def build_matchup(cfg: DictConfig, entry: tuple, base: dict | None = None) -> DictConfig:
+    """The full config of one planned matchup (``base``: :func:`_base` of ``cfg``, when already made)."""
     flabel, fcfg, nlabel, ncfg, T, seed = entry
-    base = OmegaConf.masked_copy(cfg, [k for k in cfg if k not in ("hydra", "tournament", "shard")])
-    m = OmegaConf.merge(base, {"T": T, "seed": seed, "forecaster_label": flabel, "nature_label": nlabel})
-    m.forecaster = fcfg
-    m.nature = ncfg
-    return m
+    config = dict(_base(cfg) if base is None else base)
+    config.update(T=T, seed=seed, forecaster_label=flabel, nature_label=nlabel,
+                  forecaster=OmegaConf.to_container(fcfg), nature=OmegaConf.to_container(ncfg))
+    return OmegaConf.create(config)
 
 
 def matchups(cfg: DictConfig) -> list[DictConfig]:
@@ -117,13 +139,17 @@ def matchup_key(cfg: DictConfig) -> str:
     """The id of a matchup: its labels, seed and T, and a hash of its resolved config and the code
     version (:func:`arena.results.code_version`), everything that shapes its result."""
     config = {**resolved_config(cfg), "code_version": code_version()}
+    plugins = plugin_code([str(cfg[k].get("_target_", "")) for k in ("forecaster", "nature") if k in cfg])
+    if plugins:  # a user's own plugin: its source is part of the version too
+        config["plugin_code"] = plugins
     return matchup_id(str(cfg.game.name), str(cfg.forecaster_label), str(cfg.nature_label),
                       int(cfg.seed), int(cfg.T), config)
 
 
 def planned_ids(cfg: DictConfig) -> list[str]:
     """The matchup ids of every matchup of the tournament in ``cfg.tournament``, in plan order."""
-    return [matchup_key(build_matchup(cfg, e)) for e in plan(cfg)]
+    base = _base(cfg)
+    return [matchup_key(build_matchup(cfg, e, base)) for e in plan(cfg)]
 
 
 def shard_of(cfg: DictConfig) -> list[DictConfig]:
@@ -131,4 +157,5 @@ def shard_of(cfg: DictConfig) -> list[DictConfig]:
     shards, shard = int(cfg.tournament.get("shards", 1)), int(cfg.get("shard", 0))
     if not 0 <= shard < shards:
         raise ConfigError(f"shard={shard} is outside 0..{shards - 1}; the tournament has {shards} shards")
-    return [build_matchup(cfg, e) for i, e in enumerate(plan(cfg)) if i % shards == shard]
+    base = _base(cfg)
+    return [build_matchup(cfg, e, base) for i, e in enumerate(plan(cfg)) if i % shards == shard]
