@@ -508,7 +508,8 @@ def rerun_main(argv: list[str] | None = None) -> None:
             row = table.loc[hits[0]]
         else:
             if not 0 <= args.row < len(table):
-                raise ConfigError(f"--row {args.row} is outside 0..{len(table) - 1} ({len(table)} rows in {args.source})")
+                raise ConfigError(f"--row {args.row} is outside 0..{len(table) - 1} "
+                                  f"({len(table)} rows in {args.source})")
             row = table.iloc[args.row]
         from arena.registry import load_plugins
 

@@ -5,8 +5,10 @@ Every function here is a pure function of the tidy tables of :mod:`arena.results
 :class:`~matplotlib.figure.Figure`. Figures are drawn on the Agg canvas without touching
 pyplot's global state (no ``plt.show``), sized for a single paper column (3.4 in wide,
 8 pt type), and every forecaster keeps its color and marker across figures
-(:func:`forecaster_style`). Missing or NaN data never crash a plot: the figure says "no data"
-and :func:`report` skips it.
+(:func:`forecaster_style`, colorblind-safe palettes). Every curve is a mean across seeds with
+its 95% Student-t interval as a band, and the statistics of tables and summaries are those of
+:mod:`arena.aggregate`. Missing or NaN data never crash a plot: the figure says "no data"
+and :func:`report` skips it. :func:`report` saves PDFs with TrueType (Type 42) fonts.
 
 Examples
 --------
@@ -47,6 +49,8 @@ from matplotlib.lines import Line2D
 from matplotlib.markers import MarkerStyle
 from matplotlib.patches import Rectangle
 
+from arena.aggregate import direction, leaderboard, mean_ci, paired, seed_stats
+
 #: Single-column figure size (inches) and the type size that goes with it.
 FIGSIZE = (3.4, 2.6)
 #: PNG resolution: 150 dpi keeps 7 pt text crisp at single-column width, and draws and
@@ -55,12 +59,15 @@ DPI = 150
 _RC = {
     "font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "xtick.labelsize": 7, "ytick.labelsize": 7,
     "legend.fontsize": 6.5, "legend.title_fontsize": 7, "lines.linewidth": 1.2, "lines.markersize": 3.5,
-    "axes.linewidth": 0.6, "xtick.major.width": 0.6, "ytick.major.width": 0.6, "pdf.fonttype": 42,
+    "axes.linewidth": 0.6, "xtick.major.width": 0.6, "ytick.major.width": 0.6,
     "axes.spines.top": False, "axes.spines.right": False,
     # a fixed title height: matplotlib's automatic placement checks every axes' tick labels
     # for overlap at each draw, a large share of the drawing time of a grid of panels
     "axes.titley": 1.0,
 }
+#: Fonts embedded in PDF and PostScript as TrueType (Type 42), not Type 3: selectable text, and
+#: what publishers ask for. Applied where the figures are saved (:func:`_save`).
+_SAVE_RC = {"pdf.fonttype": 42, "ps.fonttype": 42}
 
 #: Okabe & Ito's colorblind-safe palette (yellow left out: too light on white), then Paul Tol's
 #: muted wine, teal, olive and indigo for the forecasters beyond seven.
@@ -69,12 +76,22 @@ PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#0
            # Tol's remaining colors, for the quantile game's forecasters
            "#117733", "#DDCC77", "#88CCEE", "#AA4499", "#661100", "#6699CC", "#AA4466")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "*", "p", "d", "H", "8", "+", "x", "1")
-#: The project's forecasters in a fixed order: each gets its own color and marker for good.
-KNOWN_FORECASTERS = ("k29", "k29_rounded", "kernel_df", "linear_df", "bit", "dmm", "ogd", "running_mean",
-                     "window_mean", "last_outcome", "constant",
-                     # the quantile game (the last one is the tournament's label of Alg. 6 with p-bins)
-                     "conditional_quantile_df", "marginal_quantile_df", "aci", "quantile_ogd", "running_quantile",
-                     "window_quantile", "conditional_quantile_df_bins")
+#: The project's forecasters by the games they meet in (the binary ones meet decision DF in the
+#: decision game): each gets its own color and marker for good. Its place in its group picks the
+#: color, so that colors differ within a game and every game starts with Okabe & Ito's; the
+#: marker is shifted by :data:`_MARKER_SHIFT` per group, so that no two forecasters share both.
+FORECASTER_GROUPS = (
+    ("k29", "k29_rounded", "kernel_df", "linear_df", "bit", "dmm", "ogd", "running_mean", "window_mean",
+     "last_outcome", "constant", "decision_df", "decision_df_deterministic"),
+    # the quantile game (the last one is the tournament's label of Alg. 6 with p-bins)
+    ("conditional_quantile_df", "marginal_quantile_df", "aci", "quantile_ogd", "running_quantile",
+     "window_quantile", "conditional_quantile_df_bins"),
+    # the experts game (with the tournament's labels of l-inf DF and Hedge variants)
+    ("linf_df", "linf_df_lam1", "aggregating", "hedge", "hedge_tuned", "hedge_doubling", "ftl", "uniform_average"),
+)
+_MARKER_SHIFT = 6
+#: Every known forecaster, in the order of the legends.
+KNOWN_FORECASTERS = tuple(name for group in FORECASTER_GROUPS for name in group)
 
 METRIC_LABELS = {
     "smce_over_T": "smCE/T", "smce_pm_over_T": "smCE$_\\pm$/T", "smce": "smCE", "smce_pm": "smCE$_\\pm$",
@@ -88,8 +105,9 @@ _BOUND_COLOR = "0.45"
 def forecaster_style(name: str) -> dict[str, str]:
     """The color and marker of a forecaster, the same in every figure.
 
-    Known forecasters take their place in :data:`KNOWN_FORECASTERS` (all distinct); any other
-    name is placed by a stable hash of the name (not Python's salted ``hash``).
+    Known forecasters take their place in :data:`FORECASTER_GROUPS` (colors distinct within a
+    group, color and marker together distinct overall); any other name is placed by a stable
+    hash of the name (not Python's salted ``hash``).
 
     Examples
     --------
@@ -98,9 +116,10 @@ def forecaster_style(name: str) -> dict[str, str]:
     >>> forecaster_style("my_plugin") == forecaster_style("my_plugin")
     True
     """
-    if name in KNOWN_FORECASTERS:
-        i = KNOWN_FORECASTERS.index(name)
-        return {"color": PALETTE[i % len(PALETTE)], "marker": MARKERS[i % len(MARKERS)]}
+    for g, group in enumerate(FORECASTER_GROUPS):
+        if name in group:
+            i = group.index(name)
+            return {"color": PALETTE[i % len(PALETTE)], "marker": MARKERS[(i + _MARKER_SHIFT * g) % len(MARKERS)]}
     h = int.from_bytes(hashlib.sha256(str(name).encode()).digest()[:8], "big")
     return {"color": PALETTE[h % len(PALETTE)], "marker": MARKERS[(h // len(PALETTE)) % len(MARKERS)]}
 
@@ -165,23 +184,6 @@ def _ok(summary: pd.DataFrame) -> pd.DataFrame:
     return summary if "status" not in summary else summary.loc[summary["status"] != "forfeit"]
 
 
-def mean_band(df: pd.DataFrame, by: Sequence[str], x: str = "t", y: str = "value") -> pd.DataFrame:
-    """Mean of ``y`` per ``by`` and ``x`` across seeds with the 95% normal half-width 1.96 sd/sqrt(n).
-
-    ``half`` is NaN where only one seed is available (no band is drawn there).
-
-    Examples
-    --------
-    >>> df = pd.DataFrame({"f": "a", "t": [1, 1, 2], "value": [1.0, 3.0, 5.0]})
-    >>> mean_band(df, ["f"])[["t", "mean", "n"]].values.tolist()
-    [[1.0, 2.0, 2.0], [2.0, 5.0, 1.0]]
-    """
-    g = df.groupby([*by, x], sort=True)[y].agg(["mean", "std", "count"]).reset_index()
-    g = g.rename(columns={"count": "n"})
-    g["half"] = np.where(g["n"] > 1, 1.96 * g["std"] / np.sqrt(g["n"]), np.nan)
-    return g
-
-
 # ----------------------------------------------------------------------------------- curves
 def _draw_mean(ax: Axes, g: pd.DataFrame, name: str, x: str, log: bool, scale: pd.Series | float = 1.0):
     style = forecaster_style(name)
@@ -229,8 +231,8 @@ def _legend(ax: Axes, extra: list | None = None, outside: bool = False, **kw) ->
 def smce_vs_T(curves: pd.DataFrame, nature: str | None = None, ax: Axes | None = None) -> Figure:
     """smCE/T against T on log-log axes: one line per forecaster, certified bounds dashed.
 
-    Each line is the mean across seeds of smCE_t / t at the referee's checkpoints, with a
-    band of mean +- 1.96 standard errors across seeds (none with a single seed). A
+    Each line is the mean across seeds of smCE_t / t at the referee's checkpoints, with the
+    95% Student-t interval of the mean across seeds as a band (none with a single seed). A
     forecaster that certifies smooth calibration (curve ``smce_bound``) gets its bound
     smce_bound/t dashed in its color (the bound is on its internal forecast, which is the
     announced one except for rounded variants). The thin gray line is sqrt(8t/3)/t, the
@@ -253,7 +255,7 @@ def smce_vs_T(curves: pd.DataFrame, nature: str | None = None, ax: Axes | None =
             return fig
         obs = obs.assign(value=obs["value"] / obs["t"])
         bounds = df.loc[(df["metric"] == "smce_bound") & (df["t"] > 0)]
-        stats = mean_band(obs, ["forecaster"])
+        stats = mean_ci(obs, ["forecaster", "t"])
         for name in _order(stats["forecaster"].unique()):
             _draw_mean(ax, stats.loc[stats["forecaster"] == name], name, "t", log=True)
             b = bounds.loc[bounds["forecaster"] == name]
@@ -276,18 +278,25 @@ def smce_vs_T(curves: pd.DataFrame, nature: str | None = None, ax: Axes | None =
     return fig
 
 
+#: Curves whose certified bound is not ``<metric>_bound``: (bound curve, its scale ("x": divided
+#: by t), log y axis). The bias is nonnegative and falls like 1/t for the defensive forecasters.
+_CURVE_BOUNDS = {"bias": ("bit_bound", "x", True)}
+
+
 def regret_curves(curves: pd.DataFrame, metric: str = "regret_linear", nature: str | None = None,
                   ax: Axes | None = None) -> Figure:
-    """Regret against T (log x axis): mean across seeds +- 1.96 standard errors per forecaster.
+    """Regret (or another curve, e.g. ``bias``) against T (log x axis): per forecaster the mean
+    across seeds and, as a band, its 95% Student-t interval.
 
-    Where the curves hold ``<metric>_bound`` (a forecaster certifying it), the bound is dashed
-    in the forecaster's color. Regret can be negative (the comparators are norm-bounded), so
-    the y axis is linear with zero marked.
+    Where the curves hold ``<metric>_bound`` (a forecaster certifying it; for ``bias``, the
+    bit-prediction bound ``bit_bound`` on abs(sum(p - y)), drawn divided by t), the bound is
+    dashed in the forecaster's color. Regret can be negative (the comparators are norm-bounded),
+    so the y axis is linear with zero marked (log for ``bias``, where a zero mean is not drawn).
 
     Parameters
     ----------
     curves : long table (forecaster, seed, t, metric, value[, nature]).
-    metric : the regret curve to draw, e.g. ``"regret_linear"`` or ``"regret_constant"``.
+    metric : the curve to draw, e.g. ``"regret_linear"``, ``"regret_constant"`` or ``"bias"``.
     nature : keep only this nature; by default every row is used.
     ax : axes to draw on; a new single-column figure by default.
     """
@@ -299,14 +308,19 @@ def regret_curves(curves: pd.DataFrame, metric: str = "regret_linear", nature: s
         if obs.empty:
             _no_data(ax, f"{metric} curves" + (f" for {nature}" if nature else ""))
             return fig
-        bounds = df.loc[df["metric"] == f"{metric}_bound"]
-        stats = mean_band(obs, ["forecaster"])
+        bound, scale, logy = _CURVE_BOUNDS.get(metric, (f"{metric}_bound", 1.0, False))
+        bounds = df.loc[df["metric"] == bound]
+        stats = mean_ci(obs, ["forecaster", "t"])
         for name in _order(stats["forecaster"].unique()):
-            _draw_mean(ax, stats.loc[stats["forecaster"] == name], name, "t", log=False)
+            _draw_mean(ax, stats.loc[stats["forecaster"] == name], name, "t", log=logy)
             b = bounds.loc[bounds["forecaster"] == name]
             if not b.empty:
-                _draw_bound(ax, b, name, "t")
-        ax.axhline(0.0, color="0.7", linewidth=0.5, zorder=0)
+                _draw_bound(ax, b, name, "t", scale=scale)
+        if logy:
+            ax.set_yscale("log", nonpositive="mask")
+            _plain_log_ticks(ax.yaxis)
+        else:
+            ax.axhline(0.0, color="0.7", linewidth=0.5, zorder=0)
         ax.set_xscale("log")
         _plain_log_ticks(ax.xaxis)
         ax.set_xlabel("rounds T")
@@ -399,10 +413,11 @@ def _draw_reliability(ax: Axes, pooled: pd.DataFrame, forecaster: str, count_axi
     size = 60 * count / top
     mp, my = pooled["mean_p"].to_numpy(float), pooled["mean_y"].to_numpy(float)
     ax.plot(mp, my, color=style["color"], linewidth=0.6, alpha=0.7, zorder=2)
-    filled = MarkerStyle(style["marker"]).is_filled()  # a white edge would hide "+", "x", "1"
-    ax.scatter(mp, my, s=np.maximum(size, 2), color=style["color"], marker=style["marker"],
-               edgecolors="white" if filled else style["color"], linewidths=0.3 if filled else 0.8, zorder=3,
-               clip_on=False, gid="bins")
+    # a white edge sets filled markers apart; "+", "x", "1" are drawn by their edge, in the color
+    edge = {"edgecolors": "white", "linewidths": 0.3} if MarkerStyle(style["marker"]).is_filled() else {
+        "linewidths": 0.8}
+    ax.scatter(mp, my, s=np.maximum(size, 2), color=style["color"], marker=style["marker"], zorder=3,
+               clip_on=False, gid="bins", **edge)
 
 
 def reliability_diagram(reliability: pd.DataFrame, forecaster: str, nature: str, ax: Axes | None = None,
@@ -494,26 +509,32 @@ def _reliability_grid(pooled: dict[str, pd.DataFrame], nature: str, names: list[
 
 
 # ----------------------------------------------------------------------------- leaderboard
-def seed_means(summary: pd.DataFrame, metric: str, by: Sequence[str] = ("forecaster", "nature")) -> pd.Series:
-    """Mean of ``metric`` over the finished (not forfeited) matchups of each group; NaN ignored."""
-    df = _clean(_ok(summary), metric, need=by)
-    if df.empty:
-        return pd.Series(dtype=float)
-    return df.groupby(list(by))[metric].mean()
+def _last_T(summary: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the largest horizon T: tables and heatmaps compare forecasters at one T."""
+    if "T" in summary and summary["T"].nunique() > 1:
+        return summary.loc[summary["T"] == summary["T"].max()]
+    return summary
 
 
-def _fmt(v: float) -> str:
+def _fmt(v: float, digits: int = 3) -> str:
+    """``digits`` significant digits; scientific notation below 1e-3 and from 1e4."""
     if not np.isfinite(v):
         return "--"
-    return f"{v:.2e}" if v != 0 and (abs(v) < 1e-3 or abs(v) >= 1e4) else f"{v:.3g}"
+    return f"{v:.{digits - 1}e}" if v != 0 and (abs(v) < 1e-3 or abs(v) >= 1e4) else f"{v:.{digits}g}"
+
+
+def _pm(mean: float, half: float, pm: str = " $\\pm$ ") -> str:
+    """The mean, then the half-width of its interval (two digits) where there is one."""
+    return _fmt(mean) + (pm + _fmt(half, 2) if np.isfinite(half) else "")
 
 
 def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: Axes | None = None) -> Figure:
-    """Forecaster x nature heatmap of the mean of ``metric`` over seeds (lower is better).
+    """Forecaster x nature heatmap of the mean of ``metric`` over seeds (:func:`arena.aggregate.seed_stats`).
 
     Cells are annotated with their value; the colormap is viridis (log-scaled when the values
     span more than two decades). Forfeited matchups are left out of the mean; a cell with a
-    forfeit is hatched and marked "F" (only "F" when every seed forfeited).
+    forfeit is hatched and marked "F" (only "F" when every seed forfeited). With several
+    horizons T, the largest.
     """
     with mpl.rc_context(_RC):
         if summary is None or any(c not in summary for c in ("forecaster", "nature", metric)) or \
@@ -521,13 +542,12 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
             fig, ax = _axes(ax)
             _no_data(ax, metric)
             return fig
-        means = seed_means(summary, metric).unstack("nature") if not _ok(summary).empty else pd.DataFrame()
-        forfeits = (summary.assign(f=summary.get("status", "ok") == "forfeit")
-                    .groupby(["forecaster", "nature"])["f"].agg(["any", "all"]))
+        st = seed_stats(_last_T(summary), [metric]).groupby(["forecaster", "nature"])
+        means = st["mean"].mean().unstack("nature")
+        forfeits = pd.DataFrame({"any": st["n_forfeit"].max() > 0, "all": st["n"].max() == 0})
         rows = _order(summary["forecaster"].unique())
         cols = sorted(summary["nature"].astype(str).unique())
-        grid = means.reindex(index=rows, columns=cols) if not means.empty else pd.DataFrame(
-            np.nan, index=rows, columns=cols)
+        grid = means.reindex(index=rows, columns=cols)
         values = grid.to_numpy(float)
         size = (max(FIGSIZE[0], 1.4 + 0.55 * len(cols)), max(1.6, 1.0 + 0.22 * len(rows)))
         fig, ax = _axes(ax, size)
@@ -548,7 +568,7 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
                                            linewidth=0, gid=f"forfeit:{fc}:{nat}"))
                 if (fc, nat) not in forfeits.index:
                     continue
-                text = "F" if all_f or not np.isfinite(v) else _fmt(v) + (" F" if any_f else "")
+                text = "F" if all_f else _fmt(v) + (" F" if any_f else "")
                 light = np.isfinite(v) and np.mean(cmap(norm(v))[:3]) < 0.5
                 ax.text(j, i, text, ha="center", va="center", fontsize=6, color="white" if light else "black",
                         gid=f"value:{fc}:{nat}", in_layout=False)  # inside its cell: nothing to lay out
@@ -571,14 +591,19 @@ def _tex(s: str) -> str:
 
 def latex_table(summary: pd.DataFrame, metrics: Sequence[str] = ("smce_over_T", "brier", "bias"),
                 by_nature: bool = False, caption: str | None = None, label: str | None = None) -> str:
-    """A booktabs table of per-forecaster means (over natures and seeds), the best of each column bold.
+    """A booktabs table of one game's forecasters, the best entry of each column in bold.
 
-    Lower is better in every column; ties at the shown precision are all bold. Forfeited
-    matchups are left out; metrics absent from ``summary`` are skipped.
+    An entry is the forecaster's mean over natures of its seed means
+    (:func:`arena.aggregate.leaderboard`) or, ``by_nature``, its mean over seeds on each nature
+    (:func:`arena.aggregate.seed_stats`), then ``$\\pm$`` the half-width of the 95% interval
+    where there are several seeds. Bold: the best in the metric's direction
+    (:func:`arena.aggregate.direction`; none for a metric that is not ranked), and every
+    entry that ties with it at the shown precision. Forfeited matchups are left out;
+    metrics absent from ``summary`` are skipped; with several horizons T, the largest.
 
     Parameters
     ----------
-    summary : one row per matchup (forecaster, nature, seed, metrics..., status).
+    summary : one row per matchup (forecaster, nature, seed, metrics..., status) of one game.
     metrics : columns of the table.
     by_nature : one row per forecaster x nature instead (best per nature in bold).
     caption, label : wrap the tabular in a ``table`` environment with these.
@@ -591,33 +616,35 @@ def latex_table(summary: pd.DataFrame, metrics: Sequence[str] = ("smce_over_T", 
     \\toprule
     forecaster & Brier \\\\
     \\midrule
-    a & 0.3 \\\\
+    a & 0.3 $\\pm$ 1.3 \\\\
     b & \\textbf{0.25} \\\\
     \\bottomrule
     \\end{tabular}
     """
     metrics = [m for m in metrics if summary is not None and m in summary]
-    keys = ["forecaster", "nature"] if by_nature else ["forecaster"]
-    ok = _ok(summary) if metrics else pd.DataFrame()
-    table = pd.DataFrame({m: seed_means(ok, m, keys) for m in metrics}) if not ok.empty else pd.DataFrame()
+    keys = ["nature", "forecaster"] if by_nature else ["forecaster"]
     head = [*("forecaster", "nature")[: len(keys)], *(METRIC_LABELS.get(m, m) for m in metrics)]
     lines = [f"\\begin{{tabular}}{{{'l' * len(keys)}{'r' * len(metrics)}}}", "\\toprule",
              " & ".join(_tex(h) if "$" not in h else h for h in head) + " \\\\", "\\midrule"]
-    if not table.empty:
-        if by_nature:
-            table = table.reset_index().set_index(["nature", "forecaster"]).sort_index()
-        shown = table.apply(lambda col: col.map(_fmt))
+    stats = pd.DataFrame()
+    if metrics and not summary.empty:
+        df = _last_T(summary)
+        stats = seed_stats(df, metrics) if by_nature else leaderboard(df, metrics)
+        stats = stats.loc[np.isfinite(stats["mean"])]
+    if not stats.empty:
+        table = stats.set_index([*keys, "metric"])[["mean", "half"]].unstack("metric")
         groups = table.groupby(level="nature", sort=True) if by_nature else [(None, table)]
         for g, (_, part) in enumerate(groups):
             if by_nature and g:
                 lines.append("\\midrule")
-            best = {m: part[m].min() for m in metrics}
+            best = {m: _best(part["mean"][m], m) if m in part["mean"] else np.nan for m in metrics}
             for idx in _sorted_index(part, by_nature):
                 row = [_tex(idx[1]), _tex(idx[0])] if by_nature else [_tex(idx)]
                 for m in metrics:
-                    v, s = table.loc[idx, m], shown.loc[idx, m]
-                    bold = np.isfinite(v) and np.isfinite(best[m]) and s == _fmt(best[m])
-                    row.append(f"\\textbf{{{s}}}" if bold else s)
+                    v, h = (part.loc[idx, (c, m)] if m in part[c] else np.nan for c in ("mean", "half"))
+                    shown = _pm(v, h)
+                    bold = np.isfinite(v) and np.isfinite(best[m]) and _fmt(v) == _fmt(best[m])
+                    row.append(f"\\textbf{{{shown}}}" if bold else shown)
                 lines.append(" & ".join(row) + " \\\\")
     lines += ["\\bottomrule", "\\end{tabular}"]
     out = "\n".join(lines)
@@ -625,6 +652,12 @@ def latex_table(summary: pd.DataFrame, metrics: Sequence[str] = ("smce_over_T", 
         extra = ([f"\\caption{{{caption}}}"] if caption else []) + ([f"\\label{{{label}}}"] if label else [])
         out = "\n".join(["\\begin{table}", "\\centering", out, *extra, "\\end{table}"])
     return out
+
+
+def _best(values: pd.Series, metric: str) -> float:
+    """The best of ``values`` in the metric's direction (NaN when it is not ranked)."""
+    way = direction(metric)
+    return values.min() if way == "min" else values.max() if way == "max" else np.nan
 
 
 def _sorted_index(part: pd.DataFrame, by_nature: bool) -> list:
@@ -646,7 +679,9 @@ def _save(fig: Figure, stem: Path, formats: Sequence[str]) -> list[Path]:
     engine = fig.get_layout_engine()
     if engine is not None and formats:
         # lay the figure out once for every format, then draw it once per format: a layout
-        # engine left on would lay it out, and so draw it once more, in every savefig
+        # engine left on would lay it out, and so draw it once more, in every savefig; at the
+        # PNG's resolution, where hinted text is a little wider than at the default 100 dpi
+        fig.set_dpi(DPI)
         engine.execute(fig)
         fig.set_layout_engine("none")
     for ext in formats:
@@ -656,7 +691,8 @@ def _save(fig: Figure, stem: Path, formats: Sequence[str]) -> list[Path]:
         try:
             # no creation date in PDFs: the same tables give the same bytes, in any process
             meta = {"CreationDate": None} if ext == "pdf" else None
-            fig.savefig(tmp, format=ext, dpi=DPI, metadata=meta)
+            with mpl.rc_context(_SAVE_RC):
+                fig.savefig(tmp, format=ext, dpi=DPI, metadata=meta)
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
@@ -672,6 +708,8 @@ _FIGURES = {
     "regret_linear": lambda curves, nature: regret_curves(curves, "regret_linear", nature=nature),
     "reliability": lambda pooled, nature, names: _reliability_grid(pooled, nature, names, 3),
     "leaderboard": lambda summary, metric: leaderboard_heatmap(summary, metric),
+    "bias": lambda curves, nature: regret_curves(curves, "bias", nature=nature),
+    "certificates": lambda summary: certificate_margins(summary),
 }
 #: rcParams that never travel to a worker process.
 _LOCAL_RC = ("backend", "backend_fallback", "interactive")
@@ -715,12 +753,15 @@ def _read_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
 #: A worker process is worth starting only for this many figures or more: it takes one to two
 #: seconds to import matplotlib and pandas, the time this process takes to draw a few figures.
 _FIGURES_PER_WORKER = 6
-#: What a worker process runs: read ``sys.path``, load this file as a module of its own (the
-#: figures need matplotlib and pandas, not the whole ``arena`` package, which takes longer to
-#: import than they do), then serve jobs (:func:`_serve`).
-_WORKER = """import importlib.util, pickle, sys
+#: What a worker process runs: read ``sys.path``, load this file as ``arena.plots`` under an
+#: empty ``arena`` package (the figures need matplotlib, pandas and :mod:`arena.aggregate`, not
+#: the game engine that ``arena/__init__.py`` imports, which takes longer to import than they
+#: do), then serve jobs (:func:`_serve`).
+_WORKER = """import importlib.util, os, pickle, sys, types
 sys.path[:] = pickle.load(sys.stdin.buffer)
-spec = importlib.util.spec_from_file_location("_arena_plots_worker", sys.argv[1])
+package = sys.modules["arena"] = types.ModuleType("arena")
+package.__path__ = [os.path.dirname(sys.argv[1])]
+spec = importlib.util.spec_from_file_location("arena.plots", sys.argv[1])
 module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
 module._serve()
@@ -860,17 +901,25 @@ def _run_jobs(jobs: list[tuple]) -> list[list[Path]]:
 def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
            leaderboard_metrics: Sequence[str] = ("smce_over_T", "brier", "bias"),
            formats: Sequence[str] = ("pdf", "png")) -> list[Path]:
-    """Draw every figure of a results directory into ``out_dir/figures/`` and return the paths.
+    """Draw every figure of a results directory into ``out_dir/figures/``, write a LaTeX table per
+    game and ``out_dir/summary.md``, and return the paths.
 
-    Per nature: ``smce_vs_T__<nature>``, ``regret_linear__<nature>`` and ``reliability__<nature>``
-    (one panel per forecaster); then ``leaderboard__<metric>`` per leaderboard metric, each as
-    PDF and PNG, and ``table.tex``. Matchups of the quantile game add ``rolling_coverage__<nature>``,
-    ``coverage_error__<nature>``, ``group_coverage__<nature>`` (group natures), ``coverage_vs_L``
-    (Lipschitz-CDF natures) and leaderboards of :data:`QUANTILE_METRICS`. A figure without data is skipped.
-    Matchups of the experts game add ``regret_experts__<nature>`` (certified bounds dashed) and
-    ``expert_weights__<nature>``, those of the decision game ``regret_decision__<nature>``, each
-    with leaderboards of :data:`EXPERTS_METRICS` / :data:`DECISION_METRICS`. The paths come in that
-    order, whatever the number of processes.
+    Per game present (each in ``figures/<game>/`` when the directory holds several games):
+
+    - binary forecasts (any game whose curves have them), per nature: ``smce_vs_T__<nature>``,
+      ``regret_linear__<nature>``, ``bias__<nature>`` and ``reliability__<nature>`` (one panel
+      per forecaster); ``leaderboard__<metric>`` per metric of ``leaderboard_metrics``;
+    - quantile game: ``rolling_coverage__<nature>``, ``coverage_error__<nature>``,
+      ``group_coverage__<nature>`` (group natures), ``coverage_vs_L`` (Lipschitz-CDF natures) and
+      leaderboards of :data:`QUANTILE_METRICS`;
+    - experts game: ``regret_experts__<nature>`` and ``expert_weights__<nature>``; decision game:
+      ``regret_decision__<nature>``; leaderboards of :data:`EXPERTS_METRICS` / :data:`DECISION_METRICS`;
+    - ``certificates``: every certificate's value over its bound (:func:`certificate_margins`);
+    - ``table.tex``: :func:`latex_table` of the game's :data:`HEADLINE_METRICS`.
+
+    Each figure comes as PDF (fonts embedded as TrueType) and PNG; a figure without data is
+    skipped. Then ``summary.md`` (:func:`markdown_summary`). The paths come in that order,
+    whatever the number of processes.
 
     The figures are drawn by this process and, where there is more than one CPU, by worker
     processes (one per CPU; set ``ARENA_PLOT_JOBS`` to choose the number of processes, 1 for
@@ -882,46 +931,271 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
         (or, the same tables quicker, from the ``summary``/``curves``/``reliability`` Parquet
         files that :func:`arena.results.write_tables` left there, when no matchup changed since)
         unless ``tables`` (keys ``summary``, ``curves``, ``reliability``) is given.
+    leaderboard_metrics : the leaderboards of binary forecasts, and the headline metrics of a
+        game without its own entry in :data:`HEADLINE_METRICS`.
     """
     out_dir = Path(out_dir)
     if tables is None:
         tables = _read_tables(out_dir)
-    summary, curves, rel = (tables.get(k, pd.DataFrame()) for k in ("summary", "curves", "reliability"))
+    summary, curves, rel = (tables.get(k) for k in ("summary", "curves", "reliability"))
     summary = summary if summary is not None else pd.DataFrame()
-    fig_dir = out_dir / "figures"
-    fig_dir.mkdir(parents=True, exist_ok=True)
-    natures = sorted(set().union(*(set(df["nature"].dropna().astype(str)) for df in (summary, curves, rel)
-                                   if df is not None and "nature" in df)))
     curves = _clean(curves, need=_CURVE_COLUMNS)
     rel = rel if rel is not None else pd.DataFrame()
-    # each job gets its nature's rows only, and the reliability bins pooled over seeds once
-    pooled = _pool(rel, ["nature", "forecaster"])
     rc = {k: v for k, v in mpl.rcParams.items() if k not in _LOCAL_RC}  # the workers draw with ours
+    games = sorted(summary["game"].dropna().astype(str).unique()) if "game" in summary else []
+    parts = [(g, *(_of_game(df, g) for df in (summary, curves, rel))) for g in games] or [(None, summary, curves, rel)]
+    fig_dir = {game: out_dir / "figures" / (game if len(parts) > 1 else "") for game, *_ in parts}
     jobs: list[tuple] = []
+    for game, s, c, r in parts:
+        fig_dir[game].mkdir(parents=True, exist_ok=True)
+        jobs += _binary_jobs(s, c, r, fig_dir[game], formats, rc, leaderboard_metrics)
+        jobs += _quantile_jobs(s, c, fig_dir[game], formats, rc)  # the quantile game's figures, if any
+        jobs += _experts_jobs(s, c, fig_dir[game], formats, rc)  # the experts and decision games' figures
+        if not _certificate_ratios(s).empty:
+            jobs.append(("certificates", (s,), fig_dir[game] / "certificates", formats, rc))
+    written: list[Path] = [path for paths in _run_jobs(jobs) for path in paths]
+    for game, s, *_ in parts:
+        metrics = _headline(game, s, leaderboard_metrics)
+        if metrics:
+            path = fig_dir[game] / "table.tex"
+            n = s["seed"].nunique() if "seed" in s else 1
+            path.write_text(f"% {game or 'all games'}: mean over natures of the mean over {n} seed(s), "
+                            "+- the half-width of its 95% interval; best in bold (arena.plots.latex_table)\n"
+                            + latex_table(s, metrics) + "\n")
+            written.append(path)
+    if not summary.empty:
+        path = out_dir / "summary.md"
+        path.write_text(markdown_summary(summary, written, out_dir, leaderboard_metrics))
+        written.append(path)
+    return written
+
+
+def _of_game(df: pd.DataFrame, game: str) -> pd.DataFrame:
+    """The rows of one game (all rows of a table without a game column)."""
+    return df.loc[df["game"] == game] if df is not None and not df.empty and "game" in df else df
+
+
+def _binary_jobs(summary: pd.DataFrame, curves: pd.DataFrame, rel: pd.DataFrame, fig_dir: Path,
+                 formats: Sequence[str], rc: dict, metrics: Sequence[str]) -> list[tuple]:
+    """The figure jobs of binary forecasts: per nature, the curves and reliability bins there are;
+    leaderboards of ``metrics``."""
+    natures = sorted(set().union(*(set(df["nature"].dropna().astype(str)) for df in (summary, curves, rel)
+                                   if df is not None and "nature" in df)))
+    pooled = _pool(rel, ["nature", "forecaster"])  # pooled over seeds once; each job gets its nature's bins
+    jobs = []
     for nat in natures:
         cur = _restrict(curves, nature=nat)
-        metrics = set(cur["metric"].unique()) if not cur.empty else set()
-        if "smce" in metrics:
-            jobs.append(("smce_vs_T", (cur, nat), fig_dir / f"smce_vs_T__{_safe(nat)}", formats, rc))
-        if "regret_linear" in metrics:
-            jobs.append(("regret_linear", (cur, nat), fig_dir / f"regret_linear__{_safe(nat)}", formats, rc))
+        have = set(cur["metric"].unique()) if not cur.empty else set()
+        for kind, metric in (("smce_vs_T", "smce"), ("regret_linear", "regret_linear"), ("bias", "bias")):
+            if metric in have:
+                jobs.append((kind, (cur, nat), fig_dir / f"{kind}__{_safe(nat)}", formats, rc))
         pooled_nat = _restrict(pooled, nature=nat)
         if not pooled_nat.empty:
             names = _order(_restrict(rel, nature=nat)["forecaster"].unique())
             by_name = {str(name): part for name, part in pooled_nat.groupby("forecaster", sort=False)}
             jobs.append(("reliability", (by_name, nat, names), fig_dir / f"reliability__{_safe(nat)}", formats, rc))
-    for metric in leaderboard_metrics:
+    for metric in metrics:
         if metric in summary and not _clean(_ok(summary), metric).empty:
             jobs.append(("leaderboard", (summary, metric), fig_dir / f"leaderboard__{_safe(metric)}", formats, rc))
-    jobs += _quantile_jobs(summary, curves, fig_dir, formats, rc)  # the quantile game's figures, if any
-    jobs += _experts_jobs(summary, curves, fig_dir, formats, rc)  # the experts and decision games' figures
-    written: list[Path] = [path for paths in _run_jobs(jobs) for path in paths]
-    metrics = [m for m in leaderboard_metrics if m in summary] or [m for m in QUANTILE_METRICS if m in summary]
-    if metrics:
-        path = fig_dir / "table.tex"
-        path.write_text(latex_table(summary, metrics) + "\n")
-        written.append(path)
-    return written
+    return jobs
+
+
+def _headline(game: str | None, summary: pd.DataFrame, default: Sequence[str]) -> list[str]:
+    """The game's headline metrics that the summary has."""
+    return [m for m in HEADLINE_METRICS.get(game, default) if m in summary and summary[m].notna().any()]
+
+
+# ---------------------------------------------------------------------------------- certificates
+def _certificate_ratios(summary: pd.DataFrame | None) -> pd.DataFrame:
+    """Long table (forecaster, nature, seed, certificate, ratio = value / bound) of the finished
+    matchups' certificates that have a finite value and a positive, finite bound."""
+    if summary is None or summary.empty or "forecaster" not in summary:
+        return pd.DataFrame(columns=["forecaster", "certificate", "ratio"])
+    ok = _ok(summary)
+    frames = []
+    for col in ok.columns:
+        name = str(col)[5:-6] if str(col).startswith("cert.") and str(col).endswith(".value") else None
+        if name is None or f"cert.{name}.bound" not in ok:
+            continue
+        v, b = (pd.to_numeric(ok[f"cert.{name}.{k}"], errors="coerce").astype(float) for k in ("value", "bound"))
+        keep = np.isfinite(v) & np.isfinite(b) & (b > 0)
+        frames.append(ok.loc[keep, [c for c in ("forecaster", "nature", "seed") if c in ok]].assign(
+            certificate=name, ratio=(v / b)[keep]))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["forecaster", "certificate",
+                                                                                       "ratio"])
+
+
+def certificate_margins(summary: pd.DataFrame, ax: Axes | None = None) -> Figure:
+    """Every certificate of every finished matchup as its observed value over its certified bound.
+
+    One row per forecaster and certificate (labelled with the certificate; the forecaster is
+    in the legend), one point per matchup (nature and seed) in the forecaster's color and
+    marker; the certified bound is the dashed line at 1 (a point right of it exceeds the
+    bound). Ratios below -1 (a negative regret) are drawn at -1.
+
+    Examples
+    --------
+    >>> s = pd.DataFrame({"forecaster": "bit", "nature": "n", "seed": [0, 1], "cert.bit.value": [0.0, 0.5],
+    ...                   "cert.bit.bound": 1.0})
+    >>> [float(x) for x in certificate_margins(s).axes[0].collections[0].get_offsets()[:, 0]]
+    [0.0, 0.5]
+    """
+    own = ax is None
+    with mpl.rc_context(_RC):
+        ratios = _certificate_ratios(summary)
+        rows = sorted({(f, c) for f, c in zip(ratios["forecaster"], ratios["certificate"])},
+                      key=lambda fc: (_order(ratios["forecaster"].unique()).index(fc[0]), fc[1]))
+        fig, ax = _axes(ax, (FIGSIZE[0], 0.75 + 0.17 * max(len(rows), 1)))
+        if not rows:
+            _no_data(ax, "certificates")
+            return fig
+        for i, (name, cert) in enumerate(rows):
+            part = ratios.loc[(ratios["forecaster"] == name) & (ratios["certificate"] == cert), "ratio"]
+            style = forecaster_style(name)
+            jitter = 0.25 * (np.arange(len(part)) % 5 - 2) / 2  # points of one row spread over its height
+            first = i == 0 or rows[i - 1][0] != name
+            ax.scatter(np.maximum(part.to_numpy(float), -1.0), i + jitter, s=9, color=style["color"],
+                       marker=style["marker"], alpha=0.7, linewidths=0, gid=f"ratio:{name}:{cert}",
+                       label=name if first else None)
+            if first and i:
+                ax.axhline(i - 0.5, color="0.85", linewidth=0.5, zorder=0)
+        ax.axvline(1.0, color=_BOUND_COLOR, linestyle="--", linewidth=0.9, gid="bound")
+        ax.axvline(0.0, color="0.8", linewidth=0.5, zorder=0)
+        ax.set_yticks(range(len(rows)), [c.replace("_", " ") for _, c in rows], fontsize=6)
+        ax.tick_params(axis="y", length=0)
+        ax.set_ylim(len(rows) - 0.5, -0.5)
+        low = ratios["ratio"].min()
+        ax.set_xlim(min(-0.05, low - 0.05) if low > -1 else -1.05, max(1.1, ratios["ratio"].max() * 1.05))
+        ax.set_xlabel("certificate value / certified bound")
+        _legend(ax, [(Line2D([], [], color=_BOUND_COLOR, linestyle="--", linewidth=0.9), "certified bound")],
+                outside=own, loc="best")
+    return fig
+
+
+# ---------------------------------------------------------------------------------- markdown
+def _md_table(header: Sequence[str], rows: Iterable[Sequence], align: str) -> list[str]:
+    """A Markdown table (``align``: one of l, r per column); '|' in a cell is escaped."""
+
+    def cell(v) -> str:
+        return str(v).replace("|", "\\|").replace("\n", " ")
+
+    sep = ["---:" if a == "r" else "---" for a in align]
+    return ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |",
+            *("| " + " | ".join(cell(v) for v in row) + " |" for row in rows), ""]
+
+
+def _md_leaderboard(board: pd.DataFrame, metric: str) -> list[str]:
+    way = {"min": "lower is better", "max": "higher is better"}.get(direction(metric), "not ranked")
+    rows = [(r["rank"], r["forecaster"], _pm(r["mean"], r["half"], " ± "), f"{r['mean_rank']:.2f}", r["n_natures"])
+            for _, r in board.iterrows()]
+    return [f"#### {METRIC_LABELS.get(metric, metric)} (`{metric}`, {way})", "",
+            *_md_table(["rank", "forecaster", "mean ± 95% CI", "mean rank over natures", "natures"], rows, "rlrrr")]
+
+
+def _md_paired(summary: pd.DataFrame, metric: str, best: str) -> list[str]:
+    """The paired comparisons of ``best`` with every other forecaster whose interval excludes 0."""
+    p = paired(summary, metric)
+    p = p.loc[p["significant"] & ((p["forecaster_a"] == best) | (p["forecaster_b"] == best))]
+    flip = np.where(p["forecaster_a"] == best, -1.0, 1.0)  # as other - best
+    p = p.assign(other=np.where(flip < 0, p["forecaster_b"], p["forecaster_a"]), diff=flip * p["mean_diff"],
+                 low=np.where(flip < 0, -p["ci_high"], p["ci_low"]), high=np.where(flip < 0, -p["ci_low"], p["ci_high"]))
+    lower = direction(metric) == "min"
+    rank = {n: i for i, n in enumerate(_order(p["other"]))}
+    p = p.assign(order=p["other"].map(rank)).sort_values(["order", "nature"] if "nature" in p else ["order"])
+    rows = [(r["other"], r.get("nature", ""), _fmt(r["diff"]), f"[{_fmt(r['low'])}, {_fmt(r['high'])}]", r["n"],
+             "better" if (r["diff"] > 0) == lower else "worse") for _, r in p.iterrows()]
+    head = [f"Paired with the best, `{best}` (other - best on the same seeds; the interval excludes 0):", ""]
+    if not rows:
+        return [*head[:-1], "none.", ""]
+    return [*head, *_md_table(["forecaster", "nature", "other - best", "95% CI", "seeds", f"{best} is"], rows,
+                              "llrrrl")]
+
+
+def _md_certificates(summary: pd.DataFrame) -> list[str]:
+    rows = []
+    for col in (c for c in summary.columns if str(c).startswith("cert.") and str(c).endswith(".holds")):
+        name = str(col)[5:-6]
+        done = summary.loc[summary[col].notna()]
+        for fc in _order(done["forecaster"].unique()):
+            holds = done.loc[done["forecaster"] == fc]
+            fails = holds.loc[~holds[col].astype(bool)]
+            rows.append((fc, name, len(holds) - len(fails), len(fails),
+                         ", ".join(sorted(fails["nature"].astype(str).unique())) if "nature" in fails else ""))
+    if not rows:
+        return ["No certificates.", ""]
+    rows.sort(key=lambda r: (_order(summary["forecaster"].unique()).index(r[0]), r[1]))
+    return _md_table(["forecaster", "certificate", "holds", "fails", "natures where it fails"], rows, "llrrl")
+
+
+def _md_forfeits(summary: pd.DataFrame) -> list[str]:
+    f = summary.loc[summary["status"] == "forfeit"] if "status" in summary else summary.iloc[:0]
+    if f.empty:
+        return ["None.", ""]
+    cols = ["forecaster", "nature", "seed", "T", "forfeit_who", "forfeit_step", "forfeit_reason"]
+    rows = f.reindex(columns=cols).fillna("").astype(str).itertuples(index=False)
+    return _md_table(["forecaster", "nature", "seed", "T", "who", "step", "reason"], rows, "llrrlrl")
+
+
+def markdown_summary(summary: pd.DataFrame, files: Sequence[Path] = (), root: Path | str | None = None,
+                     leaderboard_metrics: Sequence[str] = ("smce_over_T", "brier", "bias")) -> str:
+    """A Markdown summary of a results table, per game and horizon T: the leaderboard of each
+    headline metric (:data:`HEADLINE_METRICS`, :func:`arena.aggregate.leaderboard`) with mean ±
+    the half-width of its 95% interval, the paired comparisons with the best forecaster whose
+    interval excludes 0 (:func:`arena.aggregate.paired`), the certificates' pass/fail counts and
+    the forfeits; then links to ``files`` (figures as PDF and PNG, tables), relative to ``root``.
+
+    Examples
+    --------
+    >>> s = pd.DataFrame({"game": "binary", "forecaster": ["a", "b"], "nature": "n", "seed": 0, "T": 10,
+    ...                   "status": ["ok", "forfeit"], "forfeit_who": ["", "forecaster"], "forfeit_step": [-1, 3],
+    ...                   "forfeit_reason": ["", "p = 2 out of [0, 1]"], "brier": [0.2, np.nan]})
+    >>> md = markdown_summary(s)
+    >>> "| 1 | a | 0.2 | 1.00 | 1 |" in md, "| b | n | 0 | 10 | forecaster | 3 | p = 2 out of [0, 1] |" in md
+    (True, True)
+    """
+    n_forfeit = int((summary["status"] == "forfeit").sum()) if "status" in summary else 0
+    lines = ["# Results summary", "",
+             (f"{len(summary)} matchups ({n_forfeit} forfeited, left out of the statistics). Means are over "
+              "seeds, then over natures; ± is the half-width of the 95% Student-t interval across seeds "
+              "(natures fixed, seeds random; none with one seed). Paired comparisons pair runs by seed: the "
+              "same outcomes from an oblivious nature, the same random numbers from an adaptive one."), ""]
+    games = sorted(summary["game"].dropna().astype(str).unique()) if "game" in summary else [None]
+    for game in games:
+        s = _of_game(summary, game)
+        metrics = _headline(game, s, leaderboard_metrics)
+        board = leaderboard(s, metrics) if metrics else pd.DataFrame(columns=["T", "metric"])
+        natures = s["nature"].nunique() if "nature" in s else 0
+        seeds = sorted(s["seed"].unique().tolist()) if "seed" in s else "?"
+        counts = f"{s['forecaster'].nunique()} forecasters, {natures} natures, seeds {seeds}."
+        lines += [f"## {game or 'results'}", "", counts, ""]
+        for T, b in board.groupby("T", sort=True):
+            lines += [f"### T = {T}", ""]
+            at_T = s.loc[s["T"] == T] if "T" in s else s
+            for metric in metrics:
+                bm = b.loc[b["metric"] == metric]
+                if bm.empty:
+                    continue
+                lines += _md_leaderboard(bm, metric)
+                lines += _md_paired(at_T, metric, str(bm["forecaster"].iloc[0]))
+        lines += ["### Certificates", "", *_md_certificates(s), "### Forfeits", "", *_md_forfeits(s)]
+    if files:
+        root = Path(root) if root is not None else Path(".")
+        stems: dict[Path, list[Path]] = {}
+        for f in files:
+            stems.setdefault(Path(f).with_suffix(""), []).append(Path(f))
+        lines += ["## Files", ""]
+        for stem, paths in stems.items():
+            links = " · ".join(f"[{p.suffix[1:].upper()}]({_rel(p, root)})" for p in paths)
+            lines.append(f"- `{_rel(stem, root)}`: {links}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return Path(path).relative_to(root).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
 
 
 __all__ = [
@@ -931,13 +1205,11 @@ __all__ = [
     "forecaster_style",
     "latex_table",
     "leaderboard_heatmap",
-    "mean_band",
     "pool_reliability",
     "regret_curves",
     "reliability_diagram",
     "reliability_grid",
     "report",
-    "seed_means",
     "smce_vs_T",
 ]
 
@@ -983,7 +1255,7 @@ def _quantile_level(summary: pd.DataFrame | None) -> float | None:
 def rolling_coverage(curves: pd.DataFrame, nature: str | None = None, q: float | None = None,
                      ax: Axes | None = None) -> Figure:
     """Rolling coverage (fraction of y_t <= p_t over the referee's window) against t, per
-    forecaster (mean over seeds, band +- 1.96 standard errors), with the target q dotted.
+    forecaster (mean over seeds, band: its 95% interval), with the target q dotted.
 
     Examples
     --------
@@ -1001,7 +1273,7 @@ def rolling_coverage(curves: pd.DataFrame, nature: str | None = None, q: float |
         if obs.empty:
             _no_data(ax, "rolling coverage" + (f" for {nature}" if nature else ""))
             return fig
-        stats = mean_band(obs, ["forecaster"])
+        stats = mean_ci(obs, ["forecaster", "t"])
         for name in _order(stats["forecaster"].unique()):
             _draw_mean(ax, stats.loc[stats["forecaster"] == name], name, "t", log=False)
         _target_line(ax, q)
@@ -1040,7 +1312,7 @@ def coverage_error_vs_T(curves: pd.DataFrame, nature: str | None = None, q: floa
             _no_data(ax, "coverage curves" + (f" for {nature}" if nature else ""))
             return fig
         bounds = df.loc[df["metric"] == "coverage_error_bound"]
-        stats = mean_band(obs, ["forecaster"])
+        stats = mean_ci(obs, ["forecaster", "t"])
         for name in _order(stats["forecaster"].unique()):
             _draw_mean(ax, stats.loc[stats["forecaster"] == name], name, "t", log=True)
             b = bounds.loc[bounds["forecaster"] == name]
@@ -1068,7 +1340,7 @@ def coverage_error_vs_T(curves: pd.DataFrame, nature: str | None = None, q: floa
 
 def group_coverage(summary: pd.DataFrame, nature: str, q: float | None = None, ax: Axes | None = None) -> Figure:
     """Coverage in each group of a group-structured nature (columns ``group_coverage.<j>``), one
-    line per forecaster (mean over seeds), with the target q dotted.
+    line per forecaster (mean over seeds, band: its 95% interval), with the target q dotted.
 
     Examples
     --------
@@ -1087,14 +1359,14 @@ def group_coverage(summary: pd.DataFrame, nature: str, q: float | None = None, a
         if df is None or df.empty or not cols:
             _no_data(ax, f"group coverage for {nature}")
             return fig
-        groups = [int(str(c).rsplit(".", 1)[1]) for c in cols]
-        means = df.groupby("forecaster")[cols].mean()
-        for name in _order(means.index):
-            style = forecaster_style(name)
-            ax.plot(groups, means.loc[name].to_numpy(float), color=style["color"], marker=style["marker"],
-                    label=name, gid=f"mean:{name}")
+        long = df.melt(id_vars=["forecaster"], value_vars=cols, var_name="group").dropna(subset=["value"])
+        long["group"] = long["group"].str.rsplit(".", n=1).str[1].astype(int)
+        stats = mean_ci(long, ["forecaster", "group"])
+        for name in _order(stats["forecaster"].unique()):
+            _draw_mean(ax, stats.loc[stats["forecaster"] == name], name, "group", log=False)
         _target_line(ax, q)
         ax.set_ylim(-0.02, 1.02)
+        ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
         ax.set_xlabel("group")
         ax.set_ylabel("coverage in the group")
         ax.set_title(nature.replace("_", " "))
@@ -1135,7 +1407,7 @@ def coverage_vs_L(summary: pd.DataFrame, metric: str = "coverage_error", ax: Axe
         if rows.empty:
             _no_data(ax, f"{metric} of Lipschitz-CDF natures")
             return fig
-        stats = mean_band(rows, ["forecaster"], x="L", y=metric)
+        stats = mean_ci(rows, ["forecaster", "L"], metric)
         for name in _order(stats["forecaster"].unique()):
             _draw_mean(ax, stats.loc[stats["forecaster"] == name], name, "L", log=False)
         ax.set_xscale("log")
@@ -1211,8 +1483,8 @@ def expert_weights(curves: pd.DataFrame, nature: str | None = None, forecasters:
                    ncols: int = 3) -> Figure:
     """The weights each forecaster puts on the experts against t (log x), one panel per forecaster.
 
-    Curves ``weight:<j>`` (mean over seeds) of :mod:`arena.metrics.experts`; expert j is drawn
-    in the j-th color of viridis, the same in every panel.
+    Curves ``weight:<j>`` (mean over seeds, band: its 95% interval) of :mod:`arena.metrics.experts`;
+    expert j is drawn in the j-th color of viridis, the same in every panel.
 
     Examples
     --------
@@ -1238,10 +1510,13 @@ def expert_weights(curves: pd.DataFrame, nature: str | None = None, forecasters:
         cmap = mpl.colormaps["viridis"]
         for k, name in enumerate(names):
             ax = axes[k // cols][k % cols]
-            g = w.loc[w["forecaster"] == name].groupby(["expert", "t"])["value"].mean().reset_index()
+            g = mean_ci(w.loc[w["forecaster"] == name], ["expert", "t"])
             for j, part in g.groupby("expert"):
-                ax.plot(part["t"], part["value"], color=cmap(j / max(n_exp - 1, 1)), linewidth=0.9,
-                        gid=f"weight:{name}:{j}")
+                color = cmap(j / max(n_exp - 1, 1))
+                ax.plot(part["t"], part["mean"], color=color, linewidth=0.9, gid=f"weight:{name}:{j}")
+                if np.isfinite(part["half"]).any():
+                    ax.fill_between(part["t"], part["ci_low"], part["ci_high"], where=np.isfinite(part["half"]),
+                                    color=color, alpha=0.1, linewidth=0, gid=f"band:{name}:{j}")
             ax.set_xscale("log")
             _plain_log_ticks(ax.xaxis)
             ax.set_ylim(-0.02, 1.02)
@@ -1257,7 +1532,7 @@ def expert_weights(curves: pd.DataFrame, nature: str | None = None, forecasters:
 
 def excess_risk_vs_n(table: pd.DataFrame, ax: Axes | None = None) -> Figure:
     """Excess test risk of the online-to-batch predictor against n (log-log), per forecaster and
-    comparator class (mean over seeds, band +- 1.96 standard errors); where the table has a
+    comparator class (mean over seeds, band: its 95% interval); where the table has a
     ``bound`` column (log N / (λ n) for ℓ∞ DF), it is dashed in the forecaster's color.
 
     Parameters
@@ -1282,8 +1557,8 @@ def excess_risk_vs_n(table: pd.DataFrame, ax: Axes | None = None) -> Figure:
         label = df["forecaster"].astype(str)
         if "comparator" in df and df["comparator"].nunique() > 1:
             label = label + " vs " + df["comparator"].astype(str)
-        df = df.assign(forecaster=label, size=df["n"])  # mean_band names its count column n
-        stats = mean_band(df, ["forecaster"], x="size", y="excess_risk")
+        df = df.assign(forecaster=label, size=df["n"])  # mean_ci names its count column n
+        stats = mean_ci(df, ["forecaster", "size"], "excess_risk")
         positive = bool((stats["mean"] > 0).all())
         for name in _order(stats["forecaster"].unique()):
             _draw_mean(ax, stats.loc[stats["forecaster"] == name], name, "size", log=positive)
@@ -1342,3 +1617,10 @@ def _experts_jobs(summary: pd.DataFrame, curves: pd.DataFrame, fig_dir: Path, fo
 
 
 __all__ += ["DECISION_METRICS", "EXPERTS_METRICS", "excess_risk_vs_n", "expert_weights"]
+
+
+#: The headline metrics of each game: its LaTeX table and its leaderboards in ``summary.md``
+#: (a game not listed uses :func:`report`'s ``leaderboard_metrics``).
+HEADLINE_METRICS = {"binary": ("smce_over_T", "brier", "bias"), "quantile": QUANTILE_METRICS,
+                    "experts": EXPERTS_METRICS, "decision": (*DECISION_METRICS, "smce_over_T", "brier")}
+__all__ += ["HEADLINE_METRICS", "certificate_margins", "markdown_summary"]

@@ -291,26 +291,28 @@ def read_table(path: Path | str) -> pd.DataFrame:
                          "regenerate it with `arena-report DIR`") from None
 
 
+def write_table(df: pd.DataFrame, out_dir: Path, name: str) -> Path:
+    """``out_dir/name.parquet`` and ``name.csv``, each written atomically; returns the Parquet path."""
+    path = Path(out_dir) / f"{name}.parquet"
+    write_atomic(df, path)
+    csv = path.with_suffix(".csv")
+    tmp = csv.with_name(f".{csv.name}.tmp")
+    df.to_csv(tmp, index=False)
+    os.replace(tmp, csv)
+    return path
+
+
 def write_tables(out_dir: Path | str, only: set[str] | None = None) -> dict[str, Path]:
     """Aggregate a results directory (the matchups ``only``, when given) into summary/curves/reliability
-    Parquet and CSV files."""
+    Parquet and CSV files, and the tables across seeds of :mod:`arena.aggregate` (seed_stats,
+    leaderboard, paired)."""
+    from arena.aggregate import write_aggregates  # it builds on this module
+
     out_dir = Path(out_dir)
     written = {}
-    for name, df in collect(out_dir, only).items():
-        if df.empty:
-            continue
-        write_atomic(df, out_dir / f"{name}.parquet")
-        csv = out_dir / f"{name}.csv"
-        tmp = csv.with_suffix(".csv.tmp")
-        df.to_csv(tmp, index=False)
-        os.replace(tmp, csv)
-        written[name] = out_dir / f"{name}.parquet"
+    tables = collect(out_dir, only)
+    for name, df in tables.items():
+        if not df.empty:
+            written[name] = write_table(df, out_dir, name)
+    written.update(write_aggregates(out_dir, tables["summary"]))
     return written
-
-
-def aggregate_seeds(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Mean and 95% normal confidence half-width of ``metric`` per forecaster x nature across seeds."""
-    g = summary.groupby(["forecaster", "nature"])[metric]
-    out = g.agg(["mean", "std", "count"]).reset_index()
-    out["ci95"] = 1.96 * out["std"].fillna(0.0) / np.sqrt(out["count"])
-    return out

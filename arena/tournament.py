@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import difflib
 import itertools
-from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 

@@ -8,12 +8,14 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.colors import same_color
 from matplotlib.figure import Figure
+from scipy import stats
 
 import arena
 import arena.results
@@ -53,13 +55,19 @@ def _line(ax, gid):
 
 
 # ------------------------------------------------------------------------------- report
+PER_NATURE = ("smce_vs_T", "regret_linear", "bias", "reliability")
+#: Figures of the fixture: per nature, three leaderboards and the certificates.
+N_FIGURES = len(PER_NATURE) * len(NATURES) + 3 + 1
+
+
 def test_report_writes_every_expected_file(written):
     out, paths = written
     fig_dir = out / "figures"
-    stems = [f"{kind}__{nat}" for nat in NATURES for kind in ("smce_vs_T", "regret_linear", "reliability")]
-    stems += [f"leaderboard__{m}" for m in ("smce_over_T", "brier", "bias")]
-    expected = {fig_dir / f"{s}.{ext}" for s in stems for ext in ("pdf", "png")} | {fig_dir / "table.tex"}
-    assert set(paths) == expected
+    stems = [f"{kind}__{nat}" for nat in NATURES for kind in PER_NATURE]
+    stems += [f"leaderboard__{m}" for m in ("smce_over_T", "brier", "bias")] + ["certificates"]
+    expected = {fig_dir / f"{s}.{ext}" for s in stems for ext in ("pdf", "png")}
+    expected |= {fig_dir / "table.tex", out / "summary.md"}
+    assert set(paths) == expected and len(paths) == len(expected)
     for p in expected:
         assert p.stat().st_size > 0, p
     for p in fig_dir.glob("*.pdf"):
@@ -68,6 +76,20 @@ def test_report_writes_every_expected_file(written):
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", p
     assert "\\toprule" in (fig_dir / "table.tex").read_text()
     assert not list(fig_dir.glob(".*.tmp")), "temporary files left behind"
+    md = (out / "summary.md").read_text()
+    for p in expected - {out / "summary.md"}:  # the summary links every file
+        assert f"({p.relative_to(out).as_posix()})" in md, p
+
+
+def test_pdfs_embed_truetype_fonts_not_type3(written):
+    """Fonts as Type 42 (TrueType, /FontFile2), whatever the caller's rcParams say."""
+    out, _ = written
+    pdfs = sorted((out / "figures").glob("*.pdf"))
+    assert len(pdfs) == N_FIGURES
+    for p in pdfs:
+        data = p.read_bytes()
+        assert b"/FontFile2" in data, p.name
+        assert b"/Type3" not in data and b"/FontType 3" not in data, p.name
 
 
 def test_report_reads_the_tables_it_is_given(results, tmp_path):
@@ -75,7 +97,8 @@ def test_report_reads_the_tables_it_is_given(results, tmp_path):
     only = {"summary": tables["summary"], "curves": tables["curves"].iloc[:0], "reliability": pd.DataFrame()}
     paths = plots.report(tmp_path, tables=only, formats=("png",))
     names = {p.name for p in paths}
-    assert names == {f"leaderboard__{m}.png" for m in ("smce_over_T", "brier", "bias")} | {"table.tex"}
+    assert names == {f"leaderboard__{m}.png" for m in ("smce_over_T", "brier", "bias")} | {
+        "certificates.png", "table.tex", "summary.md"}
 
 
 def test_report_is_the_same_in_worker_processes(results, tmp_path, monkeypatch):
@@ -97,8 +120,8 @@ def test_report_is_the_same_in_worker_processes(results, tmp_path, monkeypatch):
     monkeypatch.setattr(plots, "_draw_job", after_a_worker)
     monkeypatch.setenv("ARENA_PLOT_JOBS", "3")
     parallel = plots.report(three, tables=tables)
-    assert 0 < len(here) < 3 * len(NATURES) + 3  # both this process and the workers drew figures
-    assert len(serial) == 3 * len(NATURES) * 2 + 3 * 2 + 1
+    assert 0 < len(here) < N_FIGURES  # both this process and the workers drew figures
+    assert len(serial) == N_FIGURES * 2 + 2
     assert [p.relative_to(one) for p in serial] == [p.relative_to(three) for p in parallel]
     for a, b in zip(serial, parallel):
         assert a.read_bytes() == b.read_bytes(), a.name
@@ -117,7 +140,7 @@ def test_report_without_workers_draws_everything_here(results, tmp_path, monkeyp
     monkeypatch.setenv("ARENA_PLOT_JOBS", "2")
     monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))  # no worker can start
     paths = plots.report(tmp_path, tables=tables, formats=("png",))
-    assert len(paths) == 3 * len(NATURES) + 3 + 1 and all(p.stat().st_size > 0 for p in paths)
+    assert len(paths) == N_FIGURES + 2 and all(p.stat().st_size > 0 for p in paths)
 
 
 def test_report_reads_fresh_aggregates_and_not_stale_ones(results, tmp_path, monkeypatch):
@@ -344,21 +367,42 @@ def _cells(tex: str) -> list[list[str]]:
     return [[c.strip() for c in line.rstrip("\\ ").split("&")] for line in body.strip().splitlines()]
 
 
-def test_latex_table_bolds_the_column_minimum(results):
+def _mean_and_half(s: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Per forecaster, the mean over natures of the seed means and the half-width of its 95%
+    interval (Welch-Satterthwaite), computed here independently."""
+    g = s.groupby(["forecaster", "nature"])[metric]
+    per = pd.DataFrame({"mean": g.mean(), "v": g.var(ddof=1) / g.count(), "n": g.count()}).reset_index()
+    out = {}
+    for fc, part in per.groupby("forecaster"):
+        dof = part["v"].sum() ** 2 / (part["v"] ** 2 / (part["n"] - 1)).sum()
+        out[fc] = (part["mean"].mean(), stats.t.ppf(0.975, dof) * np.sqrt(part["v"].sum()) / len(part))
+    return pd.DataFrame(out, index=["mean", "half"]).T
+
+
+def _entry(cell: str) -> tuple[float, float, bool]:
+    """(mean, half-width, bold) of a table entry such as ``\\textbf{0.123 $\\pm$ 0.0045}``."""
+    bold = cell.startswith("\\textbf{")
+    text = re.sub(r"\\textbf\{(.*)\}", r"\1", cell)
+    mean, _, half = text.partition(" $\\pm$ ")
+    return float(mean), float(half) if half else np.nan, bold
+
+
+def test_latex_table_entries_are_mean_and_half_width_best_in_bold(results):
     _, tables = results
     s = tables["summary"]
     metrics = ["smce_over_T", "brier", "bias"]
     tex = plots.latex_table(s, metrics)
     assert tex.startswith("\\begin{tabular}{lrrr}") and "\\toprule" in tex and tex.endswith("\\end{tabular}")
-    means = s.groupby("forecaster")[metrics].mean()
     rows = _cells(tex)
     assert sorted(r[0].replace("\\_", "_") for r in rows) == sorted(FORECASTERS)
     for j, m in enumerate(metrics, start=1):
-        bold = [r[0].replace("\\_", "_") for r in rows if r[j].startswith("\\textbf{")]
-        assert bold == [means[m].idxmin()], (m, bold, means[m])
+        want = _mean_and_half(s, m)
+        bold = [r[0].replace("\\_", "_") for r in rows if _entry(r[j])[2]]
+        assert bold == [want["mean"].idxmin()], (m, bold, want)
         for r in rows:
-            value = float(re.sub(r"\\textbf\{(.*)\}", r"\1", r[j]))
-            assert value == pytest.approx(means.loc[r[0].replace("\\_", "_"), m], rel=5e-3)
+            mean, half, _ = _entry(r[j])
+            assert mean == pytest.approx(want.loc[r[0].replace("\\_", "_"), "mean"], rel=5e-3)
+            assert half == pytest.approx(want.loc[r[0].replace("\\_", "_"), "half"], rel=5e-2)
 
 
 def test_latex_table_per_nature(results):
@@ -377,12 +421,190 @@ def test_latex_table_per_nature(results):
 def test_forecaster_style_is_stable_and_distinct():
     styles = [plots.forecaster_style(n) for n in plots.KNOWN_FORECASTERS]
     assert styles == [plots.forecaster_style(n) for n in plots.KNOWN_FORECASTERS]
-    assert len({(s["color"], s["marker"]) for s in styles}) == len(styles)
-    assert len({s["color"] for s in styles}) == len(styles)
-    assert len({s["marker"] for s in styles}) == len(styles)
+    assert len({(s["color"], s["marker"]) for s in styles}) == len(styles)  # no two share both
+    for group in plots.FORECASTER_GROUPS:  # the forecasters that meet in a game: distinct colors and markers
+        assert len({plots.forecaster_style(n)["color"] for n in group}) == len(group)
+        assert len({plots.forecaster_style(n)["marker"] for n in group}) == len(group)
+        # every game starts with the Okabe-Ito colors
+        assert [plots.forecaster_style(n)["color"] for n in group[:7]] == list(plots.PALETTE[: min(7, len(group))])
     assert set(FORECASTERS) <= set(plots.KNOWN_FORECASTERS)
+    # every forecaster of the shipped tournaments is known (no hashed color that could clash)
+    import yaml
+
+    for conf in (Path(__file__).resolve().parents[1] / "conf" / "tournament").glob("*.yaml"):
+        for f in (yaml.safe_load(conf.read_text()).get("tournament") or {}).get("forecasters", []):
+            name = f if isinstance(f, str) else f.get("label", f["name"])
+            assert name in plots.KNOWN_FORECASTERS, (conf.name, name)
     # an unknown name is placed by a hash that does not change between processes
     code = "from arena.plots import forecaster_style as f; print(f('my_plugin'))"
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     other = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert other.stdout.strip() == str(plots.forecaster_style("my_plugin"))
+
+
+# ------------------------------------------------------------------------ bands on every curve
+def _two_seed_curves(metrics, forecasters=("aci", "linf_df"), t=(10, 30, 100)) -> pd.DataFrame:
+    """Curves of two seeds that differ (so every point has a spread)."""
+    rng = np.random.default_rng(0)
+    rows = [{"forecaster": fc, "nature": "n", "seed": seed, "t": tt, "metric": m, "value": 0.5 + 0.1 * rng.random()}
+            for fc in forecasters for seed in (0, 1) for tt in t for m in metrics]
+    return pd.DataFrame(rows)
+
+
+def _bands(fig) -> dict[str, list]:
+    ax = fig.axes[0]
+    means = [ln.get_gid()[5:] for ln in ax.get_lines() if str(ln.get_gid()).startswith("mean:")]
+    bands = [c.get_gid()[5:] for c in ax.collections if str(c.get_gid()).startswith("band:")]
+    return {"means": sorted(means), "bands": sorted(bands)}
+
+
+def test_every_curve_has_a_band_with_two_seeds(results):
+    _, tables = results
+    c = tables["curves"][tables["curves"]["nature"] == "sinusoid"]
+    figures = [plots.smce_vs_T(c), plots.regret_curves(c, "regret_linear"), plots.regret_curves(c, "bias"),
+               plots.regret_curves(_two_seed_curves(["regret_experts"]), "regret_experts"),
+               plots.regret_curves(_two_seed_curves(["regret_decision_expected"]), "regret_decision_expected"),
+               plots.rolling_coverage(_two_seed_curves(["rolling_coverage"]), q=0.9),
+               plots.coverage_error_vs_T(_two_seed_curves(["coverage_error"]), q=0.9)]
+    s = pd.DataFrame({"forecaster": ["aci", "aci", "qogd", "qogd"], "nature": "g", "seed": [0, 1, 0, 1],
+                      "nature_plugin": "lipschitz_cdf", "nature_params": '{"L": 1.0}',
+                      "group_coverage.0": [0.8, 0.9, 0.7, 0.75], "group_coverage.1": [0.95, 1.0, 0.9, 0.8],
+                      "coverage_error": [0.1, 0.05, 0.2, 0.1]})
+    s2 = pd.concat([s, s.assign(nature_params='{"L": 10.0}', coverage_error=[0.02, 0.04, 0.1, 0.3])])
+    figures += [plots.group_coverage(s, "g", q=0.9), plots.coverage_vs_L(s2)]
+    for fig in figures:
+        b = _bands(fig)
+        assert b["means"] and b["means"] == b["bands"], b
+    # expert weights: one band per expert and panel
+    w = _two_seed_curves(["weight:0", "weight:1"])
+    fig = plots.expert_weights(w)
+    for ax in fig.axes:
+        if ax.get_visible():
+            lines = sorted(ln.get_gid()[7:] for ln in ax.get_lines())
+            bands = sorted(col.get_gid()[5:] for col in ax.collections)
+            assert lines and lines == bands
+
+
+def test_band_is_the_student_t_interval(results):
+    _, tables = results
+    c = tables["curves"]
+    c = c[(c["nature"] == "sinusoid") & (c["metric"] == "regret_linear") & (c["forecaster"] == "k29")]
+    fig = plots.regret_curves(c, "regret_linear")
+    (band,) = [col for col in fig.axes[0].collections if col.get_gid() == "band:k29"]
+    top = band.get_paths()[0].vertices
+    for t, g in c.groupby("t"):
+        v = g["value"].to_numpy(float)
+        lo, hi = stats.t.interval(0.95, len(v) - 1, loc=v.mean(), scale=stats.sem(v))
+        ys = top[np.isclose(top[:, 0], t), 1]
+        assert min(ys) == pytest.approx(lo, rel=1e-9, abs=1e-12) and max(ys) == pytest.approx(hi, rel=1e-9)
+
+
+def test_certificate_margins_are_value_over_bound(results):
+    _, tables = results
+    s = tables["summary"]
+    ax = plots.certificate_margins(s).axes[0]
+    drawn = {c.get_gid(): c for c in ax.collections if str(c.get_gid()).startswith("ratio:")}
+    want = set()
+    for col in (c for c in s.columns if c.startswith("cert.") and c.endswith(".value")):
+        name = col[5:-6]
+        if f"cert.{name}.bound" not in s:
+            continue
+        ok = s[s[col].notna() & s[f"cert.{name}.bound"].notna()]
+        for fc, part in ok.groupby("forecaster"):
+            want.add(f"ratio:{fc}:{name}")
+            ratio = np.maximum(part[col] / part[f"cert.{name}.bound"], -1.0)
+            got = drawn[f"ratio:{fc}:{name}"].get_offsets()[:, 0]
+            np.testing.assert_allclose(np.sort(got), np.sort(ratio.to_numpy(float)), rtol=1e-12)
+    assert want == set(drawn) and want
+    assert next(ln for ln in ax.get_lines() if ln.get_gid() == "bound").get_xdata()[0] == 1.0
+
+
+# ------------------------------------------------------------------------------ summary.md
+def _md_rows(md: str, after: str) -> list[list[str]]:
+    """The rows of the first Markdown table after the line ``after``."""
+    lines = md.split(after, 1)[1].splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("|"))
+    rows = []
+    for ln in lines[start + 2:]:
+        if not ln.startswith("|"):
+            break
+        rows.append([c.strip() for c in re.split(r"(?<!\\)\|", ln.strip().removeprefix("|").removesuffix("|"))])
+    return rows
+
+
+def _pm_value(text: str) -> tuple[float, float]:
+    mean, _, half = text.partition(" ± ")
+    return float(mean), float(half) if half else np.nan
+
+
+def test_markdown_summary_has_the_right_numbers(written):
+    out, _ = written
+    s = collect(out)["summary"]
+    md = (out / "summary.md").read_text()
+    assert "## binary" in md and f"### T = {T}" in md
+    for metric in ("smce_over_T", "brier", "bias"):
+        want = _mean_and_half(s, metric).sort_values("mean")
+        rows = _md_rows(md, f"(`{metric}`, lower is better)")
+        assert [r[1] for r in rows] == list(want.index)
+        for rank, (r, (fc, w)) in enumerate(zip(rows, want.iterrows()), start=1):
+            mean, half = _pm_value(r[2])
+            assert int(r[0]) == rank and r[4] == str(len(NATURES))
+            assert mean == pytest.approx(w["mean"], rel=5e-3) and half == pytest.approx(w["half"], rel=5e-2)
+        # the paired comparisons with the best whose interval excludes 0, by scipy
+        best = want.index[0]
+        expected = {}
+        for nat in NATURES:
+            x = s[(s["forecaster"] == best) & (s["nature"] == nat)].set_index("seed")[metric]
+            for fc in FORECASTERS:
+                if fc == best:
+                    continue
+                y = s[(s["forecaster"] == fc) & (s["nature"] == nat)].set_index("seed")[metric]
+                ci = stats.ttest_rel(y, x.loc[y.index]).confidence_interval(0.95)
+                if ci.low > 0 or ci.high < 0:
+                    expected[(fc, nat)] = ((y - x.loc[y.index]).mean(), ci.low, ci.high)
+        section = md.split(f"(`{metric}`, lower is better)", 1)[1]
+        if not expected:
+            assert section.split("####", 1)[0].split("Paired with the best")[1].split("\n")[0].endswith("none.")
+            continue
+        rows = _md_rows(section, f"Paired with the best, `{best}`")
+        got = {(r[0], r[1]): r for r in rows}
+        assert set(got) == set(expected)
+        for key, (diff, lo, hi) in expected.items():
+            r = got[key]
+            low, high = (float(v) for v in r[3].strip("[]").split(","))
+            assert float(r[2]) == pytest.approx(diff, rel=5e-3, abs=1e-12)
+            assert (low, high) == pytest.approx((lo, hi), rel=5e-3, abs=1e-12)
+            assert r[5] == ("better" if diff > 0 else "worse")
+
+
+def test_markdown_summary_counts_certificates_and_lists_forfeits(results):
+    _, tables = results
+    s = tables["summary"].copy()
+    hit = (s["forecaster"] == "running_mean") & (s["nature"] == "sinusoid") & (s["seed"] == 1)
+    s.loc[hit, ["status", "forfeit_who", "forfeit_step", "forfeit_reason"]] = ["forfeit", "nature", 17, "a | b"]
+    md = plots.markdown_summary(s)
+    assert "1 forfeited" in md
+    (row,) = _md_rows(md, "### Forfeits")
+    assert row[:6] == ["running_mean", "sinusoid", "1", str(T), "nature", "17"] and row[6] == "a \\| b"
+    rows = _md_rows(md, "### Certificates")
+    for col in (c for c in s.columns if c.startswith("cert.") and c.endswith(".holds")):
+        name = col[5:-6]
+        for fc, part in s[s[col].notna()].groupby("forecaster"):
+            holds = int(part[col].astype(bool).sum())
+            (r,) = [r for r in rows if r[0] == fc and r[1] == name]
+            assert (int(r[2]), int(r[3])) == (holds, len(part) - holds)
+
+
+def test_report_of_several_games_puts_each_in_its_folder(results, tmp_path, monkeypatch):
+    monkeypatch.setenv("ARENA_PLOT_JOBS", "1")
+    _, tables = results
+    two = {k: pd.concat([df, df.assign(game="decision")], ignore_index=True) for k, df in tables.items()}
+    paths = plots.report(tmp_path, tables=two, formats=("png",))
+    for game in ("binary", "decision"):
+        d = tmp_path / "figures" / game
+        assert (d / "table.tex").exists() and (d / "certificates.png").exists()
+        assert {p.name for p in paths if p.parent == d} >= {f"smce_vs_T__{n}.png" for n in NATURES}
+        tex = (d / "table.tex").read_text()
+        assert "\\toprule" in tex and "\\textbf{" in tex
+    md = (tmp_path / "summary.md").read_text()
+    assert "## binary" in md and "## decision" in md and "figures/decision/table.tex" in md

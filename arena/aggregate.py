@@ -1,0 +1,247 @@
+"""Summary table -> statistics across seeds: means with Student-t intervals, leaderboards, paired comparisons.
+
+Pure functions of the summary table of :mod:`arena.results` (one row per matchup). The rules
+they share live here, once:
+
+- **Metrics** (:func:`metric_columns`): the numeric columns of the summary, except the matchup's
+  identity and bookkeeping (seed, T, rounds, forfeit step), the game's settings and the nature's
+  own properties (:data:`NOT_METRICS`, :data:`NOT_METRIC_PREFIXES`: the quantile level ``q``,
+  group counts, the law's Lipschitz constant, the number of experts), certificates (``cert.*``:
+  reported as pass/fail counts, not averaged) and the machine (timing ``seconds_*``, memory).
+- **Seeds**: a forfeited matchup is left out (its metrics cover a truncated game) and counted
+  (``n_forfeit``); a NaN value is left out of ``n``; an infinite one makes the mean infinite.
+- **Intervals**: 95% Student-t, mean +- t(0.975, n - 1) sd / sqrt(n) (:func:`mean_ci`); NaN with
+  fewer than two values, a single point with zero spread.
+- **Direction** (:func:`direction`): lower is better for every metric (errors, losses, regret,
+  bias, calibration gaps) except those in :data:`DIRECTION`: ``"max"`` for higher is better,
+  ``None`` for descriptive columns that are not ranked (coverage itself is ranked through
+  ``coverage_error`` = abs(coverage - q)).
+
+Examples
+--------
+>>> s = pd.DataFrame({"game": "binary", "forecaster": ["a", "a", "b", "b"], "nature": "n", "T": 10,
+...                   "seed": [0, 1, 0, 1], "brier": [0.20, 0.22, 0.25, 0.26]})
+>>> seed_stats(s)[["forecaster", "metric", "n", "mean"]].round(3).values.tolist()
+[['a', 'brier', 2, 0.21], ['b', 'brier', 2, 0.255]]
+>>> leaderboard(s)[["forecaster", "rank"]].values.tolist()
+[['a', 1], ['b', 2]]
+>>> paired(s, "brier")[["forecaster_a", "forecaster_b", "n", "mean_diff"]].round(3).values.tolist()
+[['a', 'b', 2, -0.045]]
+
+References
+----------
+SPEC §4 (seeds derived by name: pairing by seed), §8 (outputs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from arena.results import KEY_COLUMNS, MACHINE_COLUMNS, MACHINE_PREFIXES, write_table
+
+#: Confidence level of every interval.
+LEVEL = 0.95
+#: A matchup across seeds (the key columns of :mod:`arena.results` but the id and the seed).
+GROUP = [k for k in KEY_COLUMNS if k not in ("matchup_id", "seed")]
+#: Numeric summary columns that are not metrics (besides :data:`NOT_METRIC_PREFIXES`).
+NOT_METRICS = frozenset({"seed", "T", "rounds", "forfeit_step", "adaptive", "q", "law_exposed",
+                         "law_lipschitz_max", "n_experts", *MACHINE_COLUMNS})
+NOT_METRIC_PREFIXES = ("seed_", "cert.", "group_count.", *MACHINE_PREFIXES)
+#: The metrics that are not "lower is better": "max" (higher is better) or None (not ranked).
+DIRECTION: dict[str, str | None] = {
+    "coverage": None, "expected_coverage": None, "group_coverage.": None, "expected_group_coverage.": None,
+    "mean_forecast": None, "randomized_rounds": None, "best_action": None, "best_expert": None,
+    "loss_best_expert": None,
+}
+
+
+def direction(metric: str) -> str | None:
+    """``"min"`` (lower is better), ``"max"`` or ``None`` (not ranked); keys ending in "." are prefixes.
+
+    Examples
+    --------
+    >>> direction("brier"), direction("coverage"), direction("group_coverage.3")
+    ('min', None, None)
+    """
+    if metric in DIRECTION:
+        return DIRECTION[metric]
+    prefix = next((k for k in DIRECTION if k.endswith(".") and metric.startswith(k)), None)
+    return DIRECTION[prefix] if prefix else "min"
+
+
+def metric_columns(summary: pd.DataFrame, ranked: bool = False) -> list[str]:
+    """The metric columns of a summary table, in its order (``ranked``: only those with a direction)."""
+    cols = [c for c in summary.columns if str(c) not in NOT_METRICS and not str(c).startswith(NOT_METRIC_PREFIXES)
+            and pd.api.types.is_numeric_dtype(summary[c]) and not pd.api.types.is_bool_dtype(summary[c])]
+    return [c for c in cols if direction(c) is not None] if ranked else cols
+
+
+def t_quantile(dof):
+    """The two-sided Student-t quantile t(1/2 + LEVEL/2, dof) (fractional dof allowed; NaN for dof < 1)."""
+    from scipy.special import stdtrit  # imported here: a worker drawing figures needs nothing else of scipy
+
+    dof = np.asarray(dof, float)
+    with np.errstate(invalid="ignore"):
+        return stdtrit(np.where(dof >= 1, dof, np.nan), 0.5 + LEVEL / 2)
+
+
+def t_half_width(std, n):
+    """Half-width of the Student-t interval of a mean of n values: t_quantile(n - 1) * std / sqrt(n).
+
+    NaN where n < 2 (no spread to measure), zero where n >= 2 and std is zero.
+
+    Examples
+    --------
+    >>> round(float(t_half_width(1.0, 4)), 4)  # t(0.975, 3) / 2
+    1.5912
+    """
+    std, n = np.asarray(std, float), np.asarray(n, float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n >= 2, np.where(std == 0, 0.0, t_quantile(n - 1) * std / np.sqrt(n)), np.nan)
+
+
+def mean_ci(df: pd.DataFrame, by: Sequence[str], value: str = "value") -> pd.DataFrame:
+    """Per group of ``by``: n (values that are not NaN), mean, std and the Student-t interval of the mean.
+
+    Columns ``[*by, n, mean, std, half, ci_low, ci_high]``; a group whose values are all NaN has
+    n = 0 and NaN statistics.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"f": "a", "t": [1, 1, 2], "value": [1.0, 3.0, 5.0]})
+    >>> mean_ci(df, ["f", "t"])[["t", "n", "mean", "ci_low"]].round(3).values.tolist()
+    [[1.0, 2.0, 2.0, -10.706], [2.0, 1.0, 5.0, nan]]
+    """
+    g = df.groupby(list(by), sort=True, dropna=False)[value].agg(["count", "mean", "std"]).reset_index()
+    g = g.rename(columns={"count": "n"})
+    g["half"] = t_half_width(g["std"], g["n"])
+    g["ci_low"], g["ci_high"] = g["mean"] - g["half"], g["mean"] + g["half"]
+    return g
+
+
+def _finished(summary: pd.DataFrame) -> pd.Series:
+    return summary["status"] != "forfeit" if "status" in summary else pd.Series(True, index=summary.index)
+
+
+def _keys(summary: pd.DataFrame) -> list[str]:
+    return [k for k in GROUP if k in summary]
+
+
+def seed_stats(summary: pd.DataFrame, metrics: Sequence[str] | None = None) -> pd.DataFrame:
+    """Statistics across seeds of every metric of every matchup: one row per (game, forecaster,
+    nature, T, metric).
+
+    Columns: the matchup's keys, ``metric``, ``n`` (seeds that finished with a value that is not
+    NaN), ``mean``, ``std``, ``half``, ``ci_low``, ``ci_high`` (95% Student-t; NaN when n = 1) and
+    ``n_forfeit`` (seeds forfeited, left out). A matchup has a row for a metric when one of its
+    seeds has a value, or when one forfeited and some matchup of its game has the metric (so a
+    matchup whose every seed forfeited keeps its rows, with n = 0).
+
+    Parameters
+    ----------
+    summary : one row per matchup (game, forecaster, nature, seed, T, status, metrics...); any
+        of the key columns may be absent.
+    metrics : the metric columns; by default :func:`metric_columns`.
+    """
+    keys = _keys(summary)
+    metrics = list(metric_columns(summary) if metrics is None else metrics)
+    numbers = summary[metrics].apply(pd.to_numeric, errors="coerce").astype(float)
+    long = pd.concat([summary[keys], numbers], axis=1).melt(id_vars=keys, var_name="metric")
+    long["forfeit"] = np.tile(~_finished(summary).to_numpy(bool), len(metrics))
+    # a metric belongs to a game when some row of the game has it, finished or not
+    in_game = long["value"].notna().groupby([long[k] for k in ["game"] if k in keys] + [long["metric"]])
+    long = long.loc[in_game.transform("any")]
+    stats = mean_ci(long.assign(value=long["value"].mask(long["forfeit"])), [*keys, "metric"])
+    stats["n_forfeit"] = long.groupby([*keys, "metric"], sort=True, dropna=False)["forfeit"].sum().to_numpy(int)
+    return stats.loc[(stats["n"] > 0) | (stats["n_forfeit"] > 0)].reset_index(drop=True)
+
+
+def leaderboard(summary: pd.DataFrame, metrics: Sequence[str] | None = None) -> pd.DataFrame:
+    """Forecasters ranked per (game, T, metric) by their mean over natures of their seed means.
+
+    Columns: ``game``, ``T``, ``metric``, ``forecaster``, ``n_natures`` (natures with a value),
+    ``mean``, ``half``, ``ci_low``, ``ci_high``, ``rank`` (1 = best in the metric's
+    :func:`direction`; ties share the smallest rank, "min" style) and ``mean_rank`` (the mean over
+    natures of the forecaster's rank on each nature). The interval treats the natures as fixed
+    and the seeds as random: the variance of the mean of K seed means is sum(sd_k^2 / n_k) / K^2,
+    with Welch-Satterthwaite degrees of freedom (NaN when some nature has a single seed).
+
+    Parameters
+    ----------
+    summary : one row per matchup (see :func:`seed_stats`).
+    metrics : the metrics; by default every ranked one (:func:`metric_columns`). A metric that
+        is not ranked (direction ``None``) gets its means and intervals, and NaN ranks.
+    """
+    metrics = metric_columns(summary, ranked=True) if metrics is None else list(metrics)
+    cell = ["game", "T", "metric"]
+    st = seed_stats(summary, metrics)
+    st = st.loc[st["n"] > 0].assign(**{k: st.get(k, "") for k in (*cell, "nature")})
+    # ranks of -mean where higher is better; the variance of each seed mean and its Welch-Satterthwaite term
+    way = st["metric"].map(direction)
+    st = st.assign(signed=st["mean"].where(way == "min", -st["mean"]).where(way.notna()),
+                   v=st["std"] ** 2 / st["n"])
+    st = st.assign(nature_rank=st.groupby([*cell, "nature"])["signed"].rank(method="min"),
+                   v2=st["v"] ** 2 / (st["n"] - 1))
+    board = st.groupby([*cell, "forecaster"], sort=True).agg(
+        n_natures=("mean", "size"), mean=("mean", "mean"), signed=("signed", "mean"), v=("v", "sum"),
+        v2=("v2", "sum"), fewest=("n", "min"), mean_rank=("nature_rank", "mean")).reset_index()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        half = np.where(board["v"] == 0, 0.0, t_quantile(board["v"] ** 2 / board["v2"]) * np.sqrt(board["v"]))
+    board["half"] = np.where(board["fewest"] >= 2, half / board["n_natures"], np.nan)
+    board["ci_low"], board["ci_high"] = board["mean"] - board["half"], board["mean"] + board["half"]
+    board["rank"] = board.groupby(cell)["signed"].rank(method="min").astype("Int64")
+    board = board.sort_values([*cell, "rank", "forecaster"]).reset_index(drop=True)
+    return board[[*cell, "forecaster", "n_natures", "mean", "half", "ci_low", "ci_high", "rank", "mean_rank"]]
+
+
+def paired(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Paired comparisons of forecasters on the same seeds: per (game, nature, T) and pair a < b
+    (alphabetically), the differences a - b of ``metric`` seed by seed.
+
+    Columns: the keys, ``metric``, ``forecaster_a``, ``forecaster_b``, ``n`` (seeds where both
+    finished with a value), ``mean_diff``, ``std``, ``half``, ``ci_low``, ``ci_high`` (95%
+    Student-t) and ``significant`` (the interval excludes 0). The pairing is by seed: an
+    oblivious nature gives both forecasters the same outcome sequence (its seed does not depend
+    on the forecaster, SPEC §4); an adaptive nature reacts to each forecaster, so its pairs share
+    the random numbers (common random numbers), not the outcomes.
+
+    Examples
+    --------
+    >>> s = pd.DataFrame({"forecaster": ["b", "a", "b", "a", "b"], "nature": "n", "seed": [0, 0, 1, 1, 2],
+    ...                   "pinball": [1.0, 0.5, 2.0, 1.0, 9.0]})
+    >>> r = paired(s, "pinball").iloc[0]  # seed 2 has no pair
+    >>> r["n"], r["mean_diff"], r["significant"]
+    (np.int64(2), np.float64(-0.75), np.False_)
+    """
+    keys = _keys(summary)
+    extra = ["adaptive"] if "adaptive" in summary else []  # carried along: which pairs share outcomes
+    others = [k for k in keys if k != "forecaster"] + extra
+    d = summary.loc[_finished(summary), [*keys, *extra, "seed", metric]].dropna(subset=[metric])
+    m = d.merge(d, on=[*others, "seed"], suffixes=("_a", "_b"))
+    m = m.loc[m["forecaster_a"] < m["forecaster_b"]]
+    m = m.assign(diff=m[f"{metric}_a"] - m[f"{metric}_b"])
+    out = mean_ci(m, [*others, "forecaster_a", "forecaster_b"], "diff").rename(columns={"mean": "mean_diff"})
+    out.insert(len(others), "metric", metric)
+    out["significant"] = (out["ci_low"] > 0) | (out["ci_high"] < 0)
+    return out
+
+
+def write_aggregates(out_dir: Path | str, summary: pd.DataFrame) -> dict[str, Path]:
+    """Write ``seed_stats``, ``leaderboard`` and ``paired`` (every ranked metric) as Parquet and CSV.
+
+    Returns the Parquet paths by name; each file is written atomically (temp file + rename).
+    """
+    out_dir = Path(out_dir)
+    ranked = metric_columns(summary, ranked=True)
+    tables = {"seed_stats": seed_stats(summary), "leaderboard": leaderboard(summary, ranked),
+              "paired": pd.concat([paired(summary, m) for m in ranked], ignore_index=True) if ranked
+              else pd.DataFrame()}
+    return {name: write_table(df, out_dir, name) for name, df in tables.items()}
+
+
+__all__ = ["DIRECTION", "LEVEL", "direction", "leaderboard", "mean_ci", "metric_columns", "paired", "seed_stats",
+           "t_half_width", "t_quantile", "write_aggregates"]
