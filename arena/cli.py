@@ -290,6 +290,20 @@ def _unknown_option(group: str, value: str) -> ConfigError:
     return ConfigError(f"unknown {group} {value!r}.{hint} Available: {', '.join(options)}")
 
 
+#: The optional extra that provides each launcher outside the default install.
+LAUNCHER_EXTRAS = {"ray": "ray", "ray_local": "ray", "ray_cluster": "ray", "slurm": "slurm",
+                   "submitit_local": "slurm", "submitit_slurm": "slurm"}
+
+
+def _launcher_problem(value: str) -> ConfigError:
+    if value in LAUNCHER_EXTRAS:
+        extra = LAUNCHER_EXTRAS[value]
+        return ConfigError(f"hydra/launcher={value} needs the {extra!r} extra: "
+                           f"pip install 'defensive-forecasting-arena[{extra}]' (from a checkout: "
+                           f"pip install -e '.[{extra}]')")
+    return _unknown_option("hydra/launcher", value)
+
+
 def _compose(overrides: list[str]) -> DictConfig:
     import warnings
 
@@ -309,6 +323,8 @@ def _compose(overrides: list[str]) -> DictConfig:
             key, _, value = o.lstrip("+~").partition("=")
             if key in ("forecaster", "nature", "game", "tournament") and value not in _group_options(key):
                 raise _unknown_option(key, value) from None
+            if key == "hydra/launcher":
+                raise _launcher_problem(value) from None
         raise ConfigError(str(exc).splitlines()[0]) from None
     except ConfigCompositionException as exc:
         raise ConfigError(f"{exc}. Check the override syntax (key=value, -m key=a,b)") from None
@@ -346,7 +362,8 @@ def validate(args: list[str], multirun: bool = False) -> int:
     use_search_path_plugin(args)
     # hydra.* overrides shape the run, not the matchups; but the search path decides which options exist
     keys = [a.split("=")[0].lstrip("+~") for a in args]
-    args = [a for a, key in zip(args, keys) if not key.startswith("hydra") or key == "hydra.searchpath"]
+    args = [a for a, key in zip(args, keys) if not key.startswith("hydra") or key in ("hydra.searchpath",
+                                                                                     "hydra/launcher")]
     GlobalHydra.instance().clear()
     try:
         conf_dir = _config_dir()

@@ -117,11 +117,16 @@ def matchup_id(game: str, forecaster: str, nature: str, seed: int, T: int, confi
     return f"{game}__{forecaster}__{nature}__s{seed}__T{T}__{digest}"
 
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
 def write_atomic(df: pd.DataFrame, path: Path) -> None:
     """Write a Parquet file so that a reader never sees it half-written (temp file + rename)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
+    os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes it private; results on a shared filesystem are for all
     try:
         pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp)  # pyarrow directly: ~2x faster
         os.replace(tmp, path)
