@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from adversaries.iid import _check_count
+from adversaries.iid import MAX_SIZE, _check_count
 from arena.protocols import Context, Forecast, Nature
 from arena.registry import register
 
@@ -88,7 +88,7 @@ class BiasPusher(Nature):
     adaptive = True
 
     def __init__(self, bins: int = 10) -> None:
-        self.bins = _check_count(self.name, "bins", bins, 10)
+        self.bins = _check_count(self.name, "bins", bins, 10, maximum=MAX_SIZE)
 
     def reset(self, rng: np.random.Generator) -> None:
         super().reset(rng)

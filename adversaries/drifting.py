@@ -122,6 +122,8 @@ class LogitWalk(Nature):
         if self.p0 in (0.0, 1.0):
             raise ValueError(f"{self.name}: p0={p0!r} has an infinite logit; give p0 in (0, 1) such as p0: 0.5")
         try:
+            if isinstance(bound, (bool, np.bool_)):
+                raise TypeError  # true/false is not a bound
             self.bound = float(bound)
         except (TypeError, ValueError):
             raise ValueError(f"{self.name}: bound={bound!r} is not a number; give e.g. bound: 4.0") from None

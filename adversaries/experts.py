@@ -30,16 +30,16 @@ Perdomo & Recht, §9 (experts, second-guessing experts); SPEC §3 and §5.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 from scipy.special import expit
 
-from adversaries.iid import _check_count, _check_positive, _check_probability, _check_real, _check_vector
+from adversaries.iid import MAX_SIZE, _check_count, _check_positive, _check_probability, _check_real, _check_vector
 from arena.experts import LOSS_FUNCTIONS
 from arena.games import get_game
 from arena.protocols import Context, Forecast, Nature, OutcomeLaw
-from arena.registry import make_nature, register
+from arena.registry import UnknownPluginError, make_nature, register
 
 
 class _AdaptiveFlag:
@@ -57,14 +57,22 @@ def _inner_nature(who: str, outcomes) -> Nature:
     """The wrapped binary nature from a name, a ``{name, params}`` mapping or an instance."""
     if isinstance(outcomes, Nature):
         inner = outcomes
-    elif isinstance(outcomes, str):
-        inner = make_nature(outcomes)
-    elif isinstance(outcomes, Mapping) and "name" in outcomes and set(outcomes) <= {"name", "params"}:
-        inner = make_nature(str(outcomes["name"]), **dict(outcomes.get("params") or {}))
     else:
-        raise ValueError(
-            f"{who}: outcomes={outcomes!r}; give the name of a binary nature (e.g. outcomes: "
-            "iid_bernoulli) or {name: logistic, params: {w: [0.5, 2.0]}}")
+        params = (outcomes.get("params") or {}) if isinstance(outcomes, Mapping) else None
+        if isinstance(outcomes, str):
+            name, params = outcomes, {}
+        elif isinstance(params, Mapping) and "name" in outcomes and set(outcomes) <= {"name", "params"}:
+            name = str(outcomes["name"])
+        else:
+            raise ValueError(
+                f"{who}: outcomes={outcomes!r}; give the name of a binary nature (e.g. outcomes: "
+                "iid_bernoulli) or {name: logistic, params: {w: [0.5, 2.0]}}")
+        try:
+            inner = make_nature(name, **dict(params))
+        except UnknownPluginError as exc:  # a KeyError; a bad parameter value is a ValueError
+            raise ValueError(f"{who}: outcomes: {exc}") from None
+        except TypeError as exc:  # a parameter the wrapped nature does not take
+            raise ValueError(f"{who}: outcomes={outcomes!r}: {exc}; give only that nature's parameters") from None
     if "binary" not in inner.games:
         raise ValueError(f"{who}: outcomes nature {inner.name!r} plays {inner.games}; a panel wraps a nature of "
                          "the binary game (e.g. iid_bernoulli, logistic, sinusoid, anti_forecaster)")
@@ -87,7 +95,7 @@ class ExpertPanel(Nature):
     default_outcomes = "iid_bernoulli"
 
     def __init__(self, N: int, outcomes=None, greedy: bool = False):
-        self.N = _check_count(self.name, "N", N, 8)
+        self.N = _check_count(self.name, "N", N, 8, maximum=MAX_SIZE)
         self.outcomes = self.default_outcomes if outcomes is None else outcomes
         if not isinstance(greedy, (bool, np.bool_)):
             raise ValueError(f"{self.name}: greedy={greedy!r} must be true or false")  # noqa: TRY004
@@ -250,6 +258,10 @@ class ExpertLogistic(ExpertPanel):
 
     def __init__(self, N: int = 8, weights=None, scale: float = 1.5, outcomes=None, greedy: bool = False):
         if weights is not None:
+            if isinstance(weights, (str, bytes)) or not isinstance(weights, Iterable):
+                raise ValueError(
+                    f"{self.name}: weights={weights!r} is not a list of weight vectors; give e.g. "
+                    "weights: [[0.5, 2.0, -1.0], [0.0, 1.0, 1.0]]")
             rows = [list(_check_vector(self.name, f"weights[{i}]", w, "[0.5, 2.0, -1.0]"))
                     for i, w in enumerate(weights)]
             if not rows or len({len(r) for r in rows}) != 1:

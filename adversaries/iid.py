@@ -21,10 +21,14 @@ from arena.registry import register
 
 #: Rounds of per-round randomness a nature draws at once (a scalar draw costs more than a round).
 CHUNK = 1024
+#: The largest size parameter (experts, bins) a nature accepts: its arrays are allocated at ``reset``.
+MAX_SIZE = 10**6
 
 
 def _check_real(who: str, param: str, value, fix: str) -> float:
     """``value`` as a finite float, or a ValueError naming ``param`` and the fix."""
+    if isinstance(value, (bool, np.bool_)):  # YAML's true/false would otherwise pass as 1.0/0.0
+        raise ValueError(f"{who}: {param}={value!r} is true/false, not a number; {fix}")  # noqa: TRY004
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -48,9 +52,11 @@ def _check_positive(who: str, param: str, value, example) -> float:
     return x
 
 
-def _check_count(who: str, param: str, value, example: int, minimum: int = 1) -> int:
+def _check_count(who: str, param: str, value, example: int, minimum: int = 1, maximum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{who}: {param}={value!r} is not an integer >= {minimum}; give e.g. {param}: {example}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{who}: {param}={value!r} is above {maximum} (it sizes arrays); give e.g. {param}: {example}")
     return int(value)
 
 
@@ -170,7 +176,7 @@ class Logistic(Nature):
 
     def reset(self, rng: np.random.Generator) -> None:
         super().reset(rng)
-        self._radius = math.sqrt(self.B**2 - 1.0)
+        self._radius = math.sqrt(self.B**2 - 1.0) if self.B < 1e150 else self.B  # B**2 overflows past 1e154
         self._rows, self._probs, self._next = np.zeros((0, self.context_dim)), [], 0
 
     def _draw(self, n: int) -> tuple[np.ndarray, list[float]]:

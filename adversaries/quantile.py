@@ -22,14 +22,11 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable
-from contextlib import AbstractContextManager
-from importlib import resources
-from pathlib import Path
 
 import numpy as np
 
 from adversaries.iid import _check_count, _check_positive, _check_real, _check_vector
-from adversaries.replay import Replay, _check_columns, _given, _load, _Series
+from adversaries.replay import Replay, _check_columns
 from arena.games import QuantileGame
 from arena.laws import Mixture, TruncatedNormal, TruncatedStudentT, Uniform, lipschitz_ramp
 from arena.protocols import EMPTY_CONTEXT, Context, Forecast, Nature
@@ -466,33 +463,17 @@ class QuantileReplay(Replay):
     name = "quantile_replay"
     games = ("quantile",)
     adaptive = False
+    binary_outcomes = False
 
     def __init__(self, path: str | os.PathLike = "pkg:adversaries/data/seattle_hourly_temp.csv",
                  column: str = "temp_c", context_columns: Iterable[str] = (), group_columns: Iterable[str] = (),
                  start: int = 0):
         super().__init__(path, column, context_columns, start)
-        _, groups = _check_columns(self.name, column, group_columns)
+        _, groups = _check_columns(self.name, column, group_columns, "group_columns")
         overlap = set(groups) & set(self.context_columns)
         if overlap:
             raise ValueError(f"{self.name}: {sorted(overlap)} are both context and group columns; list each once")
         self.group_columns = groups
-
-    def _file(self) -> AbstractContextManager[Path]:
-        if self.path.startswith("pkg:"):
-            package, _, rel = self.path[4:].partition("/")
-            return resources.as_file(resources.files(package).joinpath(rel))
-        return _given(Path(self.path).expanduser())
-
-    def _series(self) -> _Series:
-        series = getattr(self, "_cache", None)
-        if series is None:
-            with self._file() as path:
-                stat = path.stat() if path.is_file() else None
-                stamp = (stat.st_mtime_ns, stat.st_size) if stat else (None, None)
-                series = _load(str(path), stamp, self.path, self.column, self.context_columns, self.start,
-                               binary=False, group_columns=self.group_columns)
-            self._cache = series
-        return series
 
     @property
     def group_dim(self) -> int:  # type: ignore[override]
@@ -517,10 +498,9 @@ class QuantileReplay(Replay):
             if bad.size:
                 i = int(bad[0])
                 raise ValueError(
-                    f"replay: file {self.path!r}, column {self.column!r}, row {self.start + i} (0-based, header not "
-                    f"counted): value {y[i]:g} is outside the quantile game's range (ymin, ymax] = ({game.ymin:g}, "
-                    f"{game.ymax:g}]; the series spans [{y.min():g}, {y.max():g}]: set game.ymin below "
-                    f"{y.min():g} and game.ymax >= {y.max():g}")
+                    f"replay: {self._where(self.column, self.start + i)}: value {y[i]:g} is outside the quantile "
+                    f"game's range (ymin, ymax] = ({game.ymin:g}, {game.ymax:g}]; the series spans "
+                    f"[{y.min():g}, {y.max():g}]: set game.ymin below {y.min():g} and game.ymax >= {y.max():g}")
         s = self._series()
         if self.group_columns:
             sizes = [len(levels) for levels in s.levels]

@@ -3,8 +3,12 @@
 ``replay`` reads a column of a user's CSV or Parquet file; ``seattle_rain`` replays the
 shipped Seattle daily weather extract (``adversaries/data``, see its PROVENANCE.md).
 Both are oblivious and deterministic. Constructors only store parameters; the file is
-read on the first ``reset`` (or ``length``) and cached per file version. Every problem
-with the file raises an error that names the file, the column and the row.
+read on the first ``reset`` (or ``length``) and cached per file version. One reader
+(``_load``) serves these and the quantile game's replays (``adversaries/quantile.py``).
+Every problem with the file raises a one-line ValueError (OSError when the file cannot
+be opened) that names the file and, where one value is at fault, its column and row.
+Rows count data rows from 0, header not counted, as ``start`` does; for a CSV the
+message adds the line an editor shows (blank lines are skipped, as pandas does).
 
 References
 ----------
@@ -13,14 +17,17 @@ Perdomo & Recht, "In Defense of Defensive Forecasting", §2 (any outcome sequenc
 
 from __future__ import annotations
 
+import csv
 import difflib
 import functools
 import os
-from collections.abc import Iterable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+import warnings
+from collections.abc import Hashable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -41,25 +48,25 @@ class _Series:
     levels: tuple = ()  # per group column, its sorted distinct labels (code i is levels[c][i])
 
 
-def _check_columns(who: str, column, context_columns) -> tuple[str, tuple[str, ...]]:
+def _check_columns(who: str, column, context_columns, what: str = "context_columns") -> tuple[str, tuple[str, ...]]:
+    """The outcome column and a tuple of other columns (``what``: the parameter's name, for messages)."""
     if not isinstance(column, str) or not column:
         raise ValueError(f"{who}: column={column!r} is not a column name; give the outcome column, e.g. column: rain")
-    if isinstance(context_columns, (str, bytes)) or not isinstance(context_columns, Iterable):
+    if isinstance(context_columns, (str, bytes)) or not isinstance(context_columns, Sequence):  # nor sets, mappings
         raise ValueError(  # noqa: TRY004 (one error type for bad parameters)
-            f"{who}: context_columns={context_columns!r} is not a list of column names; "
-            f"give a list, e.g. context_columns: [{context_columns}]"
+            f"{who}: {what}={context_columns!r} is not a list of column names; give a list, e.g. {what}: [temp, wind]"
         )
     ctx = tuple(context_columns)
     for c in ctx:
         if not isinstance(c, str) or not c:
-            raise ValueError(f"{who}: context_columns holds {c!r}, not a column name; give names, e.g. [temp, wind]")
+            raise ValueError(f"{who}: {what} holds {c!r}, not a column name; give names, e.g. {what}: [temp, wind]")
     if column in ctx:
         raise ValueError(
-            f"{who}: context_columns contains the outcome column {column!r}: the forecaster would see y_t "
+            f"{who}: {what} contains the outcome column {column!r}: the forecaster would see y_t "
             "before forecasting; remove it (use a lagged copy of the column instead)"
         )
     if len(set(ctx)) != len(ctx):
-        raise ValueError(f"{who}: context_columns={list(ctx)!r} repeats a column; list each column once")
+        raise ValueError(f"{who}: {what}={list(ctx)!r} repeats a column; list each column once")
     return column, ctx
 
 
@@ -76,6 +83,47 @@ def _format(path: Path, label: str, column: str) -> str | None:
     )
 
 
+def _one_line(err: BaseException, limit: int = 300) -> str:
+    """A library's error as one line of at most ``limit`` characters (parsers write several)."""
+    text = " ".join(f"{type(err).__name__}: {err}".split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _csv_rows(path: Path, sep: str) -> Iterator[tuple[int, list[str]]]:
+    """(first line, fields) of every non-blank record of an uncompressed CSV, header first.
+
+    Lines are 1-based as an editor shows them; a quoted field may span lines. Blank
+    lines are skipped, as ``pandas.read_csv`` does."""
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.reader(f, delimiter=sep)
+        end = 0
+        for fields in reader:
+            begin, end = end + 1, reader.line_num
+            if fields and not (len(fields) == 1 and not fields[0].strip()):
+                yield begin, fields
+
+
+def _line_of(path: Path, row: int) -> int | None:
+    """The line on which data row ``row`` (0-based) starts; None for Parquet or compressed files."""
+    try:
+        sep = _format(path, "", "")
+        if sep is None or path.suffix.lower() in _COMPRESSION:
+            return None
+        for i, (line, _) in enumerate(_csv_rows(path, sep)):
+            if i == row + 1:  # record 0 is the header
+                return line
+    except (OSError, ValueError, csv.Error):  # the location is a courtesy; never hide the real error
+        return None
+    return None
+
+
+def _where(path: Path, label: str, column: str, row: int) -> str:
+    """Where a value sits, for messages: the row as ``start`` counts it and, for a CSV, its line."""
+    line = _line_of(path, row)
+    editor = f"; line {line} of the file" if line is not None else ""
+    return f"file {label!r}, column {column!r}, row {row} (0-based, header not counted{editor})"
+
+
 def _read(path: Path, label: str, column: str) -> pd.DataFrame:
     """The whole table; errors name the file and the column that was asked for."""
     if not path.exists():
@@ -88,58 +136,114 @@ def _read(path: Path, label: str, column: str) -> pd.DataFrame:
             f"replay: {label!r} is a directory, not a file (column {column!r}); give a CSV or Parquet file"
         )
     sep = _format(path, label, column)
+    kind = "Parquet" if sep is None else "CSV"
     try:
-        return pd.read_parquet(path) if sep is None else pd.read_csv(path, sep=sep)
+        if sep is None:
+            return pd.read_parquet(path)
+        with warnings.catch_warnings():
+            # A first row longer than the header would silently become the index (index_col=None)
+            # or lose its last fields (index_col=False, with this warning): refuse it.
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            return pd.read_csv(path, sep=sep, index_col=False)
     except pd.errors.EmptyDataError:
         raise ValueError(
             f"replay: file {label!r} is empty (no header, no rows, so no column {column!r} at row 0); "
             "give a file with a header line and at least one row"
         ) from None
-    except OSError:
-        raise
-    except Exception as err:  # a file boundary: any parse failure becomes one clear message
-        kind = "Parquet" if sep is None else "CSV"
+    except (pd.errors.ParserWarning, pd.errors.ParserError) as err:
+        message = _ragged(path, label, column, sep) or (
+            f"replay: cannot read file {label!r} as CSV (looking for column {column!r}): {_one_line(err)}"
+        )
+        raise ValueError(message) from None
+    except UnicodeDecodeError:
+        raise ValueError(_undecodable(path, label, column)) from None
+    except OSError as err:
+        if err.errno is None:  # a parser's complaint (pyarrow raises OSError for a corrupt file), not the OS's
+            raise ValueError(
+                f"replay: cannot read file {label!r} as {kind} (looking for column {column!r}): {_one_line(err)}"
+            ) from None
+        kind_of_error = type(err) if type(err).__module__ == "builtins" else OSError  # PermissionError, ...
+        raise kind_of_error(
+            f"replay: cannot open file {label!r} (looking for column {column!r}): {err.strerror or _one_line(err)}"
+        ) from None
+    except Exception as err:  # noqa: BLE001 (a file boundary: any parse failure becomes one clear message)
         raise ValueError(
-            f"replay: cannot read file {label!r} as {kind} (looking for column {column!r}; the row is unknown "
-            f"because parsing failed): {type(err).__name__}: {err}"
-        ) from err
+            f"replay: cannot read file {label!r} as {kind} (looking for column {column!r}): {_one_line(err)}"
+        ) from None
 
 
-def _numeric(values: pd.Series, label: str, column: str, start: int) -> np.ndarray:
+def _ragged(path: Path, label: str, column: str, sep: str) -> str | None:
+    """The message for the first CSV record with more fields than its header (None if there is none)."""
+    try:
+        rows = _csv_rows(path, sep)
+        _, header = next(rows)
+        for i, (line, fields) in enumerate(rows):
+            if len(fields) > len(header):
+                return (
+                    f"replay: file {label!r}, row {i} (0-based, header not counted; line {line} of the file) has "
+                    f"{len(fields)} fields, but the header has {len(header)} (looking for column {column!r}); "
+                    "remove the extra fields or name every column in the header"
+                )
+    except (OSError, ValueError, csv.Error, StopIteration):
+        pass
+    return None
+
+
+def _undecodable(path: Path, label: str, column: str) -> str:
+    """The message for a CSV that is not UTF-8, with the line of the first bad byte when it can tell."""
+    where = ""
+    if path.suffix.lower() not in _COMPRESSION:
+        try:
+            raw = path.read_bytes()
+            raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            line = raw.count(b"\n", 0, err.start) + 1
+            where = f": byte {raw[err.start]:#04x} on line {line} is not UTF-8"
+        except OSError:
+            pass
+    return f"replay: file {label!r} (column {column!r}) is not UTF-8 text{where}; save the file as UTF-8"
+
+
+def _numeric(values: pd.Series, path: Path, label: str, column: str, start: int) -> np.ndarray:
     """``values`` as finite floats; a message names the first bad row (0-based, header excluded)."""
+    if isinstance(values.dtype, pd.CategoricalDtype):  # a dictionary-encoded Parquet column: judge its labels
+        values = values.astype(object)
     if pd.api.types.is_bool_dtype(values) or pd.api.types.is_numeric_dtype(values):
         num = values.astype(float)
         not_number = pd.Series(False, index=values.index)
     elif pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values):
         try:
             num = pd.to_numeric(values, errors="coerce").astype(float)
-        except (TypeError, ValueError):  # objects that are neither numbers nor strings (Parquet lists, ...)
+        except (TypeError, ValueError, OverflowError):  # neither numbers nor strings (Parquet lists, ...)
             num = pd.Series([_as_float(v) for v in values], index=values.index, dtype=float)
         not_number = num.isna() & values.notna()
-    else:  # dates, timedeltas, categories: not numbers even though pandas can cast some
+    else:  # dates, timedeltas: not numbers even though pandas can cast some
         num = pd.Series(np.nan, index=values.index)
         not_number = pd.Series(True, index=values.index)
     arr = num.to_numpy(dtype=float)
-    for i in range(arr.size):
+    for i in np.flatnonzero(~np.isfinite(arr)):
         if not_number.iat[i]:
-            reason = f"value {values.iat[i]!r} is not a number"
+            reason = f"value {_show(values.iat[i])} is not a number"
         elif np.isnan(arr[i]):
             reason = "the value is missing (empty or NaN)"
-        elif not np.isfinite(arr[i]):
-            reason = f"value {arr[i]!r} is not finite"
         else:
-            continue
+            reason = f"value {arr[i]!r} is not finite"
         raise ValueError(
-            f"replay: file {label!r}, column {column!r}, row {start + i} (0-based, header not counted): "
-            f"{reason}; fix or drop that row, or pass start: {start + i + 1} to skip it"
+            f"replay: {_where(path, label, column, start + int(i))}: {reason}; "
+            f"fix or drop that row, or pass start: {start + int(i) + 1} to skip it"
         )
     return arr
+
+
+def _show(value, limit: int = 60) -> str:
+    text = " ".join(repr(value).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _as_float(v) -> float:
     try:
         return float(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return np.nan
 
 
@@ -148,9 +252,11 @@ def _load(path: str, stamp: tuple, label: str, column: str, context_columns: tup
           binary: bool = True, group_columns: tuple = ()) -> _Series:
     """Read and check a file once per (file version, columns, start); ``stamp`` is (mtime, size).
 
-    ``binary=False`` accepts any finite outcome (the quantile game checks its range);
-    ``group_columns`` are label columns coded by their sorted distinct values."""
-    df = _read(Path(path), label, column)
+    The one reader of every replay nature. ``binary=False`` accepts any finite outcome
+    (the quantile game checks its range); ``group_columns`` are label columns coded by
+    their sorted distinct values."""
+    file = Path(path)
+    df = _read(file, label, column)
     available = [str(c) for c in df.columns]
     for name in (column, *context_columns, *group_columns):
         if name not in available:
@@ -160,6 +266,9 @@ def _load(path: str, stamp: tuple, label: str, column: str, context_columns: tup
                 f"replay: file {label!r} has no column {name!r} (asked for every row).{hint} "
                 f"Available columns: {', '.join(map(repr, available)) or 'none'}"
             )
+    if len(set(available)) != len(available):
+        twice = sorted({c for c in available if available.count(c) > 1})
+        raise ValueError(f"replay: file {label!r} names the columns {twice} more than once; give each column one name")
     df.columns = available
     if len(df) == 0:
         raise ValueError(
@@ -171,17 +280,16 @@ def _load(path: str, stamp: tuple, label: str, column: str, context_columns: tup
             f"replay: start={start} leaves no rows: file {label!r}, column {column!r} has rows 0..{len(df) - 1}; "
             f"give start below {len(df)}"
         )
-    y = _numeric(df[column].iloc[start:], label, column, start)
+    y = _numeric(df[column].iloc[start:], file, label, column, start)
     bad = np.flatnonzero((y != 0.0) & (y != 1.0)) if binary else np.zeros(0, int)
     if bad.size:
         i = int(bad[0])
         raise ValueError(
-            f"replay: file {label!r}, column {column!r}, row {start + i} (0-based, header not counted): "
-            f"value {y[i]:g} is not 0 or 1, and the binary game needs outcomes in {{0, 1}}; "
-            "recode the column (e.g. 1 if the event happened, else 0)"
+            f"replay: {_where(file, label, column, start + i)}: value {y[i]:g} is not 0 or 1, and the binary "
+            "game needs outcomes in {0, 1}; recode the column (e.g. 1 if the event happened, else 0)"
         )
     x = (
-        np.column_stack([_numeric(df[c].iloc[start:], label, c, start) for c in context_columns])
+        np.column_stack([_numeric(df[c].iloc[start:], file, label, c, start) for c in context_columns])
         if context_columns
         else np.zeros((y.size, 0))
     )
@@ -189,22 +297,26 @@ def _load(path: str, stamp: tuple, label: str, column: str, context_columns: tup
     x.flags.writeable = False
     if not group_columns:
         return _Series(y, x)
-    codes, levels = _group_codes(df.iloc[start:], label, group_columns, start)
+    codes, levels = _group_codes(df.iloc[start:], file, label, group_columns, start)
     return _Series(y, x, codes, levels)
 
 
-def _group_codes(df: pd.DataFrame, label: str, group_columns: tuple, start: int) -> tuple[np.ndarray, tuple]:
+def _group_codes(df: pd.DataFrame, path: Path, label: str, group_columns: tuple,
+                 start: int) -> tuple[np.ndarray, tuple]:
     """Integer codes of label columns (sorted distinct labels); a missing label names its row."""
     codes, levels = [], []
     for c in group_columns:
         values = df[c]
         missing = np.flatnonzero(values.isna().to_numpy())
         if missing.size:
-            raise ValueError(
-                f"replay: file {label!r}, column {c!r}, row {start + int(missing[0])} (0-based, header not counted): "
-                "the group label is missing; fill it or drop that row"
-            )
-        uniq = list(pd.unique(values))
+            raise ValueError(f"replay: {_where(path, label, c, start + int(missing[0]))}: "
+                             "the group label is missing; fill it or drop that row")
+        try:
+            uniq = list(pd.unique(values))
+        except TypeError:  # unhashable cells (Parquet lists): not labels
+            i = next((i for i, v in enumerate(values) if not isinstance(v, Hashable)), 0)
+            raise ValueError(f"replay: {_where(path, label, c, start + i)}: the group label {_show(values.iat[i])} "
+                             "is not a single value; give a text or number label") from None
         try:
             uniq = sorted(uniq)
         except TypeError:  # mixed label types: order by their text
@@ -273,19 +385,34 @@ class Replay(Nature):
         """Number of rounds the series can play (rows from ``start`` on); reads the file once."""
         return int(self._series().y.size)
 
+    #: The binary game's replays need outcomes in {0, 1}; the quantile replays accept any finite number.
+    binary_outcomes: ClassVar[bool] = True
+    #: Label columns coded as groups (the quantile replays set them).
+    group_columns: tuple[str, ...] = ()
+
     def _file(self) -> AbstractContextManager[Path]:
-        """A context manager yielding the file's path on disk."""
-        return _given(Path(self.path).expanduser())
+        """A context manager yielding the file's path on disk; ``pkg:<package>/<file>`` is a shipped file."""
+        if self.path.startswith("pkg:"):
+            package, _, rel = self.path[4:].partition("/")
+            return resources.as_file(resources.files(package).joinpath(rel))
+        return nullcontext(Path(self.path).expanduser())
 
     def _series(self) -> _Series:
+        """The checked series, read once per nature (and cached per file version across natures)."""
         series = getattr(self, "_cache", None)
         if series is None:
             with self._file() as path:
                 stat = path.stat() if path.is_file() else None
                 stamp = (stat.st_mtime_ns, stat.st_size) if stat else (None, None)
-                series = _load(str(path), stamp, self.path, self.column, self.context_columns, self.start)
+                series = _load(str(path), stamp, self.path, self.column, self.context_columns, self.start,
+                               self.binary_outcomes, self.group_columns)
             self._cache = series
         return series
+
+    def _where(self, column: str, row: int) -> str:
+        """``file ..., column ..., row ...`` (with the line of a CSV) for messages about one value."""
+        with self._file() as path:
+            return _where(path, self.path, column, row)
 
     def reset(self, rng: np.random.Generator) -> None:
         super().reset(rng)
@@ -307,11 +434,6 @@ class Replay(Nature):
 
     def respond(self, t: int, x: Context, forecast: Forecast) -> float:
         return float(self._series().y[self._row(t)])
-
-
-@contextmanager
-def _given(path: Path) -> Iterator[Path]:
-    yield path
 
 
 #: Today's weather columns of the shipped extract that may serve as contexts.
@@ -351,8 +473,8 @@ class SeattleRain(Replay):
     games = ("binary",)
     adaptive = False
 
-    #: Shown in messages; the file is found with importlib.resources (works when installed).
-    path = "adversaries/data/seattle_weather.csv"
+    #: A file shipped in the package, found with importlib.resources (works when installed).
+    path = "pkg:adversaries/data/seattle_weather.csv"
     column = "rain_tomorrow"
 
     def __init__(self, context_columns: Iterable[str] = (), start: int = 0) -> None:
@@ -367,6 +489,3 @@ class SeattleRain(Replay):
                 )
         self.context_columns = ctx
         self.start = _check_count(self.name, "start", start, 0, minimum=0)
-
-    def _file(self) -> AbstractContextManager[Path]:
-        return resources.as_file(resources.files("adversaries").joinpath("data/seattle_weather.csv"))

@@ -28,6 +28,7 @@ Perdomo & Recht, "In Defense of Defensive Forecasting", §8 (smooth calibration 
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 import os
 import re
@@ -674,6 +675,11 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", str(name))
 
 
+#: fontTools, which subsets the TrueType fonts embedded in PDFs, logs every table it prunes at INFO
+#: level; under Hydra's logging that floods the console.
+logging.getLogger("fontTools").setLevel(logging.WARNING)
+
+
 def _save(fig: Figure, stem: Path, formats: Sequence[str]) -> list[Path]:
     paths = []
     engine = fig.get_layout_engine()
@@ -722,32 +728,26 @@ def _draw_job(job: tuple) -> list[Path]:
         return _save(_FIGURES[kind](*args), stem, formats)
 
 
-_AGGREGATES = {"summary": "matchups", "curves": "curves", "reliability": "reliability"}
+_AGGREGATES = ("summary", "curves", "reliability")
 
 
 def _read_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
-    """:func:`arena.results.collect`, or the aggregated Parquet files of ``out_dir`` when they
-    are up to date: every one written after the last change to the per-matchup files (their
-    folders included, so that a file added or removed counts) and the summary's matchups those
-    of ``matchups/``. Reading three files instead of three per matchup saves seconds when
-    :func:`arena.cli.finish` has just aggregated the directory."""
-    from arena.results import collect
+    """The aggregated Parquet files of ``out_dir`` when they are up to date (written after the last
+    change to ``matchups/``, the folder included so that a file added or removed counts), else
+    :func:`arena.results.collect` of the matchups of the directory's tournament plan (all its
+    matchups when it has none). Reading three files instead of one per matchup saves seconds
+    when :func:`arena.cli.finish` has just aggregated the directory."""
+    from arena.results import collect, planned
 
-    tables = None
     try:
         written = min((out_dir / f"{name}.parquet").stat().st_mtime_ns for name in _AGGREGATES)
-        changed = 0
-        for part in _AGGREGATES.values():
-            folder = out_dir / part
-            changed = max(changed, folder.stat().st_mtime_ns, *(f.stat().st_mtime_ns for f in folder.iterdir()))
+        folder = out_dir / "matchups"
+        changed = max(folder.stat().st_mtime_ns, *(f.stat().st_mtime_ns for f in folder.iterdir()))
         if written > changed:  # strictly later: on a file system with coarse times, read it all again
-            tables = {name: pd.read_parquet(out_dir / f"{name}.parquet") for name in _AGGREGATES}
-            done = {f.stem for f in (out_dir / "matchups").glob("*.parquet")}
-            if set(tables["summary"]["matchup_id"]) != done:
-                tables = None
+            return {name: pd.read_parquet(out_dir / f"{name}.parquet") for name in _AGGREGATES}
     except (OSError, KeyError, ValueError):  # no aggregates, or unreadable ones
-        tables = None
-    return tables if tables is not None else collect(out_dir)
+        pass
+    return collect(out_dir, planned(out_dir))
 
 
 #: A worker process is worth starting only for this many figures or more: it takes one to two

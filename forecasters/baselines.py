@@ -7,12 +7,21 @@ Perdomo & Recht, §6 (online gradient descent); SPEC §4 (baselines).
 
 from __future__ import annotations
 
+import math
 from collections import deque
 
 import numpy as np
 
 from arena.protocols import Context, Forecaster
 from arena.registry import register
+
+#: The longest window a forecaster accepts (longer than any horizon the arena plays).
+MAX_WINDOW = 10**9
+
+
+def _is_number(value) -> bool:
+    """An int or float, not a bool (YAML's true/false would otherwise pass as 1/0)."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
 def _bits(y) -> np.ndarray | None:
@@ -41,6 +50,8 @@ class Constant(Forecaster):
     name = "constant"
 
     def __init__(self, c: float = 0.5):
+        if not _is_number(c):
+            raise ValueError(f"constant: c={c!r} is not a number; give a probability such as c: 0.5")
         if not 0 <= c <= 1:
             raise ValueError(f"constant: c={c!r} is outside [0, 1]; give a probability such as c: 0.5")
         self.c = float(c)
@@ -126,8 +137,11 @@ class WindowMean(Forecaster):
     name = "window_mean"
 
     def __init__(self, window: int = 50):
-        if not (isinstance(window, (int, np.integer)) and window >= 1):
+        if isinstance(window, bool) or not (isinstance(window, (int, np.integer)) and window >= 1):
             raise ValueError(f"window_mean: window={window!r} must be an integer >= 1, e.g. window: 50")
+        if window > MAX_WINDOW:
+            raise ValueError(f"window_mean: window={window!r} is above {MAX_WINDOW}; for the mean of all outcomes "
+                             "use running_mean")
         self.window = int(window)
 
     def reset(self, rng):
@@ -180,12 +194,19 @@ class OGD(Forecaster):
 
     def __init__(self, lr: float = 0.1, schedule: str = "sqrt", M: float = 10.0, intercept: bool = True,
                  clip: bool = True):
+        if not (_is_number(lr) and math.isfinite(lr)):
+            raise ValueError(f"ogd: lr={lr!r} is not a finite number; give a step size such as lr: 0.1")
         if not lr > 0:
             raise ValueError(f"ogd: lr={lr!r} must be > 0, e.g. lr: 0.1")
         if schedule not in ("fixed", "sqrt"):
             raise ValueError(f"ogd: schedule={schedule!r}; expected 'fixed' or 'sqrt'")
+        if not (_is_number(M) and math.isfinite(M)):
+            raise ValueError(f"ogd: M={M!r} is not a finite number; give the radius of the projection ball, e.g. M: 10")
         if not M > 0:
-            raise ValueError(f"ogd: M={M!r} must be > 0 (the radius of the projection ball)")
+            raise ValueError(f"ogd: M={M!r} must be > 0 (the radius of the projection ball), e.g. M: 10")
+        for key, value in (("intercept", intercept), ("clip", clip)):
+            if not isinstance(value, (bool, np.bool_)):
+                raise ValueError(f"ogd: {key}={value!r} must be true or false, e.g. {key}: true")  # noqa: TRY004
         self.lr, self.schedule, self.M = float(lr), schedule, float(M)
         self.intercept, self.clip = bool(intercept), bool(clip)
 

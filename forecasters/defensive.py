@@ -29,6 +29,19 @@ from arena.registry import register
 from arena.search import DEFAULT_TOL, MIN_TOL, anticorrelation_search
 from forecasters.fastk29 import MAX_DEPTH, FSTrie, accumulate_features, play_kernel_df, quadratic_coeffs, search_depth
 
+#: The finest rounding grid (the referee keeps one error per grid point).
+MAX_GRID = 10**6
+
+
+def checked_kernel(who: str, spec) -> Kernel:
+    """``make_kernel(spec)``, with any error as a ValueError that names the plugin and the value."""
+    try:
+        return make_kernel(spec)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise ValueError(f"{who}: kernel={spec!r} is not a kernel spec ({exc}); give e.g. kernel: fs, or "
+                         "kernel: [fs, {features: ['1', 'p', 'x']}]") from None
+
+
 
 @register
 class BitPrediction(Forecaster):
@@ -163,7 +176,7 @@ class KernelDF(Forecaster):
         self.kernel = kernel
         self.tol = float(tol)
         self.fast = bool(fast)
-        self._k = make_kernel(kernel)
+        self._k = checked_kernel(self.name, kernel)
         self._layout = _fast_layout(self._k) if self.fast else None
         self._halvings, depth = search_depth(self.tol)
         if depth > MAX_DEPTH:  # midpoints finer than doubles resolve: no exact keys
@@ -330,6 +343,9 @@ class DMM(KernelDF):
     name = "dmm"
 
     def __init__(self, features=("1", "p"), tol: float = DEFAULT_TOL, fast: bool = True):
+        if isinstance(features, (str, bytes)) or not isinstance(features, (list, tuple)):
+            raise ValueError(  # noqa: TRY004 (one error type for bad parameters)
+                f"{self.name}: features={features!r} is not a list of feature names; give e.g. features: ['1', 'p']")
         super().__init__(kernel={"features": list(features)}, tol=tol, fast=fast)
         del self.kernel
         self.features = list(features)
@@ -393,9 +409,12 @@ class K29Rounded(K29):
 
     def __init__(self, N: int = 10, delta: float = 0.05, tol: float = DEFAULT_TOL, fast: bool = True):
         super().__init__(tol=tol, fast=fast)
-        if not (isinstance(N, (int, np.integer)) and N >= 1):
+        if isinstance(N, bool) or not (isinstance(N, (int, np.integer)) and N >= 1):
             raise ValueError(f"k29_rounded: N={N!r} must be an integer >= 1 (the grid is {{0, 1/N, ..., 1}}), e.g. N: 10")
-        if not 0 < delta < 1:
+        if N > MAX_GRID:
+            raise ValueError(f"k29_rounded: N={N!r} is above {MAX_GRID} (the referee keeps one error per grid point), "
+                             "e.g. N: 10")
+        if isinstance(delta, bool) or not (isinstance(delta, (int, float)) and 0 < delta < 1):
             raise ValueError(f"k29_rounded: delta={delta!r} must be in (0, 1), e.g. delta: 0.05")
         self.N, self.delta = int(N), float(delta)
 

@@ -434,8 +434,11 @@ class Hedge(ExpertsForecaster):
                 raise ValueError(f"{self.name}: eta={eta!r}; give a positive number, 'tuned' or 'doubling'")
         elif isinstance(eta, bool) or not isinstance(eta, (int, float)) or not eta > 0 or not math.isfinite(eta):
             raise ValueError(f"{self.name}: eta={eta!r} must be a positive number, 'tuned' or 'doubling'")
-        if eta == "tuned" and (isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer))
-                               or horizon < 1):
+        if horizon is not None and (isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer))
+                                    or horizon < 1):
+            raise ValueError(f"{self.name}: horizon={horizon!r} must be an integer >= 1 (the number of rounds T) "
+                             "or null, e.g. horizon: 1000")
+        if eta == "tuned" and horizon is None:
             raise ValueError(f"{self.name}: eta='tuned' needs the horizon T (horizon: 1000, or ${{T}} in a config); "
                              f"got horizon={horizon!r}. Use eta: doubling when T is unknown")
         self.eta = eta if isinstance(eta, str) else float(eta)

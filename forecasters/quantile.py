@@ -30,10 +30,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from arena.kernels import FeatureKernel, Kernel, SumKernel, make_kernel
+from arena.kernels import FeatureKernel, Kernel, SumKernel
 from arena.protocols import Context, Forecast, Forecaster
 from arena.registry import register
 from arena.search import two_point_search
+from forecasters.defensive import MAX_GRID, checked_kernel
 
 
 def _game_range(fc: Forecaster) -> tuple[float, float, float]:
@@ -255,11 +256,12 @@ class ConditionalQuantileDF(_QuantileForecaster):
     def __init__(self, kernel=None, bins: int = 0):
         if kernel is None:
             kernel = {"features": ["1", "p", "x"]}
-        if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 0:
-            raise ValueError(f"{self.name}: bins={bins!r} must be an integer >= 0 (0: no bins of p), e.g. bins: 10")
+        if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or not 0 <= bins <= MAX_GRID:
+            raise ValueError(f"{self.name}: bins={bins!r} must be an integer in [0, {MAX_GRID}] (0: no bins of p), "
+                             "e.g. bins: 10")
         self.kernel = kernel
         self.bins = int(bins)
-        inner = make_kernel(kernel)
+        inner = checked_kernel(self.name, kernel)
         self._inner = SumKernel((inner, PBins(self.bins))) if self.bins else inner
 
     @property

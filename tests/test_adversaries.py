@@ -225,7 +225,15 @@ BAD_FILES = {
     "nonnumeric": ("y,x\n1,0\n0,1\nrain,2\n", "y", r"bad\.csv'.*column 'y'.*row 2 .*'rain' is not a number"),
     "nan": ("y,x\n1,0\n,1\n", "y", r"bad\.csv'.*column 'y'.*row 1 .*missing"),
     "nan_text": ("y,x\n1,0\n0,1\nNaN,2\n", "y", r"bad\.csv'.*column 'y'.*row 2 .*missing"),
-    "two": ("y,x\n1,0\n0,1\n1,3\n2,4\n", "y", r"bad\.csv'.*column 'y'.*row 3 .*value 2 is not 0 or 1"),
+    "two": ("y,x\n1,0\n0,1\n1,3\n2,4\n", "y",
+            r"bad\.csv', column 'y', row 3 \(0-based, header not counted; line 5 of the file\): value 2 is not 0 or 1"),
+    # blank lines are skipped (as pandas does): the row counts data rows, the line is the editor's
+    "blank_lines": ("y\n1\n\n0\n\n7\n", "y", r"column 'y', row 2 \(0-based, header not counted; line 6 of the file\)"),
+    # a first row longer than the header used to become pandas' index, shifting every column silently
+    "short_header": ("y\n1,0\n0,1\n", "y",
+                     (r"bad\.csv', row 0 \(0-based, header not counted; line 2 of the file\) has 2 fields, but the "
+                     r"header has 1 \(looking for column 'y'\); remove the extra fields or name every column")),
+    "long_row": ("y,x\n1,0\n0,1,5\n", "y", r"row 1 \(0-based, header not counted; line 3 of the file\) has 3 fields"),
     "infinite": ("y,x\n1,0\n0,inf\n", "x", r"bad\.csv'.*column 'x'.*row 1 .*not finite"),
     "empty": ("", "y", r"bad\.csv' is empty.*column 'y'.*row 0"),
     "header_only": ("y,x\n", "y", r"bad\.csv' is empty.*column 'y'.*row 0"),
@@ -243,6 +251,22 @@ def test_replay_bad_files_name_the_file_column_and_row(case, tmp_path):
         nature.reset(np.random.default_rng(0))
     with pytest.raises(ValueError, match=pattern):  # `length` reads the file too, for the arena's horizon check
         _ = nature.length
+
+
+def test_replay_names_the_line_of_a_byte_that_is_not_utf8(tmp_path):
+    (tmp_path / "latin1.csv").write_bytes("y,city\n1,Paris\n0,Zürich\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=r"latin1\.csv' \(column 'y'\) is not UTF-8 text: byte 0xfc on line 3 is not "
+                                         r"UTF-8; save the file as UTF-8"):
+        _ = Replay(tmp_path / "latin1.csv", column="y").length
+
+
+def test_replay_reads_parquet_dictionary_and_nullable_columns(tmp_path):
+    df = pd.DataFrame({"y": pd.Series([1, 0, 1], dtype="category"), "x": pd.Series([1, None, 3], dtype="Int64")})
+    df.to_parquet(tmp_path / "s.parquet")
+    assert Replay(tmp_path / "s.parquet", column="y").length == 3  # categories of numbers are numbers
+    with pytest.raises(ValueError, match=r"s\.parquet', column 'x', row 1 \(0-based, header not counted\): the value "
+                                         r"is missing"):
+        _ = Replay(tmp_path / "s.parquet", column="y", context_columns=["x"]).length
 
 
 def test_replay_missing_file_and_bad_start(tmp_path, bits_csv):
@@ -336,7 +360,7 @@ def test_replay_fuzzed_csv_loads_or_raises_value_error(tmp_path, header, lines, 
         return
     ys = [nature.respond(t, nature.context(t), Forecast.point(0.5)) for t in range(1, nature.length + 1)]
     assert nature.length >= 1 and set(ys) <= {0.0, 1.0}
-    expected = pd.read_csv(path)["y"].astype(float).tolist()
+    expected = pd.read_csv(path, index_col=False)["y"].astype(float).tolist()
     assert ys == expected
 
 

@@ -150,7 +150,7 @@ def test_report_reads_fresh_aggregates_and_not_stale_ones(results, tmp_path, mon
     shutil.copytree(src, out, ignore=shutil.ignore_patterns("figures"))
     write_tables(out)
     calls = []
-    monkeypatch.setattr(arena.results, "collect", lambda d: calls.append(d) or collect(d))
+    monkeypatch.setattr(arena.results, "collect", lambda d, only=None: calls.append(d) or collect(d, only))
     fresh = plots._read_tables(out)
     assert calls == []
     for name in ("curves", "reliability"):
@@ -160,7 +160,7 @@ def test_report_reads_fresh_aggregates_and_not_stale_ones(results, tmp_path, mon
     for col in a:  # equal, but for None against NaN in object columns (Parquet keeps no NaN there)
         assert ((a[col] == b[col]) | (a[col].isna() & b[col].isna())).all(), col
     # a matchup written after the aggregates: everything is read again
-    some = next((out / "curves").glob("*.parquet"))
+    some = next((out / "matchups").glob("*.json"))
     before = some.stat().st_mtime_ns
     newer = (out / "summary.parquet").stat().st_mtime_ns + 10**9
     os.utime(some, ns=(newer, newer))
@@ -171,7 +171,7 @@ def test_report_reads_fresh_aggregates_and_not_stale_ones(results, tmp_path, mon
     assert calls == [out]
     # a matchup removed: likewise
     calls.clear()
-    next((out / "matchups").glob("*.parquet")).unlink()
+    next((out / "matchups").glob("*.json")).unlink()
     stale = plots._read_tables(out)
     assert calls == [out] and len(stale["summary"]) == len(tables["summary"]) - 1
 

@@ -3,6 +3,7 @@ detected, never aggregated, and played again; any result row can be rerun exactl
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -37,7 +38,7 @@ def arena(root: Path, *extra: str, check: bool = True) -> subprocess.CompletedPr
 
 
 def stored(out: Path) -> list[Path]:
-    return sorted((out / "matchups").glob("*.parquet")) if (out / "matchups").is_dir() else []
+    return sorted((out / "matchups").glob("*.json")) if (out / "matchups").is_dir() else []
 
 
 @pytest.fixture(scope="module")
@@ -80,11 +81,13 @@ def test_corrupt_results_are_reported_left_out_and_played_again(tmp_path, uninte
     out = tmp_path / "bench"
     arena(tmp_path)
     rows = stored(out)
-    truncated, garbled, foreign = rows[0], out / "curves" / rows[1].name, rows[2]
-    truncated.write_bytes(truncated.read_bytes()[:100])  # a half-written row
-    garbled.write_bytes(b"PAR1 not a parquet file")  # a damaged part: the row is whole
-    foreign.write_bytes(rows[3].read_bytes())  # another matchup's row under this id
-    (out / "matchups" / ".x.parquet.123.tmp").write_bytes(b"half")  # a temp file left by a kill
+    truncated, garbled, foreign = rows[0], rows[1], rows[2]
+    truncated.write_bytes(truncated.read_bytes()[:100])  # a half-written result
+    whole = json.loads(garbled.read_text())
+    whole["curves"]["value"] = whole["curves"]["value"][:-1]  # a damaged table: columns of unequal length
+    garbled.write_text(json.dumps(whole))
+    foreign.write_bytes(rows[3].read_bytes())  # another matchup's result under this id
+    (out / "matchups" / ".x.json.123.tmp").write_bytes(b"half")  # a temp file left by a kill
 
     tables = collect(out)
     assert len(tables["summary"]) == TOTAL - 3  # the three damaged results are never aggregated
@@ -92,7 +95,7 @@ def test_corrupt_results_are_reported_left_out_and_played_again(tmp_path, uninte
     assert proc.stderr.count("corrupt result") == 3, proc.stderr
     for f in (truncated, garbled, foreign):
         assert (out / "corrupt" / f.parent.name / f.name).is_file()  # kept for inspection
-    assert not (out / "matchups" / ".x.parquet.123.tmp").exists()
+    assert not (out / "matchups" / ".x.json.123.tmp").exists()
     assert len([ln for ln in proc.stdout.splitlines() if " vs " in ln]) == 3  # exactly those are played again
     assert summary_digest(pd.read_parquet(out / "summary.parquet")) == summary_digest(
         pd.read_parquet(uninterrupted / "summary.parquet"))
