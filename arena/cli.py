@@ -57,6 +57,10 @@ def build(cfg: DictConfig):
     from arena.referee import Referee
 
     _check_horizon(cfg.get("T"), cfg.get("seed"))
+    limit = cfg.get("time_limit")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit < math.inf):
+        raise ConfigError(f"time_limit={limit!r}: give the seconds one plugin call may take as a positive number "
+                          "(e.g. time_limit=60), or time_limit=null for no limit")
     game_params = OmegaConf.to_container(cfg.game, resolve=True)
     try:
         game = get_game(str(game_params.pop("name")), **game_params)
@@ -117,23 +121,32 @@ def _check_length(nature, T: int, game=None) -> None:
 
 
 def run_matchup(cfg: DictConfig, out_dir: Path) -> dict:
-    """Play the matchup of one composed config and store it under ``out_dir``."""
+    """Play the matchup of one composed config and store it under ``out_dir``.
+
+    With ``keep_trace`` the per-round trace streams to ``traces/<matchup_id>.parquet`` (the
+    announced Forecast objects are kept in it for T <= 10^4 only, so memory stays bounded).
+    """
     from arena.results import reliability_table, save_matchup
     from arena.runner import play
 
     game, forecaster, nature, referee = build(cfg)
-    result = play(game, forecaster, nature, int(cfg.T), int(cfg.seed), referee=referee,
-                  keep_forecasts=bool(cfg.keep_trace))
+    mid, T = matchup_key(cfg), int(cfg.T)
+    trace = Path(out_dir) / "traces" / f"{mid}.parquet" if cfg.get("keep_trace") else None
+    if trace is not None:
+        trace.parent.mkdir(parents=True, exist_ok=True)
+    result = play(game, forecaster, nature, T, int(cfg.seed), referee=referee,
+                  keep_forecasts=trace is not None and T <= 10_000, time_limit=cfg.get("time_limit"),
+                  trace_path=trace)
     row = result.row()
     row["forecaster_plugin"], row["nature_plugin"] = row["forecaster"], row["nature"]
     row["forecaster"], row["nature"] = str(cfg.forecaster_label), str(cfg.nature_label)
-    row["matchup_id"] = matchup_key(cfg)
+    row["matchup_id"] = mid
     row["config"] = json.dumps(resolved_config(cfg), sort_keys=True, default=str)
     row["code_version"] = code_version()
     row["plugin_code"] = plugin_code([str(cfg[k].get("_target_", "")) for k in ("forecaster", "nature")])
     rec = result.recorder
     reliability = reliability_table(rec.p, rec.y, referee.ece_bins) if game.name != "quantile" else None
-    save_matchup(out_dir, row, result.curves, reliability, result.trace if cfg.keep_trace else None)
+    save_matchup(out_dir, row, result.curves, reliability, trace)
     return row
 
 

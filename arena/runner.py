@@ -9,19 +9,28 @@ see how the game is driven. Against an oblivious nature a forecaster may offer
 contexts, outcomes and forecast uniforms first, with the same streams in the same order
 as the environment, and lets the forecaster play every round at once (K29 in compiled
 code). The recorded game is identical to the step loop's (``fast_path=False``).
+
+With ``time_limit`` a plugin call that runs too long forfeits (see :class:`_Watchdog`);
+with ``trace_path`` the per-round trace is written to a Parquet file (:func:`write_trace`).
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
+import math
+import os
 import resource
+import signal
+import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from arena.env import ForecastEnv, Recorder, nature_streams
+from arena.env import CALLS, ForecastEnv, Recorder, nature_streams
 from arena.games import Game, get_game, plays
 from arena.protocols import Bernoulli, Forecast, Forecaster, Nature, OutcomeLaw, ProtocolError
 from arena.referee import Certificate, Referee
@@ -64,19 +73,7 @@ class Result:
 
     @property
     def trace(self) -> pd.DataFrame:
-        rec = self.recorder
-        cols = {"t": np.arange(1, rec.n + 1)}
-        for j in range(rec.X.shape[1]):
-            cols[f"x_{j}"] = rec.X[: rec.n, j]
-        if rec.forecasts is not None:
-            cols["forecast"] = [str(f) for f in rec.forecasts[: rec.n]]
-        cols.update(p_announced=rec.p_mean[: rec.n], p=rec.p[: rec.n], p_internal=rec.p_internal[: rec.n],
-                    y=rec.y[: rec.n], y_prob=rec.y_prob[: rec.n])
-        if getattr(rec, "atoms", None) is not None:  # two-point games (quantile): atoms and nature's CDF there
-            cols.update(atom_0=rec.atoms[: rec.n, 0], atom_1=rec.atoms[: rec.n, 1], prob_atom_0=rec.prob_lo[: rec.n],
-                        cdf_atom_0=rec.cdf_at_atoms[: rec.n, 0], cdf_atom_1=rec.cdf_at_atoms[: rec.n, 1],
-                        law_lipschitz=rec.law_lip[: rec.n], expected_loss=rec.expected_loss[: rec.n])
-        return pd.DataFrame(cols)
+        return pd.DataFrame(_trace_columns(self.recorder, 0, self.recorder.n))
 
     def row(self) -> dict:
         """One flat row of the results table: config, seeds, metrics, certificates, timing."""
@@ -104,6 +101,53 @@ class Result:
         row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
         row["arena_version"] = __version__
         return row
+
+
+def _trace_columns(rec: Recorder, start: int, stop: int) -> dict[str, np.ndarray | list]:
+    """The trace's columns for rounds ``start + 1 .. stop`` (views of the recorder's arrays)."""
+    s = slice(start, stop)
+    cols = {"t": np.arange(start + 1, stop + 1)}
+    for j in range(rec.X.shape[1]):
+        cols[f"x_{j}"] = rec.X[s, j]
+    if rec.forecasts is not None:
+        cols["forecast"] = [str(f) for f in rec.forecasts[s]]
+    cols.update(p_announced=rec.p_mean[s], p=rec.p[s], p_internal=rec.p_internal[s], y=rec.y[s], y_prob=rec.y_prob[s])
+    if getattr(rec, "atoms", None) is not None:  # two-point games (quantile): atoms and nature's CDF there
+        cols.update(atom_0=rec.atoms[s, 0], atom_1=rec.atoms[s, 1], prob_atom_0=rec.prob_lo[s],
+                    cdf_atom_0=rec.cdf_at_atoms[s, 0], cdf_atom_1=rec.cdf_at_atoms[s, 1],
+                    law_lipschitz=rec.law_lip[s], expected_loss=rec.expected_loss[s])
+    return cols
+
+
+def write_trace(rec: Recorder, path: str | os.PathLike, rows: int = 65_536) -> Path:
+    """Write the per-round trace (the columns of :attr:`Result.trace`) to a Parquet file.
+
+    The rounds go ``rows`` at a time, one row group each, so memory stays bounded by a
+    chunk whatever T; the file is written under a temporary name in the same folder and
+    renamed when complete, so ``path`` never holds half a trace.
+
+    Examples
+    --------
+    >>> import tempfile, pandas as pd
+    >>> r = play("binary", "running_mean", "iid_bernoulli", T=100, seed=0)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = write_trace(r.recorder, f"{tmp}/trace.parquet", rows=32)
+    ...     pd.read_parquet(path).equals(r.trace)
+    True
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with pq.ParquetWriter(tmp, pa.Table.from_pydict(_trace_columns(rec, 0, min(rec.n, 1))).schema) as writer:
+            for start in range(0, rec.n, rows):
+                writer.write_table(pa.Table.from_pydict(_trace_columns(rec, start, min(start + rows, rec.n))))
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
 
 
 def _jsonable(d: dict) -> dict:
@@ -135,7 +179,8 @@ def _who_broke(exc: BaseException) -> str:
 
 def play(game: str, forecaster: Forecaster | str, nature: Nature | str, T: int, seed: int = 0, *,
          forecaster_params: dict | None = None, nature_params: dict | None = None,
-         referee: Referee | None = None, keep_forecasts: bool | None = None, fast_path: bool = True) -> Result:
+         referee: Referee | None = None, keep_forecasts: bool | None = None, fast_path: bool = True,
+         time_limit: float | None = None, trace_path: str | os.PathLike | None = None) -> Result:
     """Play one matchup and referee it.
 
     Plugins may be instances or registered names (with ``*_params`` for their
@@ -145,6 +190,19 @@ def play(game: str, forecaster: Forecaster | str, nature: Nature | str, T: int, 
     ``fast_path`` lets a forecaster with ``play_oblivious`` play all rounds at once
     against an oblivious nature when no Forecast objects are kept (``keep_forecasts``
     is false; it defaults to ``T <= 10_000``); the record is the same as the step loop's.
+
+    ``time_limit`` (seconds) bounds every single call of the forecaster's predict and
+    update and of nature's context, respond and observe: a call that runs longer is
+    stopped and forfeits like an exception (``Forfeit(who, step, "predict exceeded the
+    time limit of 0.5 s")``). A call is stopped between ``time_limit`` and about 1.5 times
+    ``time_limit`` after it started. A ``play_oblivious`` batch gets ``T * time_limit`` in all;
+    past that (or when a call of nature overruns on the fast path) the step loop replays the
+    game, each call with its own limit, and names the round. Resets are not timed, and
+    compiled code that never returns to Python (a numba loop) cannot be stopped.
+
+    ``trace_path`` writes the per-round trace (:attr:`Result.trace`'s columns) to that
+    Parquet file, a chunk of rounds at a time (:func:`write_trace`); after a forfeit, the
+    rounds played.
 
     Examples
     --------
@@ -156,6 +214,13 @@ def play(game: str, forecaster: Forecaster | str, nature: Nature | str, T: int, 
     """
     if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T <= 0:
         raise ValueError(f"T={T!r}: the horizon must be a positive integer, e.g. T=1000")
+    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float))
+                                   or not 0 < time_limit < math.inf):
+        raise ValueError(f"time_limit={time_limit!r}: give the seconds a plugin call may take as a positive "
+                         "number, e.g. time_limit=10, or None for no limit")
+    if trace_path is not None and not Path(trace_path).parent.is_dir():
+        raise ValueError(f"trace_path={str(trace_path)!r}: the folder {str(Path(trace_path).parent)!r} does not "
+                         "exist; create it first")
     g = get_game(game)
     fc = make_forecaster(forecaster, **(forecaster_params or {}))
     if not plays(g, fc):
@@ -166,63 +231,185 @@ def play(game: str, forecaster: Forecaster | str, nature: Nature | str, T: int, 
     fc.game = g
     fc.reset(derive_rng(seed, "forecaster", fc.name))
     start = time.perf_counter()
-    x, _ = env.reset(seed=seed)
-    t_fc = _play_oblivious(env, fc) if fast_path else None
-    if t_fc is None:
-        if env.t != 1:  # the fast path gave up after playing: replay from the start
-            fc.reset(derive_rng(seed, "forecaster", fc.name))
-            x, _ = env.reset(seed=seed)
-        t_fc, forfeit = _play_steps(env, fc, x)
-    else:
-        forfeit = None
+    dog = _Watchdog(float(time_limit), env.progress) if time_limit is not None else None
+    try:
+        t_fc, forfeit = _play_game(env, fc, seed, fast_path, dog)
+    finally:
+        if dog is not None:
+            dog.stop()
+    rec = env.recorder.view()  # (writes the rounds still buffered: part of the game's time)
     t_game = time.perf_counter() - start
-    rec = env.recorder.view()
     summary, certs, curves = referee.score(g, rec, fc)
     t_ref = time.perf_counter() - start - t_game
     seconds = {"forecaster": t_fc, "arena": t_game - t_fc, "referee": t_ref,
                "forecaster_per_step": t_fc / max(rec.n, 1)}
+    if trace_path is not None:
+        write_trace(rec, trace_path)
     return Result(g.name, fc, env.nature, int(T), int(seed), rec, summary, certs, curves, seconds, forfeit)
 
 
-def _play_steps(env: ForecastEnv, fc: Forecaster, x) -> tuple[float, Forfeit | None]:
+def _play_game(env: ForecastEnv, fc: Forecaster, seed: int, fast_path: bool,
+               dog: _Watchdog | None) -> tuple[float, Forfeit | None]:
+    """Reset the game and play it (all rounds at once when the fast path applies, else step by
+    step). Returns the forecaster's seconds and any forfeit. The watchdog is stopped once the
+    rounds are played, inside the handlers of its interrupt."""
+    try:
+        x, _ = env.reset(seed=seed)  # nature's first context is timed too
+        t_fc = None
+        if fast_path:
+            try:
+                t_fc = _play_oblivious(env, fc, dog)
+                if t_fc is not None and dog is not None:
+                    dog.stop()
+            except _Timeout:  # over its budget: the step loop replays the game, each call timed
+                t_fc, env.t = None, -1
+        if t_fc is not None:
+            return t_fc, None
+        if env.t != 1:  # the fast path gave up after playing: replay from the start
+            if dog is not None:
+                dog.pause()
+            fc.reset(derive_rng(seed, "forecaster", fc.name))
+            x, _ = env.reset(seed=seed)
+        return _play_steps(env, fc, x, dog)
+    except _Timeout:  # nature's first context
+        return 0.0, dog.forfeit()
+
+
+def _play_steps(env: ForecastEnv, fc: Forecaster, x, dog: _Watchdog | None = None) -> tuple[float, Forfeit | None]:
     """The step loop: predict, the environment's round (``env.play_round``: ``env.step`` without
     Gymnasium's reward and info), update. Returns the forecaster's seconds and any forfeit."""
-    forfeit = None
-    t_fc = 0.0
+    forfeit, t_fc, t = None, 0.0, 1
     clock, predict, play_round, update = time.perf_counter, fc.predict, env.play_round, fc.update  # looked up once
-    for t in range(1, env.T + 1):
-        t0 = clock()
-        try:
-            f = predict(x)
-        except Exception as exc:  # a misbehaving plugin forfeits; the rounds played are kept
-            forfeit = Forfeit("forecaster", t, f"predict raised {type(exc).__name__}: {exc}")
-            break
-        t1 = clock()
-        try:
-            x_next, p, y, _ = play_round(f)  # env.step without the reward and info
-        except Exception as exc:
-            forfeit = Forfeit(_who_broke(exc), t, f"{type(exc).__name__}: {exc}")
-            break
-        t2 = clock()
-        try:
-            update(x, p, y)
-        except Exception as exc:
-            forfeit = Forfeit("forecaster", t, f"update raised {type(exc).__name__}: {exc}")
-            break
-        t_fc += (t1 - t0) + (clock() - t2)
-        x = x_next
+    progress = env.progress  # the round of each call, for the watchdog (a store costs a few ns)
+    try:
+        for t in range(1, env.T + 1):
+            progress[0] = t  # predict
+            t0 = clock()
+            try:
+                f = predict(x)
+            except Exception as exc:  # a misbehaving plugin forfeits; the rounds played are kept
+                forfeit = Forfeit("forecaster", t, f"predict raised {type(exc).__name__}: {exc}")
+                break
+            t1 = clock()
+            try:
+                x_next, p, y, _ = play_round(f)
+            except Exception as exc:
+                forfeit = Forfeit(_who_broke(exc), t, f"{type(exc).__name__}: {exc}")
+                break
+            progress[4] = t  # update
+            t2 = clock()
+            try:
+                update(x, p, y)
+            except Exception as exc:
+                forfeit = Forfeit("forecaster", t, f"update raised {type(exc).__name__}: {exc}")
+                break
+            t_fc += (t1 - t0) + (clock() - t2)
+            x = x_next
+        if dog is not None:
+            dog.stop()  # no interrupt after this (one on its way is absorbed)
+    except _Timeout:  # wherever it lands, the call that overran forfeits
+        forfeit = dog.forfeit()
     return t_fc, forfeit
+
+
+class _Timeout(BaseException):
+    """Raised in the playing thread when a plugin call overruns the time limit (a BaseException,
+    so that a plugin's ``except Exception`` does not swallow it)."""
+
+
+class _Watchdog:
+    """Stops a plugin call that runs past ``limit`` seconds, at almost no cost per call.
+
+    The loop stores the round of every call it makes in ``progress`` (one cell per kind of
+    call, :data:`arena.env.CALLS`); a daemon thread looks at the cells every ``limit / 4``
+    seconds. When they have not changed for ``limit`` seconds, the latest call (the greatest
+    round, then the latest kind within it) has run at least that long: the thread raises
+    :class:`_Timeout` in the playing thread. In the main thread it sends SIGALRM, whose
+    handler (installed for the game only) raises it; a signal also interrupts ``time.sleep``
+    and other blocking calls. In any other thread (Ray, joblib workers) it uses
+    ``PyThreadState_SetAsyncExc``, which acts at the thread's next Python instruction (not
+    during a sleep). Neither stops compiled code that never returns to Python.
+    """
+
+    def __init__(self, limit: float, progress: list):
+        self.limit, self.progress = limit, progress
+        self.overrun: tuple[str, int] | None = None  # (call, round) of the call that ran too long
+        self._lock, self._done, self._pending = threading.Lock(), threading.Event(), False
+        self._ident = threading.get_ident()
+        self._signal = threading.current_thread() is threading.main_thread() and hasattr(signal, "pthread_kill")
+        if self._signal:
+            self._old = signal.signal(signal.SIGALRM, self._on_signal)
+        self._thread = threading.Thread(target=self._watch, name="arena-watchdog", daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        seen, since, fired, tick = None, time.monotonic(), None, self.limit / 4
+        while not self._done.wait(tick):
+            now, calls = time.monotonic(), self.progress[:]
+            if calls != seen:  # a call started since the last look
+                seen, since = calls, now
+            elif now - since >= self.limit and calls != fired and any(t is not None for t in calls):
+                t, i = max((t, i) for i, t in enumerate(calls) if t is not None)
+                with self._lock:
+                    if self._done.is_set():
+                        return
+                    self.overrun, self._pending, fired = (CALLS[i], t), True, calls
+                    if self._signal:
+                        signal.pthread_kill(self._ident, signal.SIGALRM)
+                    else:
+                        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._ident),
+                                                                   ctypes.py_object(_Timeout))
+
+    def _on_signal(self, signum, frame) -> None:
+        if self._pending:
+            self._pending = False
+            raise _Timeout
+        if callable(self._old):  # someone else's alarm
+            self._old(signum, frame)
+
+    def pause(self) -> None:
+        """Time nothing until the next call (the loop's own work in between)."""
+        self.progress[:] = [None] * len(self.progress)
+
+    def forfeit(self) -> Forfeit:
+        """The forfeit of the call that ran too long (nature's context of round t + 1 is fetched in round t)."""
+        call, t = self.overrun
+        who = "forecaster" if call in ("predict", "update", "play_oblivious") else "nature"
+        return Forfeit(who, max(t, 1), f"{call} exceeded the time limit of {self.limit:g} s")
+
+    def stop(self) -> None:
+        """Stop watching and restore the signal handler; an interrupt already on its way is
+        absorbed here, so that none is raised after the game."""
+        while True:
+            try:
+                with self._lock:
+                    self._done.set()  # no interrupt after this
+                if self._pending and self._signal:
+                    deadline = time.monotonic() + 1.0
+                    while self._pending and time.monotonic() < deadline:
+                        time.sleep(0.001)  # the handler raises here
+                elif self._pending:
+                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._ident), None)  # withdrawn
+                    self._pending = False
+                if self._signal:
+                    signal.signal(signal.SIGALRM, self._old)
+                    self._signal = False
+                self._thread.join()
+                return
+            except _Timeout:
+                continue
 
 
 class _Declined(Exception):
     """The oblivious fast path cannot reproduce this game; the step loop plays it."""
 
 
-def _play_oblivious(env: ForecastEnv, fc: Forecaster) -> float | None:
+def _play_oblivious(env: ForecastEnv, fc: Forecaster, dog: _Watchdog | None = None) -> float | None:
     """Play all rounds at once against an oblivious nature; the forecaster's seconds, or None.
 
     None when the fast path does not apply or anything is off the protocol: the step loop
-    then plays the game (from the start) and reports any forfeit at its round.
+    then plays the game (from the start) and reports any forfeit at its round. Under a time
+    limit, nature's calls are timed one by one and ``play_oblivious`` gets T times the limit.
     """
     nature, game = env.nature, env.game
     plain_game = game.name == "binary" and getattr(env.recorder, "atoms", None) is None and all(
@@ -238,11 +425,20 @@ def _play_oblivious(env: ForecastEnv, fc: Forecaster) -> float | None:
         return None
     u = env._draw_rng.random(env.T)  # the same numbers as T single draws
     env.t = -1  # streams consumed: a fallback must reset
+    limit = dog.limit if dog is not None else None
+    if dog is not None:
+        dog.pause()
+        dog.limit = limit * env.T
+    env.progress[5] = 1  # play_oblivious
     t0 = time.perf_counter()
     try:
         out = fc.play_oblivious(X, y, u)
     except Exception:  # noqa: BLE001
         return None
+    finally:
+        if dog is not None:
+            dog.pause()
+            dog.limit = limit
     t_fc = time.perf_counter() - t0
     if out is None:
         return None
@@ -268,7 +464,7 @@ def _oblivious_outcomes(env: ForecastEnv) -> tuple[np.ndarray, np.ndarray, np.nd
     X = np.zeros((T, d))
     y, probs, coin = [0.0] * T, [0.0] * T, [False] * T  # lists: cheaper per round than arrays
     y_prob = np.full(T, np.nan)
-    rng, shown, x = env._outcome_rng, Forecast.point(0.5), env._x
+    rng, shown, x, progress = env._outcome_rng, Forecast.point(0.5), env._x, env.progress
     raw, pending = None, 0  # pending: the first round whose single uniform is not drawn yet
 
     def draw_pending(stop: int) -> None:
@@ -279,6 +475,7 @@ def _oblivious_outcomes(env: ForecastEnv) -> tuple[np.ndarray, np.ndarray, np.nd
 
     for i in range(T):
         if i:
+            progress[3] = i  # context (for the time limit)
             new = nature.context(i + 1)
             if new is not raw:  # natures without contexts return the same empty array
                 raw, x = new, np.asarray(new, dtype=np.float64).reshape(-1)
@@ -286,6 +483,7 @@ def _oblivious_outcomes(env: ForecastEnv) -> tuple[np.ndarray, np.ndarray, np.nd
                     raise _Declined
         if d:
             X[i] = x
+        progress[1] = i + 1  # respond
         answer = nature.respond(i + 1, x, shown)
         if type(answer) is Bernoulli:
             probs[i], coin[i] = answer.p, True
@@ -302,4 +500,4 @@ def _oblivious_outcomes(env: ForecastEnv) -> tuple[np.ndarray, np.ndarray, np.nd
     return X, y, y_prob
 
 
-__all__ = ["play", "Result", "Forfeit", "seeds", "nature_streams"]
+__all__ = ["play", "Result", "Forfeit", "seeds", "nature_streams", "write_trace"]

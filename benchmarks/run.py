@@ -129,10 +129,11 @@ def bench_per_step(repeats: int, quick: bool) -> None:
     except ImportError:
         has_hedge = False
 
-    def overhead(nature: str, seed: int) -> float:
+    def overhead(nature: str, seed: int, time_limit: float | None = None) -> float:
         """The arena's own per-step overhead: the whole step loop (environment, nature, recording)
         with a constant forecaster, minus the forecaster's own time, as ``play`` reports it."""
-        res = arena.play("binary", "constant", nature, T=T, seed=seed, keep_forecasts=False, fast_path=False)
+        res = arena.play("binary", "constant", nature, T=T, seed=seed, keep_forecasts=False, fast_path=False,
+                         time_limit=time_limit)
         return res.seconds["arena"] / T
 
     rows = [{f"x{j}": float(v) for j, v in enumerate(x)} for x in X]
@@ -150,16 +151,19 @@ def bench_per_step(repeats: int, quick: bool) -> None:
 
     # river and the arena take turns (at least 5 rounds; medians), so that a change in the machine's
     # load hits both sides alike
-    times: dict[str, list[float]] = {"logistic": [], "iid_bernoulli": [], "river": []}
+    times: dict[str, list[float]] = {"logistic": [], "iid_bernoulli": [], "timed": [], "river": []}
     for k in range(max(repeats, 5)):
         if river:
             times["river"].append(run_river())
         for nature in ("logistic", "iid_bernoulli"):
             times[nature].append(overhead(nature, k))
+        times["timed"].append(overhead("logistic", k, time_limit=60.0))  # the watchdog on
     over = {k: statistics.median(v) for k, v in times.items() if v}
     record("arena overhead per step vs logistic", T, over["logistic"], f"{over['logistic'] * 1e6:.2f} us/step")
     record("arena overhead per step vs iid_bernoulli", T, over["iid_bernoulli"],
            f"{over['iid_bernoulli'] * 1e6:.2f} us/step")
+    record("arena overhead per step vs logistic, time limit", T, over["timed"], f"{over['timed'] * 1e6:.2f} us/step",
+           over["logistic"] / over["timed"])
     if not river:
         record("river comparison", T, 0.0, "skipped: pip install river")
         return
