@@ -27,7 +27,7 @@ import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 from arena.results import PLAN_FILE, code_version, is_done, planned, plugin_code, stored_ids
-from arena.tournament import ConfigError, build_matchup, matchup_key, plan, resolved_config, shard_of
+from arena.tournament import ConfigError, auto_shards, build_matchup, matchup_key, plan, resolved_config, shard_of
 
 CONFIG_MODULE = "arena.conf"
 
@@ -58,7 +58,8 @@ def build(cfg: DictConfig):
 
     _check_horizon(cfg.get("T"), cfg.get("seed"))
     limit = cfg.get("time_limit")
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit < math.inf):
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float))
+                              or not 0 < limit < math.inf):
         raise ConfigError(f"time_limit={limit!r}: give the seconds one plugin call may take as a positive number "
                           "(e.g. time_limit=60), or time_limit=null for no limit")
     game_params = OmegaConf.to_container(cfg.game, resolve=True)
@@ -353,7 +354,17 @@ def _split(parser, args: list[str]) -> tuple[list[str], dict[str, list[str]]]:
 
 
 def validate(args: list[str], multirun: bool = False) -> int:
-    """:func:`_validate`, with whatever Hydra or OmegaConf raise about the overrides as one ConfigError line."""
+    """The number of matchups the command will run (:func:`prepare`)."""
+    return prepare(args, multirun)[0]
+
+
+def prepare(args: list[str], multirun: bool = False) -> tuple[int, list[str]]:
+    """:func:`_validate`, with whatever Hydra or OmegaConf raise about the overrides as one ConfigError line.
+
+    Returns the number of matchups and the overrides the run must add: ``tournament.shards=N``
+    when the tournament says ``shards: auto`` (:func:`arena.tournament.auto_shards`), fixed here
+    once so that every job, on any launcher and node, deals the matchups alike.
+    """
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
@@ -369,7 +380,7 @@ def _one_line(message: str) -> str:
     return " ".join(part.strip() for part in message.splitlines() if part.strip())
 
 
-def _validate(args: list[str], multirun: bool = False) -> int:
+def _validate(args: list[str], multirun: bool = False) -> tuple[int, list[str]]:
     """Compose every value of every sweep and build its plugins; raise ConfigError on the first problem.
 
     The sweeps are the tournament's (``hydra.sweeper.params``) with the command line's
@@ -396,6 +407,11 @@ def _validate(args: list[str], multirun: bool = False) -> int:
             parser = OverridesParser.create()
             fixed, sweeps = _split(parser, args)
             base = _compose(fixed)
+            extra = []
+            if base.get("tournament") is not None and str(base.tournament.get("shards")) == "auto":
+                extra = [f"tournament.shards={auto_shards()}"]
+                fixed += extra
+                base = _compose(fixed)
             if multirun or str(base.hydra.mode) == "RunMode.MULTIRUN":
                 node = base.hydra.sweeper.get("params")
                 params = OmegaConf.to_container(node, resolve=True) if node else {}
@@ -411,7 +427,7 @@ def _validate(args: list[str], multirun: bool = False) -> int:
                             f"{key} is set per tournament: tournament {base.tournament.get('name')!r} plays its own "
                             f"list (set tournament.{'T' if key == 'T' else 'seeds'}=[...]), or name a forecaster and "
                             "a nature to play one matchup")
-                return _validate_tournament(base)
+                return _validate_tournament(base), extra
             variants = [fixed] + [fixed + [f"{key}={v}"] for key, values in sweeps.items() for v in values]
             Ts = [int(v) for v in sweeps.get("T", []) if v.lstrip("-").isdigit()]
             for overrides in variants:
@@ -421,7 +437,7 @@ def _validate(args: list[str], multirun: bool = False) -> int:
     finally:
         GlobalHydra.instance().clear()
         use_search_path_plugin()  # the folders were this command's: leave later compositions alone
-    return int(np.prod([len(v) for v in sweeps.values()])) if sweeps else 1
+    return (int(np.prod([len(v) for v in sweeps.values()])) if sweeps else 1), extra
 
 
 def _validate_tournament(base: DictConfig) -> int:
@@ -463,7 +479,9 @@ def main(argv: list[str] | None = None) -> None:
     informational = {"--help", "-h", "--hydra-help", "--cfg", "-c", "--info", "--shell-completion", "-sc"}
     if not informational.intersection(argv):
         try:
-            validate([a for a in argv if not a.startswith("-")], multirun=bool({"-m", "--multirun"} & set(argv)))
+            _, extra = prepare([a for a in argv if not a.startswith("-")],
+                               multirun=bool({"-m", "--multirun"} & set(argv)))
+            argv += extra
         except ConfigError as exc:
             print(f"arena: error: {exc}", file=sys.stderr)
             raise SystemExit(2) from None

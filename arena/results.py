@@ -191,14 +191,10 @@ def stored_ids(out_dir: Path | str) -> set[str]:
     return {f[:-5] for f in os.listdir(folder) if f.endswith(".json")} if folder.is_dir() else set()
 
 
-def read_stored(out_dir: Path | str, mid: str) -> dict[str, pd.DataFrame]:
-    """The stored row (as a one-row ``summary``), curves and reliability of one finished matchup;
-    raises CorruptResult if anything is off.
-
-    A result is whole when its file parses, holds its own id and the key columns, its tables
-    have columns of equal length, and its trace, when it has one, has a readable Parquet footer.
-    """
-    out_dir = Path(out_dir)
+def _load(out_dir: Path, mid: str) -> dict:
+    """The stored dict of one matchup (row; curves and reliability as column -> values), checked whole:
+    the file parses, holds its own id and the key columns, its tables have columns of equal length,
+    and its trace, when it has one, has a readable Parquet footer. Raises CorruptResult."""
     path = out_dir / "matchups" / f"{mid}.json"
     try:
         stored = json.loads(path.read_bytes())
@@ -212,22 +208,41 @@ def read_stored(out_dir: Path | str, mid: str) -> dict[str, pd.DataFrame]:
         raise CorruptResult(f"{path} lacks {missing}; a result row has {KEY_COLUMNS}")
     if row["matchup_id"] != mid:
         raise CorruptResult(f"{path} holds matchup {row['matchup_id']}, not {mid}")
-    keys = {k: row[k] for k in KEY_COLUMNS}
-    tables = {"summary": pd.DataFrame([row])}
     for part in ("curves", "reliability"):
         columns = stored.get(part)
-        if columns is None:
-            continue
-        try:
-            tables[part] = pd.DataFrame(columns).assign(**keys)
-        except (ValueError, TypeError) as exc:
-            raise CorruptResult(f"{path}: its {part} table is malformed ({exc})") from None
+        if columns is not None and (not isinstance(columns, dict) or not all(isinstance(v, list) for v in
+                                                                           columns.values())
+                                    or len({len(v) for v in columns.values()}) > 1):
+            raise CorruptResult(f"{path}: its {part} table is malformed (columns of unequal length or not lists)")
     if stored.get("trace"):
         try:
             pq.read_metadata(out_dir / "traces" / f"{mid}.parquet")
         except Exception as exc:  # noqa: BLE001 (pyarrow raises several types for a damaged file)
             raise CorruptResult(f"{out_dir / 'traces' / f'{mid}.parquet'} is missing or unreadable "
                                 f"({type(exc).__name__})") from None
+    return stored
+
+
+def _long(parts: list[tuple[dict, dict]]) -> pd.DataFrame:
+    """One table from (columns, key values) pairs: the columns' union, the keys repeated per row."""
+    names = list(dict.fromkeys(c for columns, _ in parts for c in columns))
+    out: dict[str, list] = {c: [] for c in [*names, *(k for k in KEY_COLUMNS if k not in names)]}
+    for columns, keys in parts:
+        n = len(next(iter(columns.values()), []))
+        for c in out:
+            out[c].extend(columns[c] if c in columns else [keys[c]] * n if c in keys else [None] * n)
+    return pd.DataFrame(out) if names else pd.DataFrame()
+
+
+def read_stored(out_dir: Path | str, mid: str) -> dict[str, pd.DataFrame]:
+    """The stored row (as a one-row ``summary``), curves and reliability of one finished matchup;
+    raises CorruptResult if it is not whole (see :func:`_load`)."""
+    stored = _load(Path(out_dir), mid)
+    keys = {k: stored["row"][k] for k in KEY_COLUMNS}
+    tables = {"summary": pd.DataFrame([stored["row"]])}
+    for part in ("curves", "reliability"):
+        if stored.get(part) is not None:
+            tables[part] = _long([(stored[part], keys)])
     return tables
 
 
@@ -248,16 +263,11 @@ def is_done(out_dir: Path | str, mid: str) -> bool:
     if not (Path(out_dir) / "matchups" / f"{mid}.json").is_file():
         return False
     try:
-        read_stored(out_dir, mid)
+        _load(Path(out_dir), mid)
     except CorruptResult as exc:
         quarantine(out_dir, mid, str(exc))
         return False
     return True
-
-
-def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
-    frames = [f for f in frames if not f.empty]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 #: Written at the start of a tournament run: its matchup ids, start time and how many were already stored.
@@ -283,18 +293,20 @@ def collect(out_dir: Path | str, only: set[str] | None = None) -> dict[str, pd.D
     rows, parts = [], {"curves": [], "reliability": []}
     for mid in ids:
         try:
-            tables = read_stored(out_dir, mid)
+            stored = _load(out_dir, mid)
         except CorruptResult as exc:
             print(f"[arena] left out of the summary: {exc}; rerun the tournament to play it again",
                   file=sys.stderr, flush=True)
             continue
-        rows.append(tables.pop("summary"))
-        for part, df in tables.items():
-            parts[part].append(df)
+        rows.append(stored["row"])
+        keys = {k: stored["row"][k] for k in KEY_COLUMNS}
+        for part, tables in parts.items():
+            if stored.get(part) is not None:
+                tables.append((stored[part], keys))
     if not rows:
         raise FileNotFoundError(f"no readable matchups under {out_dir / 'matchups'}; rerun the tournament")
-    summary = _concat(rows).sort_values(["game", "forecaster", "nature", "seed", "T"]).reset_index(drop=True)
-    return {"summary": summary, **{name: _concat(frames) for name, frames in parts.items()}}
+    summary = pd.DataFrame(rows).sort_values(["game", "forecaster", "nature", "seed", "T"]).reset_index(drop=True)
+    return {"summary": summary, **{name: _long(tables) for name, tables in parts.items()}}
 
 
 def read_table(path: Path | str) -> pd.DataFrame:

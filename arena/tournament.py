@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import os
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -39,6 +40,16 @@ def results_dir(root: str, name: str, tournament: str | None, stamp: str) -> str
 
 if not OmegaConf.has_resolver("arena_results_dir"):
     OmegaConf.register_new_resolver("arena_results_dir", results_dir)
+
+
+def auto_shards() -> int:
+    """``tournament.shards: auto``: two shards per core this process may use (a few per worker even out
+    slow matchups, and each shard costs Hydra a config composition, about 0.3 s)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return 2 * max(cores, 1)
 
 
 class ConfigError(ValueError):
@@ -153,7 +164,10 @@ def planned_ids(cfg: DictConfig) -> list[str]:
 
 def shard_of(cfg: DictConfig) -> list[DictConfig]:
     """The matchups dealt to ``cfg.shard`` of ``cfg.tournament.shards``."""
-    shards, shard = int(cfg.tournament.get("shards", 1)), int(cfg.get("shard", 0))
+    shards, shard = cfg.tournament.get("shards", 1), int(cfg.get("shard", 0))
+    if not isinstance(shards, int) or isinstance(shards, bool) or shards < 1:
+        raise ConfigError(f"tournament.shards={shards!r}: give a positive integer (`arena` turns auto into "
+                          f"{auto_shards()} here)")
     if not 0 <= shard < shards:
         raise ConfigError(f"shard={shard} is outside 0..{shards - 1}; the tournament has {shards} shards")
     base = _base(cfg)

@@ -8,7 +8,6 @@ Perdomo & Recht, §5-§6; SPEC §6.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import brentq
 
 
 def regret_constant(p: np.ndarray, y: np.ndarray) -> float:
@@ -53,6 +52,8 @@ def best_linear_weights(X: np.ndarray, y: np.ndarray, M: float) -> np.ndarray:
     hi = 1.0
     while norm_minus_M(hi) > 0:
         hi *= 2.0
+    from scipy.optimize import brentq  # here: scipy.optimize takes 0.4 s to import, in every worker
+
     lam = brentq(norm_minus_M, 0.0, hi, xtol=1e-15, rtol=1e-15, maxiter=500)
     return V @ (b / (evals + lam))
 

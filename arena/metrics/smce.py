@@ -22,8 +22,6 @@ from typing import Sequence
 
 import numba
 import numpy as np
-from scipy import sparse
-from scipy.optimize import linprog
 
 __all__ = ["smce", "smce_lp", "smce_curve"]
 
@@ -110,6 +108,9 @@ def _lp_max(W: np.ndarray, d: np.ndarray, lo: float) -> float:
         return float(max(W[0] * lo, W[0]))
     # Rows i and n-1+i encode f_i - f_{i+1} <= d_i and f_{i+1} - f_i <= d_i.
     rows = np.arange(n - 1)
+    from scipy import sparse  # here: only the reference LP needs scipy.optimize (0.4 s to import)
+    from scipy.optimize import linprog
+
     D = sparse.csr_matrix(
         (np.r_[np.ones(n - 1), -np.ones(n - 1)], (np.r_[rows, rows], np.r_[rows, rows + 1])),
         shape=(n - 1, n),
