@@ -412,6 +412,10 @@ def _validate(args: list[str], multirun: bool = False) -> tuple[int, list[str]]:
                 extra = [f"tournament.shards={auto_shards()}"]
                 fixed += extra
                 base = _compose(fixed)
+            if sweeps and not (multirun or str(base.hydra.mode) == "RunMode.MULTIRUN"):
+                key, values = next(iter(sweeps.items()))
+                raise ConfigError(f"{key}={','.join(values)} gives several values: add -m to play each one "
+                                  f"(arena -m ... {key}={','.join(values)}), or write a list as {key}=[...]")
             if multirun or str(base.hydra.mode) == "RunMode.MULTIRUN":
                 node = base.hydra.sweeper.get("params")
                 params = OmegaConf.to_container(node, resolve=True) if node else {}

@@ -542,6 +542,7 @@ FOUND = {
     "append_twice": ["+forecaster.nope=1", "+forecaster.nope=1"],
     "missing_mandatory": ["forecaster=bit", "nature=replay"],
     "mandatory_marker": ["forecaster.tol=???"],
+    "sweep_without_m": ["forecaster=bit", "nature=anti_forecaster", "T=20", "T=1,2"],  # Hydra refused it later
 }
 
 
