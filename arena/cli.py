@@ -27,7 +27,8 @@ import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 from arena.results import PLAN_FILE, code_version, is_done, planned, plugin_code, stored_ids
-from arena.tournament import ConfigError, auto_shards, build_matchup, matchup_key, plan, resolved_config, shard_of
+from arena.tournament import (ConfigError, auto_shards, build_matchup, matchup_key, plan, plugin_targets,
+                              resolved_config, shard_of)
 
 CONFIG_MODULE = "arena.conf"
 
@@ -144,7 +145,7 @@ def run_matchup(cfg: DictConfig, out_dir: Path) -> dict:
     row["matchup_id"] = mid
     row["config"] = json.dumps(resolved_config(cfg), sort_keys=True, default=str)
     row["code_version"] = code_version()
-    row["plugin_code"] = plugin_code([str(cfg[k].get("_target_", "")) for k in ("forecaster", "nature")])
+    row["plugin_code"] = plugin_code(plugin_targets(cfg))
     rec = result.recorder
     reliability = reliability_table(rec.p, rec.y, referee.ece_bins) if game.name != "quantile" else None
     save_matchup(out_dir, row, result.curves, reliability, trace)

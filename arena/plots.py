@@ -153,6 +153,19 @@ def _plain_log_ticks(axis) -> None:
     axis.set_minor_locator(ticker.NullLocator())
 
 
+def _rounds_axes(ax: Axes, ylabel: str, nature: str | None, logy: bool = True) -> None:
+    """A curve figure's axes: rounds T on a log x axis, ``ylabel`` (log or linear), the nature as title."""
+    if logy:
+        ax.set_yscale("log", nonpositive="mask")
+        _plain_log_ticks(ax.yaxis)
+    ax.set_xscale("log")
+    _plain_log_ticks(ax.xaxis)
+    ax.set_xlabel("rounds T")
+    ax.set_ylabel(ylabel)
+    if nature:
+        ax.set_title(nature.replace("_", " "))
+
+
 def _no_data(ax: Axes, what: str) -> None:
     ax.text(0.5, 0.5, f"no data: {what}", ha="center", va="center", transform=ax.transAxes, color="0.4")
     ax.set_xticks([])
@@ -264,14 +277,7 @@ def smce_vs_T(curves: pd.DataFrame, nature: str | None = None, ax: Axes | None =
                 _draw_bound(ax, b, name, "t", scale="x")
         t = np.geomspace(max(obs["t"].min(), 1), obs["t"].max(), 50)
         ax.plot(t, np.sqrt(8 * t / 3) / t, color=_BOUND_COLOR, linewidth=0.6, gid="reference:k29")
-        ax.set_xscale("log")
-        ax.set_yscale("log", nonpositive="mask")
-        _plain_log_ticks(ax.xaxis)
-        _plain_log_ticks(ax.yaxis)
-        ax.set_xlabel("rounds T")
-        ax.set_ylabel("smCE / T")
-        if nature:
-            ax.set_title(nature.replace("_", " "))
+        _rounds_axes(ax, "smCE / T", nature)
         extra = [(Line2D([], [], color=_BOUND_COLOR, linewidth=0.6), "K29 guarantee \u221a(8T/3) / T")]
         if not bounds.empty:
             extra.append((Line2D([], [], color=_BOUND_COLOR, linestyle="--", linewidth=0.9), "certified bound"))
@@ -317,17 +323,9 @@ def regret_curves(curves: pd.DataFrame, metric: str = "regret_linear", nature: s
             b = bounds.loc[bounds["forecaster"] == name]
             if not b.empty:
                 _draw_bound(ax, b, name, "t", scale=scale)
-        if logy:
-            ax.set_yscale("log", nonpositive="mask")
-            _plain_log_ticks(ax.yaxis)
-        else:
+        if not logy:
             ax.axhline(0.0, color="0.7", linewidth=0.5, zorder=0)
-        ax.set_xscale("log")
-        _plain_log_ticks(ax.xaxis)
-        ax.set_xlabel("rounds T")
-        ax.set_ylabel(METRIC_LABELS.get(metric, metric))
-        if nature:
-            ax.set_title(nature.replace("_", " "))
+        _rounds_axes(ax, METRIC_LABELS.get(metric, metric), nature, logy)
         extra = []
         if not bounds.empty:
             extra.append((Line2D([], [], color=_BOUND_COLOR, linestyle="--", linewidth=0.9), "certified bound"))
@@ -1326,14 +1324,7 @@ def coverage_error_vs_T(curves: pd.DataFrame, nature: str | None = None, q: floa
             ax.plot(t, m / (t - 1), color=_BOUND_COLOR, linewidth=0.6, linestyle=":", gid="reference:printed")
             extra += [(Line2D([], [], color=_BOUND_COLOR, linewidth=0.6), "max(q, 1-q)/T (certified)"),
                       (Line2D([], [], color=_BOUND_COLOR, linewidth=0.6, linestyle=":"), "max(q, 1-q)/(T-1) (printed)")]
-        ax.set_xscale("log")
-        ax.set_yscale("log", nonpositive="mask")
-        _plain_log_ticks(ax.xaxis)
-        _plain_log_ticks(ax.yaxis)
-        ax.set_xlabel("rounds T")
-        ax.set_ylabel("|coverage - q|")
-        if nature:
-            ax.set_title(nature.replace("_", " "))
+        _rounds_axes(ax, "|coverage - q|", nature)
         _legend_q(ax, extra, outside=own, loc="lower left")
     return fig
 

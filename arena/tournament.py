@@ -145,11 +145,16 @@ def resolved_config(cfg: DictConfig) -> dict:
     return config
 
 
+def plugin_targets(cfg: DictConfig) -> list[str]:
+    """The ``_target_`` classes of a matchup's forecaster and nature."""
+    return [str(cfg[k].get("_target_", "")) for k in ("forecaster", "nature") if k in cfg]
+
+
 def matchup_key(cfg: DictConfig) -> str:
     """The id of a matchup: its labels, seed and T, and a hash of its resolved config and the code
     version (:func:`arena.results.code_version`), everything that shapes its result."""
     config = {**resolved_config(cfg), "code_version": code_version()}
-    plugins = plugin_code([str(cfg[k].get("_target_", "")) for k in ("forecaster", "nature") if k in cfg])
+    plugins = plugin_code(plugin_targets(cfg))
     if plugins:  # a user's own plugin: its source is part of the version too
         config["plugin_code"] = plugins
     return matchup_id(str(cfg.game.name), str(cfg.forecaster_label), str(cfg.nature_label),
