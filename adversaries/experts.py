@@ -36,7 +36,7 @@ import numpy as np
 from scipy.special import expit
 
 from adversaries.iid import MAX_SIZE, _check_count, _check_positive, _check_probability, _check_real, _check_vector
-from arena.experts import LOSS_FUNCTIONS
+from arena.games.experts import LOSS_FUNCTIONS
 from arena.games import get_game
 from arena.protocols import Context, Forecast, Nature, OutcomeLaw
 from arena.registry import UnknownPluginError, make_nature, register
@@ -342,7 +342,6 @@ class ExpertSwitching(ExpertGoodNoisy):
 
     def __init__(self, N: int = 4, noise: float = 0.25, period: int = 250, outcomes=None, greedy: bool = False):
         super().__init__(N, noise, 0, outcomes, greedy)
-        del self.good
         self.period = _check_count(self.name, "period", period, 250)
 
     def _good_index(self, t: int) -> int:

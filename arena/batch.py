@@ -68,7 +68,7 @@ class Sample:
 
 def _loss_fn(game: Game):
     """Elementwise loss of the game: the experts game's, else the squared loss (Brier)."""
-    from arena.experts import LOSS_FUNCTIONS
+    from arena.games.experts import LOSS_FUNCTIONS
 
     return LOSS_FUNCTIONS.get(str(getattr(game, "loss", "squared")), LOSS_FUNCTIONS["squared"])
 
@@ -79,7 +79,7 @@ def draw(nature: Nature, game: Game, n: int, seed: int, start: int = 0) -> tuple
     Nature must already be reset (its stream gives the contexts and any hidden state); the
     outcomes come from a stream derived from ``seed``.
     """
-    if getattr(nature, "second_guessing", False):
+    if nature.second_guessing:
         raise ValueError(f"online-to-batch: nature {nature.name!r} has second-guessing experts, whose advice "
                          "depends on the forecast: there is no fixed class of predictors to compare with")
     if nature.adaptive:
@@ -135,7 +135,7 @@ def prefix_risks(forecaster: Forecaster, game: Game, train: Sample, test: Sample
     forecaster.game = game
     forecaster.reset(derive_rng(seed, "forecaster", forecaster.name))
     draw_rng = derive_rng(seed, "batch-forecast-draw", forecaster.name)
-    many = getattr(forecaster, "predict_many", None)
+    many = forecaster.predict_many
     risks = np.zeros(len(train))
     for i in range(len(train)):
         if callable(many):
@@ -171,7 +171,7 @@ def comparator_risks(game: Game, test: Sample, M: float = 1.0) -> dict[str, floa
 
 def _bound(forecaster: Forecaster, game: Game, N: int, n: int) -> float:
     """§11: the expected excess risk over the best expert, log N / (rate n), for the certified forecasters."""
-    rate = getattr(forecaster, "rate", None)
+    rate = forecaster.rate
     if game.name != "experts" or not isinstance(rate, (int, float)) or "experts_regret" not in forecaster.claims:
         return math.nan
     return math.log(N) / (rate * n)

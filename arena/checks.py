@@ -512,7 +512,7 @@ def _scripts(game: Game, T: int, context_dim: int, seed: int) -> tuple[dict, np.
         bits = np.random.default_rng(2024).integers(0, 2, T).astype(float)
         contexts = np.random.default_rng(2025).standard_normal((T, context_dim))
         return {"contexts": contexts}, bits, lambda s: np.concatenate([bits[:s], 1.0 - bits[s:]])
-    sources = [n for n in _registered_natures(game) if not n.adaptive and not getattr(n, "second_guessing", False)
+    sources = [n for n in _registered_natures(game) if not n.adaptive and not n.second_guessing
                and (n.length is None or n.length >= T)]
     if not sources:
         raise NotApplicable(f"no oblivious registered nature of the {game.name!r} game builds with default "
@@ -529,7 +529,7 @@ def _scripts(game: Game, T: int, context_dim: int, seed: int) -> tuple[dict, np.
             raise NotApplicable(f"two plays of nature {source.name!r} gave the same outcome at round {s + 1}")
         return np.concatenate([y[:s], tail])
 
-    script = {"contexts": a.X.copy(), "games": (game.name,), "group_dim": int(getattr(source, "group_dim", 0))}
+    script = {"contexts": a.X.copy(), "games": (game.name,), "group_dim": int(source.group_dim)}
     return script, y, alter
 
 
@@ -690,10 +690,17 @@ class _OpenSpy:
             builtins.open, io.open = real_open, real_io_open
 
 
-def _params_json(plugin, check: str) -> str:
-    params = plugin.params()
-    if not isinstance(params, dict):
+def _params_json(plugin, check: str, state: bool = False) -> str:
+    """params() as JSON; ``state``: with every other public attribute of the instance too (what must not
+    differ between two instances built alike, nor change when the plugin plays)."""
+    try:
+        params = plugin.params()
+    except AttributeError:  # a parameter stored under another name: the public attributes show which
+        params = None
+    if params is not None and not isinstance(params, dict):
         raise CheckFailure(f"{check}: {_label(plugin)}.params() returned {type(params).__name__}, not a dict")
+    public = {k: v for k, v in vars(plugin).items() if not k.startswith("_") and k not in ("rng", "game")}
+    params = public if params is None else {**public, **params} if state else params
     for k, v in params.items():
         try:
             json.dumps(v, allow_nan=True)
@@ -737,10 +744,11 @@ def check_constructor_stores_only(plugin, *, params: dict | None = None, T: int 
     if spy.opened:
         raise CheckFailure(f"{check}: constructing {_label(cls)} opened {', '.join(spy.opened)}; "
                            "read files in reset() (or lazily), not in __init__")
-    ja, jb = _params_json(a, check), _params_json(b, check)
-    if ja != jb:
+    sa, sb = _params_json(a, check, state=True), _params_json(b, check, state=True)
+    if sa != sb:
         raise CheckFailure(f"{check}: two instances of {_label(cls)} built with the same arguments have different "
-                           f"params(): {ja} vs {jb}; the constructor must only store its parameters")
+                           f"params(): {sa} vs {sb}; the constructor must only store its parameters")
+    ja = _params_json(a, check)
     try:
         rebuilt = cls(**json.loads(ja))
     except Exception as exc:
@@ -757,9 +765,9 @@ def check_constructor_stores_only(plugin, *, params: dict | None = None, T: int 
         _play(check, g, a, nature, _horizon(T, nature), seed)
     else:
         _play(check, g, MeanProbe(), a, _horizon(T, a), seed)
-    after = _params_json(a, check)
-    if after != ja:
-        raise CheckFailure(f"{check}: {_label(cls)}.params() changed after playing {T} rounds: {ja} before, "
+    after = _params_json(a, check, state=True)
+    if after != sa:
+        raise CheckFailure(f"{check}: {_label(cls)}.params() changed after playing {T} rounds: {sa} before, "
                            f"{after} after; keep game state in attributes whose names start with '_'")
 
 
@@ -967,7 +975,7 @@ def check_fast_path_matches_step_loop(forecaster, *, T: int = DEFAULT_T, seed: i
     check = "check_fast_path_matches_step_loop"
     make = _factory(forecaster, params, Forecaster, check)
     g = _game_for(forecaster, game, check)
-    if not callable(getattr(make(), "play_oblivious", None)):
+    if not callable(make().play_oblivious):
         raise NotApplicable(f"{_label(forecaster)} has no compiled oblivious path (play_oblivious)")
     if "fast_path" not in inspect.signature(play).parameters:
         raise NotApplicable("arena.runner.play has no fast_path switch")

@@ -214,6 +214,7 @@ def _games(options: list) -> list[dict]:
     entries, named = [], set()
     for name, cfg, header, source in options:
         values = OmegaConf.to_container(cfg, resolve=False)
+        values.pop("_target_", None)
         game = str(values.pop("name", name))
         cls = GAMES.get(game)
         fields = {} if cls is None else {f.name: f.default for f in dataclasses.fields(cls)

@@ -372,7 +372,3 @@ class ForecastEnv(gym.Env):
 
         return play_round, flush
 
-
-gym.register(id="arena/Binary-v0", entry_point="arena.env:ForecastEnv", kwargs={"game": "binary"})
-gym.register(id="arena/Quantile-v0", entry_point="arena.env:ForecastEnv",
-             kwargs={"game": "quantile", "nature": "iid_normal"})

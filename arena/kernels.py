@@ -12,7 +12,7 @@ Perdomo & Recht, §4 (feature maps), §7 (Algorithm 4), §8 (Fermi-Sobolev kerne
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
@@ -168,6 +168,46 @@ class RandomFourierRBF(Kernel):
 
 # Terms of a finite feature map given in config: name -> (dimension, phi, lip_p).
 _TERMS = ("1", "p", "p2", "x", "px")
+#: The power of p in each named term.
+_POWER = {"1": 0, "x": 0, "p": 1, "px": 1, "p2": 2}
+
+
+class FeatureTerm(NamedTuple):
+    """One named term of a feature map: Phi(x, p) gets ``scale * p**power * (x if reads_x else 1)``."""
+
+    scale: float
+    name: str
+    power: int
+    reads_x: bool
+
+    def width(self, d: int) -> int:
+        """The number of columns of the term for contexts of dimension d."""
+        return d if self.reads_x else 1
+
+
+def feature_terms(terms) -> tuple[FeatureTerm, ...]:
+    """The layout of a feature map's named terms, in the column order of :meth:`FeatureKernel.features`.
+
+    Examples
+    --------
+    >>> [tuple(t) for t in feature_terms(["1", "2*px"])]
+    [(1.0, '1', 0, False), (2.0, 'px', 1, True)]
+    >>> feature_terms(["q"])
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown feature term 'q'; expected one of ['1', 'p', 'p2', 'x', 'px'], optionally scaled as '2*p'
+    """
+    out = []
+    for term in terms:
+        scale, _, name = str(term).rpartition("*")
+        if name not in _TERMS:
+            raise ValueError(f"unknown feature term {term!r}; expected one of {list(_TERMS)}, optionally scaled as '2*p'")
+        try:
+            c = float(scale) if scale else 1.0
+        except ValueError:
+            raise ValueError(f"feature term {term!r}: the scale before '*' must be a number") from None
+        out.append(FeatureTerm(c, name, _POWER[name], name in ("x", "px")))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -190,25 +230,13 @@ class FeatureKernel(Kernel):
     def __post_init__(self):
         if not self.terms:
             raise ValueError("a feature map needs at least one term, e.g. ['1', 'p']")
-        for term in self.terms:
-            self._parse(term)
-
-    @staticmethod
-    def _parse(term: str) -> tuple[float, str]:
-        scale, _, name = str(term).rpartition("*")
-        if name not in _TERMS:
-            raise ValueError(f"unknown feature term {term!r}; expected one of {list(_TERMS)}, optionally scaled as '2*p'")
-        try:
-            return (float(scale) if scale else 1.0), name
-        except ValueError:
-            raise ValueError(f"feature term {term!r}: the scale before '*' must be a number") from None
+        feature_terms(self.terms)
 
     def features(self, X, P):
         X = _rows(X, len(P))
         P = np.asarray(P, float)
         cols = []
-        for term in self.terms:
-            c, name = self._parse(term)
+        for c, name, _, _ in feature_terms(self.terms):
             if name == "1":
                 cols.append(c * np.ones((len(P), 1)))
             elif name == "p":
@@ -233,8 +261,7 @@ class FeatureKernel(Kernel):
         pmax = float(np.max(np.abs(P))) if len(P) else 1.0
         x2 = float(np.max((X**2).sum(1))) if X.size else 0.0
         lip = 0.0
-        for term in self.terms:
-            c, name = self._parse(term)
+        for c, name, _, _ in feature_terms(self.terms):
             lip += c * c * {"1": 0.0, "x": 0.0, "p": pmax, "p2": 2 * pmax**2, "px": pmax * x2}[name]
         return lip
 

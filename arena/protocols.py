@@ -21,6 +21,7 @@ Perdomo & Recht, "In Defense of Defensive Forecasting", §2-§3 and §10.
 
 from __future__ import annotations
 
+import inspect
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -212,16 +213,40 @@ class Bernoulli(OutcomeLaw):
 class Forecaster(ABC):
     """A player that announces forecasts.
 
+    The verbs ``reset``, ``predict`` and ``update`` are the contract; the attributes and
+    optional verbs below are every other hook the framework reads, each with its default
+    (a subclass overrides one as a class attribute, an instance attribute or a property).
+
     Class attributes
     ----------------
     name : registered name (also the config file name under ``conf/forecaster``).
     games : games this forecaster can play.
-    claims : names of the referee certificates whose bound this forecaster guarantees.
+    claims : names of the referee certificates whose bound this forecaster guarantees (a
+        tuple; a subclass may compute it from its parameters with a property).
     """
 
     name: ClassVar[str] = ""
     games: ClassVar[tuple[str, ...]] = ("binary",)
-    claims: ClassVar[tuple[str, ...]] = ()
+    claims: tuple[str, ...] = ()
+
+    #: The kernel k(z, z') of the forecaster's summary function S_t, for the kernel
+    #: certificates (an :class:`arena.kernels.Kernel`); None: the forecaster has none.
+    kernel_object = None
+    #: The grid {0, 1/N, ..., 1} the forecasts are rounded to (the referee adds the grid
+    #: calibration error); None: forecasts are not on a grid.
+    N: int | None = None
+    #: The width of the forecaster's root search (the search-precision certificates allow
+    #: the slack such a width leaves); 0: an exact search, or none.
+    tol: float = 0.0
+    #: The learning rate of an exponential-weights forecaster (λ of ℓ∞ DF, η of Hedge), for
+    #: the experts certificates; None: no rate.
+    rate: float | None = None
+    #: The Lipschitz constant in p of the second-guessing advice the forecaster last saw
+    #: (the experts search-precision certificate allows for it); 0: ordinary advice.
+    advice_lipschitz: float = 0.0
+    #: Whether a decision forecaster's search is randomized (the §5 guarantee against a
+    #: discontinuous action rule needs it); the default claims no deterministic search.
+    randomized: bool = True
 
     def reset(self, rng: np.random.Generator) -> None:
         """Clear all state; ``rng`` is the forecaster's only source of randomness."""
@@ -235,9 +260,24 @@ class Forecaster(ABC):
     def update(self, x: Context, p: float, y: float) -> None:
         """Observe the realized forecast ``p`` and the outcome ``y`` of this round."""
 
+    # Optional verbs: None means "not offered"; a subclass defines them as methods.
+
+    #: ``play_oblivious(X, y, u) -> (p_mean, p, p_internal)``: play every round at once
+    #: against an oblivious nature (contexts X, outcomes y, the forecast coins u), with the
+    #: same forecasts as the round loop would give; None: the arena plays round by round.
+    play_oblivious = None
+    #: ``can_play_oblivious``: whether this instance's ``play_oblivious`` may run now.
+    can_play_oblivious: bool = True
+    #: ``predict_many(X) -> p``: the forecasts of the current state for many contexts at once
+    #: (batch evaluation); None: ``predict`` row by row.
+    predict_many = None
+    #: ``weights_after(cum_losses, t) -> weights``: an experts forecaster's weights on the experts
+    #: after t rounds, for the weight curves; None: no weights.
+    weights_after = None
+
     def params(self) -> dict:
-        """Constructor parameters (recorded in every result row)."""
-        return {k: v for k, v in vars(self).items() if not k.startswith("_") and k not in ("rng", "game")}
+        """Constructor parameters (recorded in every result row), read from the constructor's signature."""
+        return constructor_params(self)
 
 
 class Nature(ABC):
@@ -257,6 +297,14 @@ class Nature(ABC):
     context_dim: int = 0
     #: Longest horizon this nature can play (a replayed series), or None.
     length: int | None = None
+    #: Quantile game: how many trailing context coordinates are group indicators (the referee
+    #: reports coverage per group); 0: no groups.
+    group_dim: int = 0
+    #: Experts game: whether the experts see the announced forecast before they advise; then
+    #: ``advice(t, x, p) -> array`` gives their advice to p, a pure function of its arguments.
+    second_guessing: bool = False
+    #: Experts game: a bound on |d f_j / dp| of second-guessing advice (inf: none declared).
+    advice_lipschitz: float = math.inf
 
     def reset(self, rng: np.random.Generator) -> None:
         """Clear all state; ``rng`` drives contexts and any hidden state (not the outcome coin)."""
@@ -273,5 +321,40 @@ class Nature(ABC):
     def observe(self, t: int, p: float, y: float) -> None:
         """Learn the realized forecast and outcome of round ``t`` (adaptive natures)."""
 
+    def advice(self, t: int, x: Context, p: float) -> np.ndarray:
+        """Experts game, second-guessing panels only: the experts' advice in round ``t`` to the forecast ``p``."""
+        raise NotImplementedError(f"nature {self.name!r} does not second-guess: set second_guessing = True and "
+                                  "define advice(t, x, p)")
+
     def params(self) -> dict:
-        return {k: v for k, v in vars(self).items() if not k.startswith("_") and k not in ("rng", "game")}
+        """Constructor parameters (recorded in every result row), read from the constructor's signature."""
+        return constructor_params(self)
+
+
+def constructor_params(obj) -> dict:
+    """The constructor's parameters of ``obj``, each read from the attribute of the same name.
+
+    A constructor stores each parameter under its own name (STYLE §2), so the constructor's
+    signature says what to record (as river's ``_get_params`` does); ``*args`` and ``**kwargs``
+    are not parameters.
+
+    Examples
+    --------
+    >>> class Mean(Forecaster):
+    ...     def __init__(self, prior: float = 0.5):
+    ...         self.prior, self._n = prior, 0
+    ...     def predict(self, x): return self.prior
+    ...     def update(self, x, p, y): pass
+    >>> Mean(0.3).params()
+    {'prior': 0.3}
+    """
+    out = {}
+    for name, p in inspect.signature(type(obj).__init__).parameters.items():
+        if name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        try:
+            out[name] = getattr(obj, name)
+        except AttributeError:
+            raise AttributeError(f"{type(obj).__name__} has no attribute {name!r}: its constructor must store the "
+                                 f"parameter {name!r} as self.{name} (params() reads it from there)") from None
+    return out

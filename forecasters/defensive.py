@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from arena.kernels import FeatureKernel, FermiSobolev, Kernel, SumKernel, make_kernel
+from arena.kernels import FeatureKernel, FeatureTerm, FermiSobolev, Kernel, SumKernel, feature_terms, make_kernel
 from arena.protocols import Context, Forecast, Forecaster
 from arena.registry import register
 from arena.search import DEFAULT_TOL, MIN_TOL, anticorrelation_search
@@ -87,7 +87,7 @@ def _kernel_claims(kernel: Kernel) -> tuple[str, ...]:
     return tuple(claims)
 
 
-def _fast_layout(kernel: Kernel) -> tuple[float, tuple[tuple[float, str], ...]] | None:
+def _fast_layout(kernel: Kernel) -> tuple[float, tuple[FeatureTerm, ...]] | None:
     """(c_fs, terms) when k = c_fs k_FS + <Phi, Phi'> with Phi made of named terms, else None.
 
     Then S_t(p) = c_fs S_FS(p) + a + b p + c p^2 (the terms are 1, p, p^2 times 1 or x).
@@ -100,25 +100,22 @@ def _fast_layout(kernel: Kernel) -> tuple[float, tuple[tuple[float, str], ...]] 
         elif isinstance(k, FermiSobolev):
             c_fs += 1.0
         elif isinstance(k, FeatureKernel):
-            terms += [FeatureKernel._parse(t) for t in k.terms]
+            terms += feature_terms(k.terms)
         else:
             return None
     return c_fs, tuple(terms)
 
 
-_POWER_OF_P = {"1": 0, "x": 0, "p": 1, "px": 1, "p2": 2}
-
-
 class _Quadratic:
     """Phi(x, p)_j = g_j(x) p^kind_j for the named terms, with g_j(x) = scale_j * (1 or x_i)."""
 
-    def __init__(self, terms: tuple[tuple[float, str], ...], d: int):
+    def __init__(self, terms: tuple[FeatureTerm, ...], d: int):
         idx, scale, kind = [], [], []
-        for c, name in terms:
-            cols = range(d) if name in ("x", "px") else [d]  # column d of [x, 1] is the constant 1
+        for term in terms:
+            cols = range(d) if term.reads_x else [d]  # column d of [x, 1] is the constant 1
             idx += list(cols)
-            scale += [c] * len(cols)
-            kind += [_POWER_OF_P[name]] * len(cols)
+            scale += [term.scale] * len(cols)
+            kind += [term.power] * len(cols)
         self.d = d
         self.idx = np.array(idx, dtype=np.int64)
         self.scale = np.array(scale, dtype=np.float64)
@@ -183,7 +180,7 @@ class KernelDF(Forecaster):
             self._layout = None
 
     @property
-    def claims(self) -> tuple[str, ...]:  # type: ignore[override]
+    def claims(self) -> tuple[str, ...]:
         return _kernel_claims(self._k)
 
     @property
@@ -347,7 +344,6 @@ class DMM(KernelDF):
             raise ValueError(  # noqa: TRY004 (one error type for bad parameters)
                 f"{self.name}: features={features!r} is not a list of feature names; give e.g. features: ['1', 'p']")
         super().__init__(kernel={"features": list(features)}, tol=tol, fast=fast)
-        del self.kernel
         self.features = list(features)
 
 
@@ -363,7 +359,6 @@ class LinearDF(DMM):
 
     def __init__(self, tol: float = DEFAULT_TOL, fast: bool = True):
         super().__init__(features=("1", "p", "x"), tol=tol, fast=fast)
-        del self.features
 
 
 @register
@@ -384,7 +379,6 @@ class K29(KernelDF):
 
     def __init__(self, tol: float = DEFAULT_TOL, fast: bool = True):
         super().__init__(kernel="fs", tol=tol, fast=fast)
-        del self.kernel
 
     def summary_function(self, x):
         return super().summary_function(np.zeros(0))  # K29 ignores the context
@@ -419,7 +413,7 @@ class K29Rounded(K29):
         self.N, self.delta = int(N), float(delta)
 
     @property
-    def claims(self):  # type: ignore[override]
+    def claims(self):
         return (*super().claims, "rounded_calibration")
 
     def round(self, p: float) -> Forecast:

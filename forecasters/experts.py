@@ -2,7 +2,7 @@
 
 Every forecaster keeps each expert's cumulative loss L_j (the advice scored at the forecast
 played, so second-guessing experts are scored at p_t) and reads the game's loss (squared
-or log) from the game the arena sets. A context is an :class:`arena.experts.AdviceContext`
+or log) from the game the arena sets. A context is an :class:`arena.games.experts.AdviceContext`
 (or a plain array of advice): ``advice_function(x)(p)`` is the advice given to the forecast p.
 
 * ``linf_df``: Algorithm 5 with F_j = λ[(p - y)^2 - (f_j - y)^2] (squared, λ in (0, 2]) or
@@ -38,43 +38,11 @@ import math
 import numpy as np
 from scipy.special import expit
 
-from arena.experts import EXPERT_LOSSES, LOSS_FUNCTIONS, advice_function, lipschitz_of
+from arena.games.experts import EXPERT_LOSSES, LOSS_FUNCTIONS, advice_function, lipschitz_of
+from arena.logspace import log_softmax, logsumexp, logsumexp_rows
 from arena.protocols import Context, Forecaster
 from arena.registry import register
 from arena.search import DEFAULT_TOL, anticorrelation_search
-
-
-def log_softmax(z: np.ndarray) -> np.ndarray:
-    """log of softmax(z), stable; entries -inf get weight 0; all -inf gives the uniform weights.
-
-    Examples
-    --------
-    >>> np.exp(log_softmax(np.array([0.0, -np.inf, 0.0]))).tolist()
-    [0.5, 0.0, 0.5]
-    """
-    z = np.asarray(z, float)
-    m = np.max(z) if z.size else 0.0
-    if not np.isfinite(m):
-        return np.full(z.shape, -math.log(z.size))
-    shifted = z - m
-    return shifted - math.log(np.sum(np.exp(shifted)))
-
-
-def logsumexp(z: np.ndarray) -> float:
-    """log sum exp(z), stable (array methods: this runs inside every search step)."""
-    m = float(z.max())
-    if not math.isfinite(m):
-        return m
-    return m + math.log(float(np.exp(z - m).sum()))
-
-
-def logsumexp_rows(Z: np.ndarray) -> np.ndarray:
-    """Row-wise log sum exp (rows of -inf give -inf)."""
-    m = np.max(Z, axis=1)
-    safe = np.where(np.isfinite(m), m, 0.0)
-    with np.errstate(divide="ignore"):  # rows of -inf: log 0, replaced below
-        out = safe + np.log(np.sum(np.exp(Z - safe[:, None]), axis=1))
-    return np.where(np.isfinite(m), out, m)
 
 
 #: The largest double below 1 and the smallest above 0: a mixture forecast is exactly 0 or 1 only
@@ -222,7 +190,8 @@ class ExpertsForecaster(Forecaster):
         f = advice_function(x)
         if not getattr(x, "second_guessing", False):
             return float(min(max(rule(f(0.5)), 0.0), 1.0))
-        return anticorrelation_search(lambda p: rule(f(p)) - p, tol=getattr(self, "tol", DEFAULT_TOL))
+        # a forecaster without a tol parameter (tol 0, the protocol's default) searches at DEFAULT_TOL
+        return anticorrelation_search(lambda p: rule(f(p)) - p, tol=self.tol or DEFAULT_TOL)
 
 
 @register

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from arena.kernels import FeatureKernel, Kernel, SumKernel
+from arena.kernels import FeatureKernel, Kernel, SumKernel, feature_terms
 from arena.protocols import Context, Forecast, Forecaster
 from arena.registry import register
 from arena.search import two_point_search
@@ -172,9 +172,6 @@ class PBins(Kernel):
         return 1.0
 
 
-_KIND = {"1": 0, "x": 0, "p": 1, "px": 1, "p2": 2}
-
-
 class _Affine:
     """S(u) = a + b u + c u^2 + bins[bin(u)] for kernels made of feature terms and p-bins.
 
@@ -183,7 +180,7 @@ class _Affine:
     """
 
     def __init__(self, parts: list, d: int):
-        self.cols: list[tuple[int, float, str, int]] = []  # (first column, scale, term, width)
+        self.cols: list[tuple[int, float, bool, int, int]] = []  # (first column, scale, reads x, power of p, width)
         self.bins: tuple[int, int] | None = None  # (first column, number of bins)
         col = 0
         for k in parts:
@@ -191,11 +188,9 @@ class _Affine:
                 self.bins = (col, k.bins)
                 col += k.bins
                 continue
-            for term in k.terms:
-                c, name = FeatureKernel._parse(term)
-                width = d if name in ("x", "px") else 1
-                self.cols.append((col, c, name, width))
-                col += width
+            for term in feature_terms(k.terms):
+                self.cols.append((col, term.scale, term.reads_x, term.power, term.width(d)))
+                col += term.width(d)
 
     @staticmethod
     def parts_of(kernel: Kernel) -> list | None:
@@ -207,9 +202,9 @@ class _Affine:
 
     def coeffs(self, x: np.ndarray, C: np.ndarray) -> tuple[float, float, float, np.ndarray | None]:
         abc = [0.0, 0.0, 0.0]
-        for col, c, name, width in self.cols:
-            v = C[col] if width == 1 and name not in ("x", "px") else float(np.dot(x, C[col:col + width]))
-            abc[_KIND[name]] += c * v
+        for col, c, reads_x, power, width in self.cols:
+            v = float(np.dot(x, C[col:col + width])) if reads_x else C[col]
+            abc[power] += c * v
         bins = C[self.bins[0]:self.bins[0] + self.bins[1]] if self.bins else None
         return abc[0], abc[1], abc[2], bins
 

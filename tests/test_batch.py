@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from arena.batch import Sample, comparator_risks, draw, expected_losses, main, prefix_risks, sweep
-from arena.experts import ExpertsGame, squared_loss
+from arena.games.experts import ExpertsGame, squared_loss
 from arena.games import get_game
 from arena.registry import make_nature
 from arena.seeding import derive_rng

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import arena
 from arena import checks
-from arena.decision import DecisionGame
+from arena.games import DecisionGame
 from arena.games import get_game, plays
 from arena.protocols import Nature
 from forecasters.decision import DecisionDF

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 import arena
 from adversaries.experts import ExpertConstants, ExpertLogistic, ExpertSecondGuessing
 from arena import checks
-from arena.experts import AdviceContext, ExpertsGame, log_loss, squared_loss
+from arena.games.experts import AdviceContext, ExpertsGame, log_loss, squared_loss
 from arena.games import get_game
 from arena.protocols import Bernoulli, Nature
 from arena.registry import FORECASTERS, NATURES, load_plugins

@@ -25,7 +25,7 @@ from arena import checks, play
 from arena.env import ForecastEnv
 from arena.games import QuantileGame, get_game
 from arena.laws import Mixture, PiecewiseLinearCDF, TruncatedNormal, TruncatedStudentT, Uniform, lipschitz_ramp
-from arena.metrics.coverage import group_certificate_over_seeds, pinball
+from arena.games.quantile import group_certificate_over_seeds, pinball
 from arena.protocols import Forecast, Nature, ProtocolError
 from arena.registry import FORECASTERS, NATURES, load_plugins
 from arena.search import two_point_search
@@ -322,7 +322,7 @@ def test_the_group_certificate_holds_on_the_seed_average(nature, params):
 
 
 def test_the_seed_average_judgement_reads_the_results_table():
-    from arena.metrics.coverage import group_certificate_table
+    from arena.games.quantile import group_certificate_table
 
     runs = [play("quantile", "conditional_quantile_df", "group_normal", T=150, seed=s) for s in range(3)]
     table = group_certificate_table(pd.DataFrame([r.row() for r in runs]))

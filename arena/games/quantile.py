@@ -1,4 +1,7 @@
-"""Referee of the quantile game: coverage, pinball loss, and the certificates of §10.
+"""The quantile game (§10): its rules, coverage and pinball loss, and the certificates of §10.
+
+Rules: forecast the q-quantile of y in (ymin, ymax] (see :class:`QuantileGame`).
+
 
 Metrics (realized, and expected over the announced two-point forecast and nature's law,
 which the arena records as the law's CDF at both atoms; a plain outcome is a point mass):
@@ -33,18 +36,121 @@ Perdomo & Recht, "In Defense of Defensive Forecasting", §10; SPEC §6 and §7.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from functools import cached_property
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
-from arena.referee import CERTIFICATES, SCORERS, Certificate, checkpoints
+from arena.certificates import Certificate, checkpoints, judged, not_applicable, quantile_marginal_bound
+from arena.games.base import Game, bind
+from arena.protocols import OutcomeLaw, ProtocolError
 
 _EPS = np.finfo(float).eps
 #: Rolling coverage uses a window of max(10, T // ROLLING_FRACTION) rounds.
 ROLLING_FRACTION = 20
 #: Points of the rolling-coverage curve (evenly spaced in t).
 ROLLING_POINTS = 50
+
+
+@dataclass(frozen=True)
+class QuantileGame(Game):
+    """Forecast the q-quantile of y in (ymin, ymax]: forecast p in [ymin, ymax] (a point or a
+    two-point distribution), scored by the pinball loss rho_q(y - p) = (y - p)(q - 1{y < p}).
+
+    Outcomes must satisfy ymin < y <= ymax strictly (SPEC §7: predicting ymin must
+    guarantee y > p). A context may carry group ids: by convention a nature puts the
+    one-hot indicators of its groups in the *last* ``group_dim`` coordinates of x_t and
+    declares ``group_dim`` (see ``adversaries/quantile.py``); the referee then reports
+    coverage per group.
+
+    Examples
+    --------
+    >>> g = QuantileGame(q=0.9, ymin=0.0, ymax=10.0)
+    >>> g.forecast_low, g.forecast_high, g.loss(5.0, 7.0), round(g.loss(5.0, 3.0), 12)
+    (0.0, 10.0, 1.8, 0.2)
+    >>> QuantileGame(q=1.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: quantile game: q=1.5 is outside (0, 1); give a quantile level strictly between 0 and 1, e.g. game.q=0.9
+
+    References
+    ----------
+    Perdomo & Recht, §10; SPEC §3 and §7.
+    """
+
+    name: str = "quantile"
+    forecast_low: float = field(init=False, default=-50.0)
+    forecast_high: float = field(init=False, default=50.0)
+    q: float = 0.9
+    ymin: float = -50.0
+    ymax: float = 50.0
+
+    #: The arena records the announced atoms and nature's CDF at them (exact expected coverage).
+    records_atoms: ClassVar[bool] = True
+
+    def __post_init__(self):
+        for key in ("q", "ymin", "ymax"):
+            v = getattr(self, key)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise ValueError(f"quantile game: {key}={v!r} is not a finite number; set e.g. game.{key}="
+                                 f"{ {'q': 0.9, 'ymin': -50.0, 'ymax': 50.0}[key]}")
+        if not 0.0 < self.q < 1.0:
+            raise ValueError(f"quantile game: q={self.q!r} is outside (0, 1); give a quantile level strictly "
+                             "between 0 and 1, e.g. game.q=0.9")
+        if not self.ymin < self.ymax:
+            raise ValueError(f"quantile game: the outcome range (ymin, ymax] = ({self.ymin}, {self.ymax}] is empty; "
+                             "give ymin < ymax, e.g. game.ymin=-50 game.ymax=50")
+        for key in ("q", "ymin", "ymax"):
+            object.__setattr__(self, key, float(getattr(self, key)))
+        object.__setattr__(self, "forecast_low", self.ymin)
+        object.__setattr__(self, "forecast_high", self.ymax)
+
+    def check_outcome(self, y, who, t):
+        try:
+            y = float(y)
+        except (TypeError, ValueError):
+            raise ProtocolError(f"{who} returned outcome {y!r} at t={t}; the quantile game needs a number in "
+                                f"({self.ymin}, {self.ymax}]") from None
+        if not (self.ymin < y <= self.ymax):
+            raise ProtocolError(f"{who} returned outcome {y!r} at t={t}, outside the quantile game's range "
+                                f"(ymin, ymax] = ({self.ymin}, {self.ymax}] (ymin excluded); widen the range "
+                                "(game.ymin, game.ymax) or fix the nature")
+        return y
+
+    def loss(self, p, y):
+        u = y - p
+        return u * (self.q - (1.0 if u < 0 else 0.0))
+
+    def outcome_prob(self, law) -> float:
+        return math.nan
+
+    def score(self, referee, rec, forecaster):
+        run = QuantileRun(self, rec, forecaster)
+        return quantile_metrics(run), quantile_curves(run, referee.n_checkpoints), bind(CERTIFICATES, run, referee)
+
+    def law_at_atoms(self, answer, forecast, y: float) -> tuple[float, float, float, float]:
+        """(F(lo), F(hi), L, expected pinball loss) of this round for the referee.
+
+        ``answer`` is nature's law or its plain outcome (then a point mass at y: F is a step
+        and L is recorded as NaN, "no law"); lo and hi are the announced atoms (equal for a
+        point forecast). The expected loss averages over the two atoms and the law.
+        """
+        lo, hi = forecast.points[0], forecast.points[-1]
+        w = forecast.probs[0] if len(forecast.points) == 2 else 1.0
+        if isinstance(answer, OutcomeLaw):
+            F_lo = float(answer.cdf(lo))
+            F_hi = F_lo if hi == lo else float(answer.cdf(hi))
+            lip = float(getattr(answer, "lipschitz", math.inf))
+            pin = getattr(answer, "expected_pinball", None)
+            if pin is None:
+                loss = math.nan
+            else:
+                loss = pin(lo, self.q) if w == 1.0 else w * pin(lo, self.q) + (1 - w) * pin(hi, self.q)
+            return F_lo, F_hi, lip, float(loss)
+        return (float(y <= lo), float(y <= hi), math.nan,
+                w * self.loss(lo, y) + (1 - w) * self.loss(hi, y))
 
 
 def coverage_error(p: np.ndarray, y: np.ndarray, q: float) -> float:
@@ -86,7 +192,7 @@ class QuantileRun:
         G = int(getattr(rec, "group_dim", 0))
         self.G = G if 0 < G <= self.X.shape[1] else 0
         self.groups = self.X[:, self.X.shape[1] - self.G:] if self.G else np.zeros((self.T, 0))
-        self.kernel = getattr(forecaster, "kernel_object", None)
+        self.kernel = forecaster.kernel_object
 
     @cached_property
     def covered(self) -> np.ndarray:
@@ -209,13 +315,8 @@ def cert_marginal(run: QuantileRun) -> Certificate:
     m = max(run.q, 1 - run.q)
     err = coverage_error(run.p, run.y, run.q)
     printed = m / (run.T - 1) if run.T > 1 else math.inf
-    bound = m / run.T
-    return Certificate("quantile_marginal", err, bound, bool(err <= bound * (1 + 1e-12) + 1e-15),
-                       extra={"printed_bound": printed, "coverage": float(run.covered.mean())})
-
-
-def _not_applicable(name: str, note: str, probabilistic: bool = False) -> Certificate:
-    return Certificate(name, math.nan, math.nan, None, probabilistic=probabilistic, note=note)
+    return judged("quantile_marginal", err, quantile_marginal_bound(run.q, run.T), atol=1e-15,
+                  extra={"printed_bound": printed, "coverage": float(run.covered.mean())})
 
 
 def round_terms(run: QuantileRun) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -230,9 +331,9 @@ def cert_round(run: QuantileRun) -> Certificate:
     """§10 Alg. 6 per round: E_t[(1{y<=p} - q) S_t(p_t)] <= L_t/(10 t^2), exactly from the CDF at the atoms."""
     name = "quantile_round"
     if run.kernel is None:
-        return _not_applicable(name, "the forecaster exposes no kernel_object")
+        return not_applicable(name, "the forecaster exposes no kernel_object")
     if not np.all(np.isfinite(run.F)):
-        return _not_applicable(name, "the arena recorded no CDF at the forecast atoms")
+        return not_applicable(name, "the arena recorded no CDF at the forecast atoms")
     e, bound, allow = round_terms(run)
     excess = np.maximum(e - allow, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -266,9 +367,9 @@ def cert_group(run: QuantileRun) -> Certificate:
     """§10 Theorem, per group function f: |sum_t E_t[f (1{y<=p} - q)]| <= ||f|| sqrt(L + sum_t E_t k)."""
     name = "quantile_group"
     if run.kernel is None or not run.kernel.finite:
-        return _not_applicable(name, "needs a kernel with a finite feature map (to compute ||f||)", True)
+        return not_applicable(name, "needs a kernel with a finite feature map (to compute ||f||)", True)
     if not run.has_expected:
-        return _not_applicable(name, "the arena recorded no CDF at the forecast atoms", True)
+        return not_applicable(name, "the arena recorded no CDF at the forecast atoms", True)
     F_lo, F_hi, _ = run.feature_sums
     A = np.vstack([F_lo, F_hi])
     lip = run.lip_or_inf
@@ -291,7 +392,7 @@ def cert_group(run: QuantileRun) -> Certificate:
         realized.append(abs(float(np.sum(f * (run.covered - run.q)))) / norm)
         extra[f"signed.{fname}"] = signed
     if not values:
-        return _not_applicable(name, "the kernel represents no group function", True)
+        return not_applicable(name, "the kernel represents no group function", True)
     worst = max(values, key=values.get)
     value = values[worst]
     holds = bool(value <= bound * (1 + 1e-12)) if math.isfinite(bound) else None
@@ -313,7 +414,7 @@ def group_certificate_over_seeds(certs: list[Certificate]) -> Certificate:
     """
     certs = [c for c in certs if c.holds is not None]
     if not certs:
-        return _not_applicable("quantile_group", "no seed has an applicable certificate", True)
+        return not_applicable("quantile_group", "no seed has an applicable certificate", True)
     names = sorted({k for c in certs for k in c.extra if k.startswith("signed.")})
     means = {k[len("signed."):]: float(np.mean([c.extra.get(k, 0.0) for c in certs])) for k in names}
     worst = max(means, key=lambda k: abs(means[k]))
@@ -360,8 +461,7 @@ def quantile_curves(run: QuantileRun, n_checkpoints: int = 20) -> pd.DataFrame:
     cum_cov = np.cumsum(run.covered)
     cum_pin = np.cumsum(pinball(run.p, run.y, run.q))
     cum_exp = np.cumsum(run.expected_cov) if run.has_expected else None
-    m = max(run.q, 1 - run.q)
-    claims = tuple(getattr(run.forecaster, "claims", ()))
+    claims = run.forecaster.claims
     for t in checkpoints(run.T, n_checkpoints):
         i = t - 1
         vals = {"coverage": cum_cov[i] / t, "coverage_error": abs(cum_cov[i] / t - run.q),
@@ -369,7 +469,7 @@ def quantile_curves(run: QuantileRun, n_checkpoints: int = 20) -> pd.DataFrame:
         if cum_exp is not None:
             vals["expected_coverage_error"] = abs(cum_exp[i] / t - run.q)
         if "quantile_marginal" in claims:
-            vals["coverage_error_bound"] = m / t
+            vals["coverage_error_bound"] = quantile_marginal_bound(run.q, t)
         if run.G:
             errs = [abs(run.covered[:t][g].mean() - run.q) for g in (run.groups[:t] > 0.5).T if g.any()]
             if errs:
@@ -383,26 +483,13 @@ def quantile_curves(run: QuantileRun, n_checkpoints: int = 20) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["t", "metric", "value"])
 
 
-def score_quantile(referee, game, rec, forecaster):
-    """The referee's scorer of the quantile game: (summary, certificates, curves)."""
-    run = QuantileRun(game, rec, forecaster)
-    summary = quantile_metrics(run)
-    certs = {}
-    for name in forecaster.claims:
-        if name not in CERTIFICATES:
-            raise ValueError(f"forecaster {forecaster.name!r} claims an unknown certificate {name!r}; "
-                             f"known: {sorted(CERTIFICATES)}")
-        certs[name] = CERTIFICATES[name](run, referee) if run.T else Certificate(name, 0.0, 0.0, None,
-                                                                                   note="no rounds")
-    return summary, certs, quantile_curves(run, referee.n_checkpoints)
-
-
-CERTIFICATES.update({
+#: Certificate name -> function(run, referee) -> Certificate.
+CERTIFICATES = {
     "quantile_marginal": lambda run, ref: cert_marginal(run),
     "quantile_round": lambda run, ref: cert_round(run),
     "quantile_group": lambda run, ref: cert_group(run),
-})
-SCORERS["quantile"] = score_quantile
+}
+QuantileGame.certificates = CERTIFICATES
 
 __all__ = [
     "QuantileRun",
@@ -415,5 +502,5 @@ __all__ = [
     "quantile_curves",
     "quantile_metrics",
     "round_terms",
-    "score_quantile",
+    "QuantileGame",
 ]

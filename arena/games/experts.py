@@ -1,7 +1,37 @@
-"""Referee of the experts game (§9): regret to every expert and the certificates of ℓ∞ DF.
+"""The experts game (§9): binary outcomes, forecasts in [0, 1], the context holds expert advice;
+its regret to every expert and the certificates of ℓ∞ DF.
 
+Protocol
+--------
+In round t the nature (an *expert panel*) reveals the N experts' advice f_1(x_t), ..., f_N(x_t)
+in [0, 1] as the context; the forecaster announces p_t; the outcome y_t in {0, 1} follows;
+every player is scored by the game's ``loss`` ("squared": (p - y)^2, "log": -log p(y),
+unclipped). The referee compares the forecaster's cumulative loss with every expert's.
+
+Second-guessing experts (end of §9; Vovk's term) see the forecaster's forecast before they
+advise: their advice is f_j(x_t, p), continuous in p. This is a *declared capability* of a
+panel, added to the shared core with two hooks of :class:`arena.games.Game` and nothing else:
+
+* a panel sets ``second_guessing = True``, declares ``advice_lipschitz`` (a bound on
+  |d f_j / dp|) and implements ``advice(t, x, p) -> array``, a pure function of its
+  arguments (it may be called for round t after the nature has moved on to round t + 1);
+* the forecaster's context is an :class:`AdviceContext`: the numbers the nature revealed
+  (for a second-guessing panel, each expert's opinion before it sees p; see the panel) and
+  the method ``x.advice(p)``, which returns f(x_t, p) for any p in [0, 1]. Defensive
+  forecasters evaluate it inside their anticorrelation search; for an ordinary panel it
+  returns the revealed advice whatever p;
+* once the realized forecast p_t is drawn, the environment records f(x_t, p_t) as the
+  round's context (:meth:`ExpertsGame.scored_context`), so the referee scores every expert
+  at the forecast actually played. For a point forecast that is the announced p; for a
+  randomized forecast, the realized draw (the forecaster's loss is also at the draw).
+
+A plain ``numpy`` array is also accepted wherever an :class:`AdviceContext` is expected
+(:func:`advice_function`), so forecasters can be driven by hand.
+
+Scoring
+-------
 The recorded context of a round is the advice at the forecast played (for second-guessing
-experts f_j(x_t, p_t), see :mod:`arena.experts`), so every expert is scored where the
+experts f_j(x_t, p_t), see :class:`AdviceContext`), so every expert is scored where the
 forecaster was. Losses are unclipped; a round where the forecaster and an expert both
 lose +inf (log loss, both gave the outcome probability 0) counts 0 for that expert, the
 convention under which the potential argument of §9 is exact.
@@ -32,20 +62,202 @@ Certificates:
 
 References
 ----------
-Perdomo & Recht, §9 (Algorithm 5 and its Proposition); Cesa-Bianchi & Lugosi (2006), Thm 2.2
-and Thm 3.3; SPEC §6.
+Perdomo & Recht, §9 (ℓ∞ defensive forecasting, expert prediction, Algorithm 5 and its Proposition);
+Cesa-Bianchi & Lugosi (2006), Thm 2.2 and Thm 3.3; SPEC §2-§4 and §6.
 """
 
 from __future__ import annotations
 
 import math
-from functools import cached_property
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property, partial
 
 import numpy as np
 import pandas as pd
 
-from arena.experts import LOSS_FUNCTIONS
-from arena.referee import CERTIFICATES, SCORERS, Certificate, checkpoints, run_only
+from arena.certificates import Certificate, checkpoints, experts_regret_bound, not_applicable
+from arena.games.base import bind
+from arena.games.binary import CERTIFICATES as BINARY_CERTIFICATES
+from arena.games.binary import BinaryGame, BinaryRun
+from arena.games.binary import metrics as binary_metrics
+from arena.logspace import log_softmax_rows, logsumexp_rows
+from arena.protocols import ProtocolError
+
+#: The losses of the experts game.
+EXPERT_LOSSES = ("squared", "log")
+
+
+def squared_loss(p, y):
+    """(p - y)^2, elementwise.
+
+    Examples
+    --------
+    >>> float(squared_loss(0.25, 1.0))
+    0.5625
+    """
+    return (np.asarray(p, float) - np.asarray(y, float)) ** 2
+
+
+def log_loss(p, y):
+    """Unclipped log loss -y log p - (1 - y) log(1 - p), elementwise; +inf when the outcome had
+    probability 0 (no warning, never NaN for p and y in range).
+
+    Examples
+    --------
+    >>> float(log_loss(0.5, 1.0)) == math.log(2), float(log_loss(0.0, 1.0)), float(log_loss(0.0, 0.0))
+    (True, inf, 0.0)
+    """
+    p, y = np.broadcast_arrays(np.asarray(p, float), np.asarray(y, float))
+    with np.errstate(divide="ignore"):
+        one = -np.log(p)
+        zero = -np.log1p(-p)
+    return np.where(y == 1.0, one, zero) if p.ndim else (one if y == 1.0 else zero)
+
+
+LOSS_FUNCTIONS: dict[str, Callable] = {"squared": squared_loss, "log": log_loss}
+
+
+class ExpertLoss(str):
+    """The name of a loss that is also the loss: ``game.loss == "log"`` and ``game.loss(p, y)``.
+
+    The :class:`arena.games.Game` interface scores a round with ``game.loss(p, y)``; the
+    experts game also has a configurable field named ``loss``. This string subclass serves
+    both.
+
+    Examples
+    --------
+    >>> ell = ExpertLoss("squared")
+    >>> ell == "squared", ell(0.5, 1.0)
+    (True, 0.25)
+    """
+
+    def __call__(self, p: float, y: float) -> float:
+        return float(LOSS_FUNCTIONS[str(self)](p, y))
+
+
+def check_loss_name(who: str, loss) -> str:
+    if not isinstance(loss, str) or loss not in EXPERT_LOSSES:
+        raise ValueError(f"{who}: loss={loss!r} is not a loss of the experts game; expected one of "
+                         f"{', '.join(map(repr, EXPERT_LOSSES))}, e.g. loss: squared")
+    return str(loss)
+
+
+class AdviceContext(np.ndarray):
+    """The context of a round of the experts game: the revealed advice, and ``advice(p)``.
+
+    A 1-d float array (what the nature revealed) with two attributes: the callable behind
+    :meth:`advice` (None for an ordinary panel) and ``lipschitz``, the panel's declared bound
+    on |d f_j / dp| (0 for an ordinary panel).
+
+    Examples
+    --------
+    >>> x = AdviceContext([0.2, 0.7])
+    >>> x.advice(0.9).tolist(), x.second_guessing
+    ([0.2, 0.7], False)
+    >>> y = AdviceContext([0.2, 0.7], advice=lambda p: np.array([p, 1 - p]), lipschitz=1.0)
+    >>> y.advice(0.9).tolist(), y.copy().second_guessing
+    ([0.9, 0.09999999999999998], True)
+    """
+
+    def __new__(cls, values, advice: Callable[[float], np.ndarray] | None = None, lipschitz: float = 0.0):
+        obj = np.array(values, dtype=np.float64).reshape(-1).view(cls)
+        obj.advice_fn = advice
+        obj.lipschitz = float(lipschitz)
+        return obj
+
+    def __array_finalize__(self, obj):
+        self.advice_fn = getattr(obj, "advice_fn", None)
+        self.lipschitz = getattr(obj, "lipschitz", 0.0)
+
+    def __reduce__(self):  # keep the attributes through pickling and deepcopy
+        base = np.asarray(self).copy()
+        return (AdviceContext, (base, self.advice_fn, self.lipschitz))
+
+    @property
+    def second_guessing(self) -> bool:
+        return self.advice_fn is not None
+
+    def advice(self, p: float) -> np.ndarray:
+        """f(x_t, p): the advice the experts give to the forecast p (the revealed advice when they
+        do not second-guess)."""
+        if self.advice_fn is None:
+            return np.asarray(self)
+        return np.asarray(self.advice_fn(float(p)), dtype=np.float64).reshape(-1)
+
+
+def advice_function(x) -> Callable[[float], np.ndarray]:
+    """p -> f(x, p) for a context of the experts game (an :class:`AdviceContext` or a plain array)."""
+    if isinstance(x, AdviceContext) and x.second_guessing:
+        return x.advice
+    values = np.asarray(x, dtype=np.float64).reshape(-1)
+    return lambda p: values
+
+
+def lipschitz_of(x) -> float:
+    return float(getattr(x, "lipschitz", 0.0)) if isinstance(x, AdviceContext) and x.second_guessing else 0.0
+
+
+def _check_advice(values: np.ndarray, n: int, who: str, t: int, where: str) -> np.ndarray:
+    if values.shape != (n,) or not (values.min() >= 0.0 and values.max() <= 1.0):  # NaN fails too
+        raise ProtocolError(f"{who} gave advice {values!r} at t={t} ({where}); the experts game needs "
+                            f"{n} forecasts in [0, 1], one per expert")
+    return values
+
+
+@dataclass(frozen=True)
+class ExpertsGame(BinaryGame):
+    """Prediction with expert advice (§9): y in {0, 1}, p in [0, 1], advice in the context.
+
+    Parameters
+    ----------
+    loss : "squared" (p - y)^2 or "log" -log p(y) (unclipped: +inf when p(y) = 0).
+
+    Examples
+    --------
+    >>> g = ExpertsGame(loss="log")
+    >>> g.loss == "log", round(g.loss(0.5, 1.0), 6)
+    (True, 0.693147)
+    >>> ExpertsGame(loss="hinge")
+    Traceback (most recent call last):
+    ...
+    ValueError: experts game: loss='hinge' is not a loss of the experts game; expected one of 'squared', 'log', e.g. loss: squared
+    """
+
+    name: str = "experts"
+    loss: str = "squared"
+
+    def __post_init__(self):
+        object.__setattr__(self, "loss", ExpertLoss(check_loss_name("experts game", self.loss)))
+
+    def present_context(self, nature, t: int, x: np.ndarray) -> AdviceContext:
+        who = f"nature {nature.name!r}"
+        if x.size == 0:
+            raise ProtocolError(f"{who} revealed no advice at t={t}; the experts game needs the N >= 1 experts' "
+                                "forecasts as the context (use an expert panel, e.g. nature=expert_constants)")
+        if nature.second_guessing:
+            lip = float(nature.advice_lipschitz)
+            return AdviceContext(x, partial(_validated_advice, nature, t, x.copy(), who), lip)
+        return AdviceContext(_check_advice(x, x.size, who, t, "revealed"))
+
+    def scored_context(self, nature, t: int, x: np.ndarray, p: float) -> np.ndarray:
+        if isinstance(x, AdviceContext) and x.second_guessing:
+            return np.asarray(x.advice(p)).copy()
+        return x
+
+    def score(self, referee, rec, forecaster):
+        run = ExpertsRun(self, rec, forecaster)
+        summary = binary_metrics(referee, rec.X, rec.p, rec.y, rec.y_prob)
+        summary.update(experts_metrics(run))
+        certs = {**bind(BINARY_CERTIFICATES, BinaryRun(rec, forecaster), referee), **bind(CERTIFICATES, run, referee)}
+        return summary, experts_curves(run, referee.n_checkpoints), certs
+
+
+def _validated_advice(nature, t: int, x: np.ndarray, who: str, p: float) -> np.ndarray:
+    values = np.asarray(nature.advice(t, x, float(p)), dtype=np.float64).reshape(-1)
+    return _check_advice(values, x.size, who, t, f"second-guessing the forecast p={p!r}")
+
+
 
 _EPS = np.finfo(float).eps
 #: Per-expert regret columns are written for panels of at most this many experts.
@@ -67,24 +279,6 @@ def _regrets(Lp, Le) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         d = Lp - Le
     return np.where(np.isinf(Le), -np.inf, d)
-
-
-def _logsumexp_rows(Z: np.ndarray) -> np.ndarray:
-    m = np.max(Z, axis=1)
-    safe = np.where(np.isfinite(m), m, 0.0)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # rows of -inf: log 0, replaced below
-        s = np.sum(np.exp(Z - safe[:, None]), axis=1)
-        out = safe + np.log(s)
-    return np.where(np.isfinite(m), out, m)
-
-
-def _log_softmax_rows(Z: np.ndarray) -> np.ndarray:
-    """Row-wise log-softmax; a row of -inf gives the uniform weights (as the forecasters do)."""
-    lse = _logsumexp_rows(Z)
-    uniform = -math.log(Z.shape[1])
-    with np.errstate(invalid="ignore"):
-        out = Z - lse[:, None]
-    return np.where(np.isfinite(lse)[:, None], out, uniform)
 
 
 class ExpertsRun:
@@ -134,7 +328,7 @@ class ExpertsRun:
 
     @cached_property
     def rate(self) -> float | None:
-        r = getattr(self.forecaster, "rate", None)
+        r = self.forecaster.rate
         return float(r) if isinstance(r, (int, float)) and r > 0 else None
 
     @cached_property
@@ -144,8 +338,8 @@ class ExpertsRun:
         # sum_{s<t} F_s = rate (L_p - L_j) before round t: -inf once the expert lost +inf (weight 0)
         before = self.rate * np.vstack((np.zeros((1, self.N)), self.cum_gaps[:-1]))
         with np.errstate(invalid="ignore"):
-            Z = _log_softmax_rows(np.where(np.isnan(before), -np.inf, before)) + F
-        return _logsumexp_rows(np.where(np.isnan(Z), -np.inf, Z))
+            Z = log_softmax_rows(np.where(np.isnan(before), -np.inf, before)) + F
+        return logsumexp_rows(np.where(np.isnan(Z), -np.inf, Z))
 
     @cached_property
     def slack(self) -> np.ndarray:
@@ -163,19 +357,18 @@ class ExpertsRun:
 def cert_experts_regret(run: ExpertsRun) -> Certificate:
     """§9: regret to every expert <= (log N + σ) / rate (see the module docstring)."""
     if run.rate is None:
-        return Certificate("experts_regret", math.nan, math.nan, None,
-                           note=f"forecaster {run.forecaster.name!r} has no rate (λ or η) to certify")
+        return not_applicable("experts_regret", f"forecaster {run.forecaster.name!r} has no rate (λ or η) to certify")
     value = float(np.max(run.regret()))
     sigma = float(np.sum(run.slack))
-    bound = (math.log(run.N) + sigma) / run.rate
+    bound = experts_regret_bound(run.N, sigma, run.rate)
     tol = run.float_allowance[-1] / run.rate
     return Certificate("experts_regret", value, bound, bool(value <= bound + tol),
                        extra={"sigma": sigma, "printed_bound": math.log(run.N) / run.rate, "rate": run.rate})
 
 
 def _precision_allowance(run: ExpertsRun) -> np.ndarray:
-    tol = float(getattr(run.forecaster, "tol", 0.0))
-    lip = float(getattr(run.forecaster, "advice_lipschitz", 0.0))
+    tol = float(run.forecaster.tol)
+    lip = float(run.forecaster.advice_lipschitz)
     if run.loss == "log":
         own = np.where(run.y == 1.0, run.p, 1.0 - run.p)
         with np.errstate(divide="ignore"):
@@ -188,7 +381,7 @@ def _precision_allowance(run: ExpertsRun) -> np.ndarray:
 def cert_experts_precision(run: ExpertsRun) -> Certificate:
     """σ_t <= what a search of width tol leaves, in every round (value: worst ratio; bound 1)."""
     if run.rate is None:
-        return Certificate("experts_search_precision", math.nan, 1.0, None, note="no rate to certify")
+        return not_applicable("experts_search_precision", "no rate to certify", bound=1.0)
     allowance = _precision_allowance(run)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(run.slack > 0, run.slack / allowance, 0.0)
@@ -262,18 +455,18 @@ def experts_metrics(run: ExpertsRun) -> dict[str, float]:
 
 def experts_curves(run: ExpertsRun, n_checkpoints: int) -> pd.DataFrame:
     fc = run.forecaster
-    claims = getattr(fc, "claims", ())
+    claims = fc.claims
     rows = []
     if not run.T:
         return pd.DataFrame(rows, columns=["t", "metric", "value"])
     cum_slack = np.cumsum(run.slack) if "experts_regret" in claims and run.rate else None
-    weights = getattr(fc, "weights_after", None)
+    weights = fc.weights_after
     cum_loss = np.cumsum(run.own[0])
     hedge_slack = np.cumsum(_hedge_slack(run)) if "hedge_regret" in claims else None
     for t in checkpoints(run.T, n_checkpoints):
         m = {"regret_experts": float(np.max(run.cum_gaps[t - 1])), "loss": float(cum_loss[t - 1] / t)}
         if cum_slack is not None:
-            m["regret_experts_bound"] = (math.log(run.N) + cum_slack[t - 1]) / run.rate
+            m["regret_experts_bound"] = experts_regret_bound(run.N, cum_slack[t - 1], run.rate)
         if hedge_slack is not None:
             b, why = hedge_bound(run, int(t))
             if not why:
@@ -285,24 +478,14 @@ def experts_curves(run: ExpertsRun, n_checkpoints: int) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["t", "metric", "value"])
 
 
-def score_experts(referee, game, rec, forecaster):
-    """The referee's scorer of the experts game: (summary, certificates, curves)."""
-    run = ExpertsRun(game, rec, forecaster)
-    summary = referee.metrics(rec.X, rec.p, rec.y, rec.y_prob)
-    summary.update(experts_metrics(run))
-    certs = referee.certificates(rec, forecaster, game_run=run, own=EXPERTS_CERTIFICATES)
-    return summary, certs, experts_curves(run, referee.n_checkpoints)
-
-
-EXPERTS_CERTIFICATES = {
-    "experts_regret": cert_experts_regret,
-    "experts_search_precision": cert_experts_precision,
-    "hedge_regret": cert_hedge,
+#: Certificate name -> function(run, referee) -> Certificate (scored on the experts run; the binary
+#: game's certificates are scored too, on the binary run).
+CERTIFICATES = {
+    "experts_regret": lambda run, ref: cert_experts_regret(run),
+    "experts_search_precision": lambda run, ref: cert_experts_precision(run),
+    "hedge_regret": lambda run, ref: cert_hedge(run),
 }
-
-
-CERTIFICATES.update({name: run_only(fn) for name, fn in EXPERTS_CERTIFICATES.items()})
-SCORERS["experts"] = score_experts
+ExpertsGame.certificates = {**BINARY_CERTIFICATES, **CERTIFICATES}
 
 __all__ = [
     "ExpertsRun",
@@ -312,5 +495,8 @@ __all__ = [
     "experts_curves",
     "experts_metrics",
     "hedge_bound",
-    "score_experts",
+    "AdviceContext",
+    "ExpertsGame",
+    "log_loss",
+    "squared_loss",
 ]

@@ -1,0 +1,82 @@
+"""Every game of the arena, and every Gymnasium id, registered in one place.
+
+One module per game holds its rules, metrics, curves and certificates:
+:mod:`arena.games.binary` (§2-§8), :mod:`arena.games.decision` (§5),
+:mod:`arena.games.experts` (§9) and :mod:`arena.games.quantile` (§10); :mod:`arena.games.base`
+holds the :class:`Game` interface. A game added by a plugin registers itself with
+:func:`register_game`.
+
+Examples
+--------
+>>> sorted(GAMES)
+['binary', 'decision', 'experts', 'quantile']
+>>> get_game("quantile", q=0.5).q
+0.5
+>>> "arena/Quantile-v0" in ENV_IDS
+True
+"""
+
+from __future__ import annotations
+
+from arena.games.base import GAMES, Game, bind, get_game, plays, register_game
+from arena.games.binary import BinaryGame
+from arena.games.decision import DecisionGame
+from arena.games.experts import AdviceContext, ExpertsGame
+from arena.games.quantile import QuantileGame
+
+for _cls in (BinaryGame, QuantileGame, ExpertsGame, DecisionGame):
+    register_game(_cls)
+
+#: Gymnasium id -> keyword arguments of :class:`arena.env.ForecastEnv` (the game and a default nature).
+ENV_IDS: dict[str, dict] = {
+    "arena/Binary-v0": {"game": "binary"},
+    "arena/Quantile-v0": {"game": "quantile", "nature": "iid_normal"},
+    "arena/Experts-v0": {"game": "experts", "nature": "expert_constants"},
+    "arena/Decision-v0": {"game": "decision"},
+}
+
+
+def register_envs() -> None:
+    """Register every id of :data:`ENV_IDS` with Gymnasium (again: a no-op).
+
+    The entry point is a string, so registering does not import the environment module.
+    """
+    import gymnasium as gym
+
+    for env_id, kwargs in ENV_IDS.items():
+        if env_id not in gym.registry:
+            gym.register(id=env_id, entry_point="arena.env:ForecastEnv", kwargs=dict(kwargs))
+
+
+def certificates() -> dict:
+    """Certificate name -> function(run, referee) -> Certificate, over every registered game.
+
+    Examples
+    --------
+    >>> {"bit", "quantile_marginal", "experts_regret", "decision_regret"} <= set(certificates())
+    True
+    """
+    out: dict = {}
+    for cls in GAMES.values():
+        out.update(cls.certificates)
+    return out
+
+
+register_envs()
+
+__all__ = [
+    "ENV_IDS",
+    "GAMES",
+    "AdviceContext",
+    "BinaryGame",
+    "DecisionGame",
+    "ExpertsGame",
+    "Game",
+    "QuantileGame",
+    "bind",
+    "certificates",
+    "get_game",
+    "plays",
+    "register_envs",
+    "register_game",
+]
