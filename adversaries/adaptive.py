@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from adversaries.iid import MAX_SIZE, _check_count
 from arena.protocols import Context, Forecast, Nature
 from arena.registry import register
+from arena.validators import MAX_SIZE
+from arena.validators import check_count as _check_count  # the name BiasPusher uses
 
 
 @register

@@ -16,17 +16,10 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from adversaries.iid import (
-    CHUNK,
-    _check_count,
-    _check_positive,
-    _check_probability,
-    _check_real,
-    _check_vector,
-    _sigmoid,
-)
+from adversaries.iid import CHUNK, sigmoid
 from arena.protocols import Bernoulli, Context, Draws, Forecast, Nature
 from arena.registry import register
+from arena.validators import check_count, check_positive, check_probability, check_real, check_vector
 
 
 @register
@@ -58,13 +51,13 @@ class Sinusoid(Nature):
     adaptive = False
 
     def __init__(self, amp: float = 0.4, period: float = 500) -> None:
-        self.amp = _check_real(self.name, "amp", amp, "give an amplitude in [0, 0.5] such as amp: 0.4")
+        self.amp = check_real(self.name, "amp", amp, "give an amplitude in [0, 0.5] such as amp: 0.4")
         if not 0.0 <= self.amp <= 0.5:
             raise ValueError(
                 f"{self.name}: amp={amp!r} is outside [0, 0.5], so p_t would leave [0, 1]; "
                 "give an amplitude such as amp: 0.4"
             )
-        self.period = _check_positive(self.name, "period", period, 500)
+        self.period = check_positive(self.name, "period", period, 500)
 
     def respond(self, t: int, x: Context, forecast: Forecast) -> Bernoulli:
         p = 0.5 + self.amp * math.sin(2.0 * math.pi * t / self.period)
@@ -115,10 +108,10 @@ class LogitWalk(Nature):
     adaptive = False
 
     def __init__(self, sigma: float = 0.1, p0: float = 0.5, bound: float = 4.0) -> None:
-        self.sigma = _check_real(self.name, "sigma", sigma, "give a step size such as sigma: 0.1")
+        self.sigma = check_real(self.name, "sigma", sigma, "give a step size such as sigma: 0.1")
         if self.sigma < 0:
             raise ValueError(f"{self.name}: sigma={sigma!r} is negative; give a step size such as sigma: 0.1")
-        self.p0 = _check_probability(self.name, "p0", p0, 0.5)
+        self.p0 = check_probability(self.name, "p0", p0, 0.5)
         if self.p0 in (0.0, 1.0):
             raise ValueError(f"{self.name}: p0={p0!r} has an infinite logit; give p0 in (0, 1) such as p0: 0.5")
         try:
@@ -145,7 +138,7 @@ class LogitWalk(Nature):
         while self._t < t:  # one step per elapsed round
             self._logit = _fold(self._logit + self.sigma * self._steps.next(), self.bound)
             self._t += 1
-        return Bernoulli(_sigmoid(self._logit))
+        return Bernoulli(sigmoid(self._logit))
 
 
 @register
@@ -177,8 +170,8 @@ class Changepoints(Nature):
     adaptive = False
 
     def __init__(self, probs: Iterable[float] = (0.2, 0.8, 0.5), every: int = 1000) -> None:
-        self.probs = _check_vector(self.name, "probs", probs, "[0.2, 0.8, 0.5]", probabilities=True)
-        self.every = _check_count(self.name, "every", every, 1000)
+        self.probs = check_vector(self.name, "probs", probs, "[0.2, 0.8, 0.5]", probabilities=True)
+        self.every = check_count(self.name, "every", every, 1000)
 
     def reset(self, rng: np.random.Generator) -> None:
         super().reset(rng)
@@ -220,12 +213,12 @@ class Markov(Nature):
     adaptive = False
 
     def __init__(self, probs: Iterable[float] = (0.2, 0.8), switch: float = 0.01) -> None:
-        self.probs = _check_vector(self.name, "probs", probs, "[0.2, 0.8]", probabilities=True)
+        self.probs = check_vector(self.name, "probs", probs, "[0.2, 0.8]", probabilities=True)
         if len(self.probs) < 2:
             raise ValueError(
                 f"{self.name}: probs={list(self.probs)!r} has one state; give two or more, e.g. probs: [0.2, 0.8]"
             )
-        self.switch = _check_probability(self.name, "switch", switch, 0.01)
+        self.switch = check_probability(self.name, "switch", switch, 0.01)
 
     def reset(self, rng: np.random.Generator) -> None:
         super().reset(rng)

@@ -35,11 +35,11 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 from scipy.special import expit
 
-from adversaries.iid import MAX_SIZE, _check_count, _check_positive, _check_probability, _check_real, _check_vector
-from arena.games.experts import LOSS_FUNCTIONS
 from arena.games import get_game
+from arena.games.experts import LOSS_FUNCTIONS
 from arena.protocols import Context, Forecast, Nature, OutcomeLaw
 from arena.registry import UnknownPluginError, make_nature, register
+from arena.validators import MAX_SIZE, check_count, check_positive, check_probability, check_real, check_vector
 
 
 class _AdaptiveFlag:
@@ -95,7 +95,7 @@ class ExpertPanel(Nature):
     default_outcomes = "iid_bernoulli"
 
     def __init__(self, N: int, outcomes=None, greedy: bool = False):
-        self.N = _check_count(self.name, "N", N, 8, maximum=MAX_SIZE)
+        self.N = check_count(self.name, "N", N, 8, maximum=MAX_SIZE)
         self.outcomes = self.default_outcomes if outcomes is None else outcomes
         if not isinstance(greedy, (bool, np.bool_)):
             raise ValueError(f"{self.name}: greedy={greedy!r} must be true or false")  # noqa: TRY004
@@ -221,7 +221,7 @@ class ExpertConstants(ExpertPanel):
 
     def __init__(self, N: int = 9, grid=None, outcomes=None, greedy: bool = False):
         if grid is not None:
-            grid = list(_check_vector(self.name, "grid", grid, "[0.1, 0.5, 0.9]", probabilities=True))
+            grid = list(check_vector(self.name, "grid", grid, "[0.1, 0.5, 0.9]", probabilities=True))
             N = len(grid)
         super().__init__(N, outcomes, greedy)
         self.grid = grid
@@ -262,7 +262,7 @@ class ExpertLogistic(ExpertPanel):
                 raise ValueError(
                     f"{self.name}: weights={weights!r} is not a list of weight vectors; give e.g. "
                     "weights: [[0.5, 2.0, -1.0], [0.0, 1.0, 1.0]]")
-            rows = [list(_check_vector(self.name, f"weights[{i}]", w, "[0.5, 2.0, -1.0]"))
+            rows = [list(check_vector(self.name, f"weights[{i}]", w, "[0.5, 2.0, -1.0]"))
                     for i, w in enumerate(weights)]
             if not rows or len({len(r) for r in rows}) != 1:
                 raise ValueError(f"{self.name}: weights={weights!r}; give N >= 1 weight vectors of one length "
@@ -270,7 +270,7 @@ class ExpertLogistic(ExpertPanel):
             weights, N = rows, len(rows)
         super().__init__(N, outcomes, greedy)
         self.weights = weights
-        self.scale = _check_positive(self.name, "scale", scale, 1.5)
+        self.scale = check_positive(self.name, "scale", scale, 1.5)
         d = self._inner.context_dim
         if d == 0:
             raise ValueError(f"{self.name}: outcomes nature {self._inner.name!r} has no contexts; logistic experts "
@@ -310,8 +310,8 @@ class ExpertGoodNoisy(ExpertPanel):
 
     def __init__(self, N: int = 8, noise: float = 0.25, good: int = 0, outcomes=None, greedy: bool = False):
         super().__init__(N, outcomes, greedy)
-        self.noise = _check_positive(self.name, "noise", noise, 0.25)
-        self.good = _check_count(self.name, "good", good, 0, minimum=0)
+        self.noise = check_positive(self.name, "noise", noise, 0.25)
+        self.good = check_count(self.name, "good", good, 0, minimum=0)
         if self.good >= self.N:
             raise ValueError(f"{self.name}: good={good!r} is not an expert index in 0..{self.N - 1}")
 
@@ -342,7 +342,7 @@ class ExpertSwitching(ExpertGoodNoisy):
 
     def __init__(self, N: int = 4, noise: float = 0.25, period: int = 250, outcomes=None, greedy: bool = False):
         super().__init__(N, noise, 0, outcomes, greedy)
-        self.period = _check_count(self.name, "period", period, 250)
+        self.period = check_count(self.name, "period", period, 250)
 
     def _good_index(self, t: int) -> int:
         return ((t - 1) // self.period) % self.N
@@ -381,12 +381,12 @@ class ExpertSecondGuessing(ExpertPanel):
     def __init__(self, N: int = 6, beta: float = 0.5, sharpness: float = 2.0, scale: float = 1.5, outcomes=None,
                  greedy: bool = False):
         super().__init__(N, outcomes, greedy)
-        self.beta = _check_probability(self.name, "beta", beta, 0.5)
-        self.sharpness = _check_real(self.name, "sharpness", sharpness, "give a number >= 1 such as sharpness: 2")
+        self.beta = check_probability(self.name, "beta", beta, 0.5)
+        self.sharpness = check_real(self.name, "sharpness", sharpness, "give a number >= 1 such as sharpness: 2")
         if self.sharpness < 1.0:
             raise ValueError(f"{self.name}: sharpness={sharpness!r} must be >= 1 (r(p) = p^k/(p^k + (1-p)^k)), "
                              "e.g. sharpness: 2")
-        self.scale = _check_positive(self.name, "scale", scale, 1.5)
+        self.scale = check_positive(self.name, "scale", scale, 1.5)
         self._kinds = np.array([_REACTIONS.index(_REACTIONS[j % 3]) for j in range(self.N)])
 
     @property

@@ -1,8 +1,7 @@
 """I.i.d. natures for the binary game: a fixed coin and a contextual logistic model.
 
 Both are oblivious and return the outcome law, so the referee computes expected
-metrics exactly. The small ``_check_*`` helpers validate constructor parameters for
-every module of this package.
+metrics exactly.
 
 References
 ----------
@@ -18,64 +17,18 @@ import numpy as np
 
 from arena.protocols import Bernoulli, Context, Forecast, Nature
 from arena.registry import register
+from arena.validators import check_probability, check_real, check_vector
 
 #: Rounds of per-round randomness a nature draws at once (a scalar draw costs more than a round).
 CHUNK = 1024
-#: The largest size parameter (experts, bins) a nature accepts: its arrays are allocated at ``reset``.
-MAX_SIZE = 10**6
+def sigmoid(z: float) -> float:
+    """1 / (1 + exp(-z)) for a float, without overflow (shared by the logistic natures).
 
-
-def _check_real(who: str, param: str, value, fix: str) -> float:
-    """``value`` as a finite float, or a ValueError naming ``param`` and the fix."""
-    if isinstance(value, (bool, np.bool_)):  # YAML's true/false would otherwise pass as 1.0/0.0
-        raise ValueError(f"{who}: {param}={value!r} is true/false, not a number; {fix}")  # noqa: TRY004
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{who}: {param}={value!r} is not a number; {fix}") from None
-    if not math.isfinite(x):
-        raise ValueError(f"{who}: {param}={value!r} is not finite; {fix}")
-    return x
-
-
-def _check_probability(who: str, param: str, value, example: float = 0.3) -> float:
-    p = _check_real(who, param, value, f"give a probability such as {param}: {example}")
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"{who}: {param}={value!r} is outside [0, 1]; give a probability such as {param}: {example}")
-    return p
-
-
-def _check_positive(who: str, param: str, value, example) -> float:
-    x = _check_real(who, param, value, f"give a positive number such as {param}: {example}")
-    if x <= 0:
-        raise ValueError(f"{who}: {param}={value!r} must be > 0; give a positive number such as {param}: {example}")
-    return x
-
-
-def _check_count(who: str, param: str, value, example: int, minimum: int = 1, maximum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{who}: {param}={value!r} is not an integer >= {minimum}; give e.g. {param}: {example}")
-    if maximum is not None and value > maximum:
-        raise ValueError(f"{who}: {param}={value!r} is above {maximum} (it sizes arrays); give e.g. {param}: {example}")
-    return int(value)
-
-
-def _check_vector(who: str, param: str, value, example: str, *, probabilities: bool = False) -> tuple[float, ...]:
-    """A non-empty list of finite floats (a YAML list or a tuple), returned as a tuple."""
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-        raise ValueError(  # noqa: TRY004 (one error type for bad parameters)
-            f"{who}: {param}={value!r} is not a list of numbers; give e.g. {param}: {example}"
-        )
-    items = list(value)
-    if not items:
-        raise ValueError(f"{who}: {param} is empty; give at least one number, e.g. {param}: {example}")
-    if probabilities:
-        return tuple(_check_probability(who, f"{param}[{i}]", v) for i, v in enumerate(items))
-    fix = f"fix it, e.g. {param}: {example}"
-    return tuple(_check_real(who, f"{param}[{i}]", v, fix) for i, v in enumerate(items))
-
-
-def _sigmoid(z: float) -> float:
+    Examples
+    --------
+    >>> sigmoid(0.0), sigmoid(-1000.0)
+    (0.5, 0.0)
+    """
     # the two branches avoid overflow of exp for large |z|
     if z >= 0:
         return 1.0 / (1.0 + math.exp(-z))
@@ -110,7 +63,7 @@ class IidBernoulli(Nature):
     adaptive = False
 
     def __init__(self, p: float = 0.3) -> None:
-        self.p = _check_probability(self.name, "p", p)
+        self.p = check_probability(self.name, "p", p)
 
     def reset(self, rng: np.random.Generator) -> None:
         super().reset(rng)
@@ -162,8 +115,8 @@ class Logistic(Nature):
     adaptive = False
 
     def __init__(self, w: Iterable[float] = (0.5, 2.0, -1.0), B: float = 2.0) -> None:
-        self.w = _check_vector(self.name, "w", w, "[0.5, 2.0, -1.0]")
-        self.B = _check_real(self.name, "B", B, "give a norm bound such as B: 2.0")
+        self.w = check_vector(self.name, "w", w, "[0.5, 2.0, -1.0]")
+        self.B = check_real(self.name, "B", B, "give a norm bound such as B: 2.0")
         if self.B < 1.0:
             raise ValueError(
                 f"{self.name}: B={B!r} is below 1, but the intercept coordinate alone has norm 1; "
@@ -192,7 +145,7 @@ class Logistic(Nature):
                 break
             x[over, 1:] *= 0.999
         logit = x @ np.asarray(self.w)
-        e = np.exp(-np.abs(logit))  # the sigmoid without overflow, as _sigmoid computes it
+        e = np.exp(-np.abs(logit))  # the sigmoid without overflow, as sigmoid computes it
         return x, (np.where(logit >= 0, 1.0, e) / (1.0 + e)).tolist()
 
     def context(self, t: int) -> Context:

@@ -25,12 +25,12 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from adversaries.iid import _check_count, _check_positive, _check_real, _check_vector
-from adversaries.replay import Replay, _check_columns
+from adversaries.replay import Replay, check_columns
 from arena.games import QuantileGame
 from arena.laws import Mixture, TruncatedNormal, TruncatedStudentT, Uniform, lipschitz_ramp
 from arena.protocols import EMPTY_CONTEXT, Context, Forecast, Nature
 from arena.registry import register
+from arena.validators import check_count, check_positive, check_real, check_vector
 
 
 class _QuantileNature(Nature):
@@ -80,8 +80,8 @@ class IidNormal(_QuantileNature):
     name = "iid_normal"
 
     def __init__(self, loc: float = 0.0, scale: float = 1.0):
-        self.loc = _check_real(self.name, "loc", loc, "give a number such as loc: 0.0")
-        self.scale = _check_positive(self.name, "scale", scale, 1.0)
+        self.loc = check_real(self.name, "loc", loc, "give a number such as loc: 0.0")
+        self.scale = check_positive(self.name, "scale", scale, 1.0)
 
     def reset(self, rng):
         super().reset(rng)
@@ -103,8 +103,8 @@ class IidUniform(_QuantileNature):
     name = "iid_uniform"
 
     def __init__(self, low: float = -1.0, high: float = 1.0):
-        self.low = _check_real(self.name, "low", low, "give a number such as low: -1.0")
-        self.high = _check_real(self.name, "high", high, "give a number such as high: 1.0")
+        self.low = check_real(self.name, "low", low, "give a number such as low: -1.0")
+        self.high = check_real(self.name, "high", high, "give a number such as high: 1.0")
         if not self.low < self.high:
             raise ValueError(f"{self.name}: low={low!r} must be below high={high!r}; e.g. low: -1.0, high: 1.0")
 
@@ -131,11 +131,11 @@ class IidStudentT(_QuantileNature):
     name = "iid_student_t"
 
     def __init__(self, df: float = 3.0, loc: float = 0.0, scale: float = 1.0):
-        self.df = _check_real(self.name, "df", df, "give degrees of freedom such as df: 3.0")
+        self.df = check_real(self.name, "df", df, "give degrees of freedom such as df: 3.0")
         if not self.df > 1:
             raise ValueError(f"{self.name}: df={df!r} must be > 1 (the mean must exist); give e.g. df: 3.0")
-        self.loc = _check_real(self.name, "loc", loc, "give a number such as loc: 0.0")
-        self.scale = _check_positive(self.name, "scale", scale, 1.0)
+        self.loc = check_real(self.name, "loc", loc, "give a number such as loc: 0.0")
+        self.scale = check_positive(self.name, "scale", scale, 1.0)
 
     def reset(self, rng):
         super().reset(rng)
@@ -161,9 +161,9 @@ class IidMixture(_QuantileNature):
 
     def __init__(self, locs: Iterable[float] = (-2.0, 2.0), scales: Iterable[float] = (0.5, 1.0),
                  weights: Iterable[float] = (0.5, 0.5)):
-        self.locs = _check_vector(self.name, "locs", locs, "[-2.0, 2.0]")
-        self.scales = _check_vector(self.name, "scales", scales, "[0.5, 1.0]")
-        self.weights = _check_vector(self.name, "weights", weights, "[0.5, 0.5]", probabilities=True)
+        self.locs = check_vector(self.name, "locs", locs, "[-2.0, 2.0]")
+        self.scales = check_vector(self.name, "scales", scales, "[0.5, 1.0]")
+        self.weights = check_vector(self.name, "weights", weights, "[0.5, 0.5]", probabilities=True)
         if not len(self.locs) == len(self.scales) == len(self.weights):
             raise ValueError(f"{self.name}: locs, scales and weights need one entry per component; got "
                              f"{len(self.locs)}, {len(self.scales)} and {len(self.weights)}")
@@ -194,11 +194,11 @@ class MeanShift(_QuantileNature):
 
     def __init__(self, loc: float = 0.0, amplitude: float = 2.0, period: int = 500, slope: float = 0.0,
                  scale: float = 1.0):
-        self.loc = _check_real(self.name, "loc", loc, "give a number such as loc: 0.0")
-        self.amplitude = _check_real(self.name, "amplitude", amplitude, "give a number such as amplitude: 2.0")
-        self.period = _check_count(self.name, "period", period, 500)
-        self.slope = _check_real(self.name, "slope", slope, "give a number such as slope: 0.001")
-        self.scale = _check_positive(self.name, "scale", scale, 1.0)
+        self.loc = check_real(self.name, "loc", loc, "give a number such as loc: 0.0")
+        self.amplitude = check_real(self.name, "amplitude", amplitude, "give a number such as amplitude: 2.0")
+        self.period = check_count(self.name, "period", period, 500)
+        self.slope = check_real(self.name, "slope", slope, "give a number such as slope: 0.001")
+        self.scale = check_positive(self.name, "scale", scale, 1.0)
 
     def mean_at(self, t: int) -> float:
         return self.loc + self.amplitude * math.sin(2 * math.pi * t / self.period) + self.slope * t
@@ -220,11 +220,11 @@ class VarianceChange(_QuantileNature):
     name = "variance_change"
 
     def __init__(self, loc: float = 0.0, scales: Iterable[float] = (0.5, 2.0), every: int = 500):
-        self.loc = _check_real(self.name, "loc", loc, "give a number such as loc: 0.0")
-        self.scales = _check_vector(self.name, "scales", scales, "[0.5, 2.0]")
+        self.loc = check_real(self.name, "loc", loc, "give a number such as loc: 0.0")
+        self.scales = check_vector(self.name, "scales", scales, "[0.5, 2.0]")
         if any(s <= 0 for s in self.scales):
             raise ValueError(f"{self.name}: scales={list(self.scales)!r} must all be > 0, e.g. [0.5, 2.0]")
-        self.every = _check_count(self.name, "every", every, 500)
+        self.every = check_count(self.name, "every", every, 500)
 
     def reset(self, rng):
         super().reset(rng)
@@ -247,12 +247,12 @@ class LevelChangepoints(_QuantileNature):
     name = "level_changepoints"
 
     def __init__(self, every: int = 300, low: float = -3.0, high: float = 3.0, scale: float = 1.0):
-        self.every = _check_count(self.name, "every", every, 300)
-        self.low = _check_real(self.name, "low", low, "give a number such as low: -3.0")
-        self.high = _check_real(self.name, "high", high, "give a number such as high: 3.0")
+        self.every = check_count(self.name, "every", every, 300)
+        self.low = check_real(self.name, "low", low, "give a number such as low: -3.0")
+        self.high = check_real(self.name, "high", high, "give a number such as high: 3.0")
         if not self.low <= self.high:
             raise ValueError(f"{self.name}: low={low!r} must be <= high={high!r}")
-        self.scale = _check_positive(self.name, "scale", scale, 1.0)
+        self.scale = check_positive(self.name, "scale", scale, 1.0)
 
     def reset(self, rng):
         super().reset(rng)
@@ -281,9 +281,9 @@ class GroupNormal(_QuantileNature):
 
     def __init__(self, locs: Iterable[float] = (-2.0, 0.0, 3.0), scales: Iterable[float] = (0.5, 1.0, 2.0),
                  probs: Iterable[float] = (0.5, 0.3, 0.2)):
-        self.locs = _check_vector(self.name, "locs", locs, "[-2.0, 0.0, 3.0]")
-        self.scales = _check_vector(self.name, "scales", scales, "[0.5, 1.0, 2.0]")
-        self.probs = _check_vector(self.name, "probs", probs, "[0.5, 0.3, 0.2]", probabilities=True)
+        self.locs = check_vector(self.name, "locs", locs, "[-2.0, 0.0, 3.0]")
+        self.scales = check_vector(self.name, "scales", scales, "[0.5, 1.0, 2.0]")
+        self.probs = check_vector(self.name, "probs", probs, "[0.5, 0.3, 0.2]", probabilities=True)
         if not len(self.locs) == len(self.scales) == len(self.probs):
             raise ValueError(f"{self.name}: locs, scales and probs need one entry per group; got "
                              f"{len(self.locs)}, {len(self.scales)} and {len(self.probs)}")
@@ -327,10 +327,10 @@ class HourlyCycle(_QuantileNature):
     HOURS = 24
 
     def __init__(self, loc: float = 0.0, amplitude: float = 3.0, scale: float = 1.0, scale_amplitude: float = 0.5):
-        self.loc = _check_real(self.name, "loc", loc, "give a number such as loc: 0.0")
-        self.amplitude = _check_real(self.name, "amplitude", amplitude, "give a number such as amplitude: 3.0")
-        self.scale = _check_positive(self.name, "scale", scale, 1.0)
-        self.scale_amplitude = _check_real(self.name, "scale_amplitude", scale_amplitude,
+        self.loc = check_real(self.name, "loc", loc, "give a number such as loc: 0.0")
+        self.amplitude = check_real(self.name, "amplitude", amplitude, "give a number such as amplitude: 3.0")
+        self.scale = check_positive(self.name, "scale", scale, 1.0)
+        self.scale_amplitude = check_real(self.name, "scale_amplitude", scale_amplitude,
                                            "give a number in [0, 1) such as scale_amplitude: 0.5")
         if not 0 <= self.scale_amplitude < 1:
             raise ValueError(f"{self.name}: scale_amplitude={scale_amplitude!r} must be in [0, 1) (the spread "
@@ -395,7 +395,7 @@ class LipschitzCDF(_QuantileNature):
     MODES = ("push", "above", "below")
 
     def __init__(self, L: float = 1.0, mode: str = "push"):
-        L = _check_real(self.name, "L", L, "give the Lipschitz constant of nature's CDF, e.g. L: 1.0")
+        L = check_real(self.name, "L", L, "give the Lipschitz constant of nature's CDF, e.g. L: 1.0")
         if not L > 0:
             raise ValueError(f"{self.name}: L={L!r} must be > 0 (it bounds the slope of nature's CDF); "
                              "give e.g. L: 1.0")
@@ -469,7 +469,7 @@ class QuantileReplay(Replay):
                  column: str = "temp_c", context_columns: Iterable[str] = (), group_columns: Iterable[str] = (),
                  start: int = 0):
         super().__init__(path, column, context_columns, start)
-        _, groups = _check_columns(self.name, column, group_columns, "group_columns")
+        _, groups = check_columns(self.name, column, group_columns, "group_columns")
         overlap = set(groups) & set(self.context_columns)
         if overlap:
             raise ValueError(f"{self.name}: {sorted(overlap)} are both context and group columns; list each once")
@@ -553,7 +553,7 @@ class SeattleHourlyTemp(QuantileReplay):
         if not isinstance(hour_groups, (bool, np.bool_)):
             raise ValueError(f"{self.name}: hour_groups={hour_groups!r} must be true or false")  # noqa: TRY004
         self.hour_groups = bool(hour_groups)
-        self.start = _check_count(self.name, "start", start, 0, minimum=0)
+        self.start = check_count(self.name, "start", start, 0, minimum=0)
 
     @property
     def group_columns(self) -> tuple[str, ...]:
@@ -591,7 +591,7 @@ class SeattleDailyTemp(QuantileReplay):
     group_columns = ()
 
     def __init__(self, start: int = 0):
-        self.start = _check_count(self.name, "start", start, 0, minimum=0)
+        self.start = check_count(self.name, "start", start, 0, minimum=0)
 
 
 __all__ = [

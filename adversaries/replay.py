@@ -32,9 +32,9 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from adversaries.iid import _check_count
 from arena.protocols import EMPTY_CONTEXT, Context, Forecast, Nature
 from arena.registry import register
+from arena.validators import check_count
 
 _COMPRESSION = (".gz", ".bz2", ".zip", ".xz", ".zst")
 _FORMATS = {".csv": ",", ".txt": ",", ".tsv": "\t", ".parquet": None, ".pq": None}
@@ -48,7 +48,7 @@ class _Series:
     levels: tuple = ()  # per group column, its sorted distinct labels (code i is levels[c][i])
 
 
-def _check_columns(who: str, column, context_columns, what: str = "context_columns") -> tuple[str, tuple[str, ...]]:
+def check_columns(who: str, column, context_columns, what: str = "context_columns") -> tuple[str, tuple[str, ...]]:
     """The outcome column and a tuple of other columns (``what``: the parameter's name, for messages)."""
     if not isinstance(column, str) or not column:
         raise ValueError(f"{who}: column={column!r} is not a column name; give the outcome column, e.g. column: rain")
@@ -373,8 +373,8 @@ class Replay(Nature):
         if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
             raise ValueError(f"{self.name}: path={path!r} is not a file path; give one, e.g. path: data/rain.csv")
         self.path = os.fspath(path)
-        self.column, self.context_columns = _check_columns(self.name, column, context_columns)
-        self.start = _check_count(self.name, "start", start, 0, minimum=0)
+        self.column, self.context_columns = check_columns(self.name, column, context_columns)
+        self.start = check_count(self.name, "start", start, 0, minimum=0)
 
     @property
     def context_dim(self) -> int:
@@ -478,7 +478,7 @@ class SeattleRain(Replay):
     column = "rain_tomorrow"
 
     def __init__(self, context_columns: Iterable[str] = (), start: int = 0) -> None:
-        _, ctx = _check_columns(self.name, self.column, context_columns)
+        _, ctx = check_columns(self.name, self.column, context_columns)
         for c in ctx:
             if c not in SEATTLE_CONTEXTS:
                 close = difflib.get_close_matches(c, SEATTLE_CONTEXTS, n=1, cutoff=0.5)
@@ -488,4 +488,4 @@ class SeattleRain(Replay):
                     f"Choose from {', '.join(SEATTLE_CONTEXTS)}"
                 )
         self.context_columns = ctx
-        self.start = _check_count(self.name, "start", start, 0, minimum=0)
+        self.start = check_count(self.name, "start", start, 0, minimum=0)

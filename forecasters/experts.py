@@ -167,11 +167,24 @@ class ExpertsForecaster(Forecaster):
         """The largest Lipschitz constant in p declared by the second-guessing advice seen so far."""
         return getattr(self, "_lip", 0.0)
 
+    def _log_weights(self, L: np.ndarray, t: int, start: np.ndarray) -> np.ndarray | None:
+        """The log-weights on the experts in round t + 1, from their cumulative losses ``L`` over
+        rounds 1..t and ``start``, the losses when the forecaster's current epoch began (a
+        restarting forecaster forgets what came before); None when it weighs no experts.
+
+        The one rule behind ``predict``, ``predict_many`` and ``weights_after``."""
+        return None
+
+    def _epoch_row(self, t: int) -> int:
+        """The round after which the epoch of round t + 1 began (0: the forecaster never restarts)."""
+        return 0
+
     def weights_after(self, cum: np.ndarray, t: int) -> np.ndarray | None:
         """The weights this forecaster puts on the experts after ``t`` rounds, from the experts'
         cumulative losses ``cum`` (row k: the losses of rounds 1..k; row 0 is zeros); None when
         it has none. The referee draws them over time."""
-        return None
+        logw = self._log_weights(cum[t], t, cum[self._epoch_row(t)])
+        return None if logw is None else np.exp(logw)
 
     def predict_many(self, X: np.ndarray) -> np.ndarray:
         """The forecasts for many rows of ordinary advice X (m x N) from the current state, without
@@ -234,7 +247,8 @@ class LinfDF(ExpertsForecaster):
     def summary_sign(self, x: Context):
         """p -> a number with the sign of S_t(p) (Algorithm 5), computed in log space."""
         f = advice_function(x)
-        logw = log_softmax(-self.rate * self._losses(np.asarray(f(0.5)).size))
+        L = self._losses(np.asarray(f(0.5)).size)
+        logw = self._log_weights(L, self._t, L)
         lam, fixed = self.lam, not getattr(x, "second_guessing", False)
         if self._loss_name == "log":
             # S_t(p) p (1 - p) = m (1 - p) - m̄ p with m = sum α_j f_j, m̄ = sum α_j (1 - f_j): the
@@ -260,16 +274,16 @@ class LinfDF(ExpertsForecaster):
     def predict(self, x: Context) -> float:
         return anticorrelation_search(self.summary_sign(x), tol=self.tol)
 
+    def _log_weights(self, L, t, start):
+        return log_softmax(-self.rate * L)
+
     def _many(self, X, L):
-        logw = log_softmax(-self.rate * L)
+        logw = self._log_weights(L, self._t, L)
         if self._loss_name == "log":
             return _mixture_rows(logw, X)  # the root of m (1 - p) - m̄ p
         lam = self.lam
         gap = logsumexp_rows(logw - lam * (1.0 - X) ** 2) - logsumexp_rows(logw - lam * X**2)
         return 0.5 + gap / (2.0 * lam)  # the root of λ(1 - 2p) + log A_1 - log A_0
-
-    def weights_after(self, cum, t):
-        return np.exp(log_softmax(-self.rate * cum[t]))
 
 
 @register
@@ -320,7 +334,8 @@ class Aggregating(ExpertsForecaster):
         logarithms ``logw``, computed here when not given)."""
         eta = self.rate
         if logw is None:
-            logw = log_softmax(-eta * self._losses(f.size))
+            L = self._losses(f.size)
+            logw = self._log_weights(L, self._t, L)
         if self._loss_name == "log":
             with np.errstate(divide="ignore"):
                 lA1 = logsumexp(logw + eta * np.log(f)) / eta
@@ -334,13 +349,17 @@ class Aggregating(ExpertsForecaster):
         g1 = -logsumexp(logw - eta * (1.0 - f) ** 2) / eta
         return float(min(max(0.5 * (1.0 + g0 - g1), 0.0), 1.0))
 
+    def _log_weights(self, L, t, start):
+        return log_softmax(-self.rate * L)
+
     def predict(self, x: Context) -> float:
-        logw = log_softmax(-self.rate * self._losses(np.asarray(advice_function(x)(0.5)).size))
+        L = self._losses(np.asarray(advice_function(x)(0.5)).size)
+        logw = self._log_weights(L, self._t, L)
         return self._fixed_point(x, lambda f: self.substitution(np.asarray(f, float), logw))
 
     def _many(self, X, L):
         eta = self.rate
-        logw = log_softmax(-eta * L)
+        logw = self._log_weights(L, self._t, L)
         if self._loss_name == "log":
             with np.errstate(divide="ignore"):
                 lA1 = logsumexp_rows(logw + eta * np.log(X)) / eta
@@ -351,9 +370,6 @@ class Aggregating(ExpertsForecaster):
         g0 = -logsumexp_rows(logw - eta * X**2) / eta
         g1 = -logsumexp_rows(logw - eta * (1.0 - X) ** 2) / eta
         return 0.5 * (1.0 + g0 - g1)
-
-    def weights_after(self, cum, t):
-        return np.exp(log_softmax(-self.rate * cum[t]))
 
 
 def _since(L: np.ndarray, start: np.ndarray) -> np.ndarray:
@@ -425,29 +441,32 @@ class Hedge(ExpertsForecaster):
         super().reset(rng)
         self._epoch_start_L = None
 
-    def _log_weights(self, n: int) -> np.ndarray:
-        L = self._losses(n)
+    def _log_weights(self, L, t, start):
         if self.eta == "doubling":
-            if _doubling_epoch(self._t + 1)[1] == self._t + 1 or self._epoch_start_L is None:
-                self._epoch_start_L = L.copy()  # a new epoch starts: forget the past
-            L = _since(L, self._epoch_start_L)
-        return log_softmax(-self.rate_at(self._t + 1, n) * L)
+            L = _since(L, start)
+        return log_softmax(-self.rate_at(t + 1, L.size) * L)
+
+    def _epoch_row(self, t: int) -> int:
+        return _doubling_epoch(t + 1)[1] - 1 if self.eta == "doubling" else 0
+
+    def _epoch_start(self, L: np.ndarray) -> np.ndarray:
+        """The losses when the epoch of the next round began (L itself when it begins now)."""
+        start = self._epoch_start_L
+        if start is None or _doubling_epoch(self._t + 1)[1] == self._t + 1:
+            start = L
+        return start
 
     def predict(self, x: Context) -> float:
-        logw = self._log_weights(np.asarray(advice_function(x)(0.5)).size)
+        L = self._losses(np.asarray(advice_function(x)(0.5)).size)
+        if self.eta == "doubling":
+            self._epoch_start_L = start = self._epoch_start(L).copy()  # a new epoch forgets the past
+        else:
+            start = L
+        logw = self._log_weights(L, self._t, start)
         return self._fixed_point(x, lambda f: mixture(logw, np.asarray(f, float)))
 
     def _many(self, X, L):
-        start = self._epoch_start_L
-        if self.eta == "doubling" and (start is None or _doubling_epoch(self._t + 1)[1] == self._t + 1):
-            start = L  # the epoch of the next round starts now
-        L = _since(L, start) if self.eta == "doubling" else L
-        return _mixture_rows(log_softmax(-self.rate_at(self._t + 1, X.shape[1]) * L), X)
-
-    def weights_after(self, cum, t):
-        n = cum.shape[1]
-        start = _doubling_epoch(t + 1)[1] - 1 if self.eta == "doubling" else 0
-        return np.exp(log_softmax(-self.rate_at(t + 1, n) * _since(cum[t], cum[start])))
+        return _mixture_rows(self._log_weights(L, self._t, self._epoch_start(L)), X)
 
 
 @register
@@ -465,17 +484,16 @@ class FollowTheLeader(ExpertsForecaster):
 
     name = "ftl"
 
+    def _log_weights(self, L, t, start):
+        with np.errstate(divide="ignore"):
+            return np.log(np.arange(L.size) == np.argmin(L))  # all the weight on the leader
+
     def predict(self, x: Context) -> float:
         leader = int(np.argmin(self._losses(np.asarray(advice_function(x)(0.5)).size)))
         return self._fixed_point(x, lambda f: float(f[leader]))
 
     def _many(self, X, L):
         return X[:, int(np.argmin(L))]
-
-    def weights_after(self, cum, t):
-        w = np.zeros(cum.shape[1])
-        w[int(np.argmin(cum[t]))] = 1.0
-        return w
 
 
 @register
@@ -498,4 +516,4 @@ class UniformAverage(ExpertsForecaster):
         return X.mean(axis=1)
 
     def weights_after(self, cum, t):
-        return np.full(cum.shape[1], 1.0 / cum.shape[1])
+        return np.full(cum.shape[1], 1.0 / cum.shape[1])  # exactly 1/N (exp of a log-weight is not)

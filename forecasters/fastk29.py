@@ -394,13 +394,6 @@ class FSTrie:
         nodes[: self.n_nodes] = self.nodes[: self.n_nodes]
         self.nodes = nodes
 
-    def key_of(self, p: float) -> int | None:
-        """The integer key of p, or None when p is not on the grid k 2^-depth of [0, 1]."""
-        kf = float(p) * self._scale
-        if not (0.0 <= kf <= self._scale) or kf != math.floor(kf):
-            return None
-        return int(kf)
-
     def try_insert(self, p: float, w: float) -> bool:
         """Add the point p with weight w if p is on the key grid; False (nothing added) if not."""
         kf = p * self._scale
