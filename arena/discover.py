@@ -242,7 +242,7 @@ def _tournaments(options: list) -> list[dict]:
 
 
 def _metrics() -> list[dict]:
-    from arena.metrics import METRICS
+    from arena.games import METRICS
 
     games: dict[str, list[str]] = {}
     descriptions: dict[str, str] = {}
@@ -254,7 +254,7 @@ def _metrics() -> list[dict]:
 
 
 def _certificates(forecasters: list[dict]) -> list[dict]:
-    from arena.metrics import CERTIFICATE_DESCRIPTIONS
+    from arena.games import CERTIFICATE_DESCRIPTIONS
     from arena.referee import CERTIFICATES
 
     return [{"name": name, "description": CERTIFICATE_DESCRIPTIONS.get(name, first_sentence(fn.__doc__)),

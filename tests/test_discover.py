@@ -19,7 +19,7 @@ import pytest
 
 from arena import discover, play, registry
 from arena.games import GAMES
-from arena.metrics import CERTIFICATE_DESCRIPTIONS, METRICS
+from arena.games import CERTIFICATE_DESCRIPTIONS, METRICS
 from arena.referee import CERTIFICATES
 
 CONF = Path(__file__).resolve().parent.parent / "conf"

@@ -24,8 +24,15 @@ from arena.games.decision import DecisionGame
 from arena.games.experts import AdviceContext, ExpertsGame
 from arena.games.quantile import QuantileGame
 
-for _cls in (BinaryGame, QuantileGame, ExpertsGame, DecisionGame):
+for _cls in (BinaryGame, QuantileGame, DecisionGame, ExpertsGame):
     register_game(_cls)
+
+#: Game name -> metric name -> one-line description (``arena-list metrics``; a test checks them
+#: against what the referee computes, so a new metric needs its line in its game's module).
+METRICS: dict[str, dict[str, str]] = {name: dict(GAMES[name].metric_descriptions) for name in sorted(GAMES)}
+#: Certificate name -> one-line description, over every game.
+CERTIFICATE_DESCRIPTIONS: dict[str, str] = {k: v for name in sorted(GAMES)
+                                            for k, v in GAMES[name].certificate_descriptions.items()}
 
 #: Gymnasium id -> keyword arguments of :class:`arena.env.ForecastEnv` (the game and a default nature).
 ENV_IDS: dict[str, dict] = {
@@ -65,7 +72,9 @@ def certificates() -> dict:
 register_envs()
 
 __all__ = [
+    "CERTIFICATE_DESCRIPTIONS",
     "ENV_IDS",
+    "METRICS",
     "GAMES",
     "AdviceContext",
     "BinaryGame",

@@ -54,8 +54,13 @@ class Game:
         raise NotImplementedError(f"game {self.name!r} has no scorer; define {type(self).__name__}.score")
 
     #: Certificate name -> function(run, referee) -> Certificate: the certificates this game's scorer
-    #: can check (``arena.games.CERTIFICATES`` lists those of every game).
+    #: can check (:func:`arena.games.certificates` lists those of every game).
     certificates: ClassVar[dict] = {}
+    #: Metric name -> one-line description, for every metric the scorer writes into a result row
+    #: (``arena-list metrics``; names ending in ``<j>`` stand for one column per expert or group).
+    metric_descriptions: ClassVar[dict] = {}
+    #: Certificate name -> one-line description, for the certificates this game adds.
+    certificate_descriptions: ClassVar[dict] = {}
 
 
 #: Game name -> Game class; a game's parameters (a quantile level, an outcome range, ...)

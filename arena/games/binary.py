@@ -157,6 +157,40 @@ def cert_rounded_calibration(run: BinaryRun) -> Certificate:
                   extra={"printed_bound": rounded_calibration_bound(T, N, delta, printed=True), "delta": delta})
 
 
+#: Metric name -> one-line description: what every game whose outcomes are bits reports (``arena-list
+#: metrics``; a test checks the catalogue against what the referee computes).
+METRICS = {
+    "bias": "mean bias |sum_t (p_t - y_t)| / T (§2)",
+    "brier": "mean squared error (p_t - y_t)^2",
+    "log_loss": "mean log loss, forecasts clipped to [1e-6, 1 - 1e-6]",
+    "ece": "binned expected calibration error (referee.ece_bins equal-width bins)",
+    "smce": "exact smooth calibration error, test functions [0, 1] -> [0, 1] (§8)",
+    "smce_over_T": "smce / T",
+    "smce_pm": "exact smooth calibration error, test functions [0, 1] -> [-1, 1] (the usual smCE)",
+    "smce_pm_over_T": "smce_pm / T",
+    "oi_gap": "outcome-indistinguishability gap ||sum_t Phi(x_t, p_t)(y_t - p_t)|| for referee.oi_features",
+    "regret_constant": "squared-loss regret to the best constant forecast",
+    "regret_linear": "squared-loss regret to the best linear forecast <w, x_t>, ||w|| <= referee.M (§6)",
+    'expected_bias': "mean bias against nature's P(y_t = 1) (natures that expose their law)",
+    'expected_brier': "expected squared error under nature's P(y_t = 1) (natures that expose their law)",
+}
+#: Forecasters on a grid {0, 1/N, ..., 1} (``N``) add these in the binary and decision games.
+GRID_METRICS = {
+    "grid_calibration": "largest per-grid-point calibration error of the rounded forecasts (§8)",
+    "grid_calibration_over_T": "grid_calibration / T",
+}
+#: Certificate name -> one-line description (a forecaster claims certificates by name).
+CERTIFICATE_DESCRIPTIONS = {
+    "bit": "§2: |sum_t (p_t - y_t)| <= 1",
+    "kernel": "§4/§7: sum_{s,t} w_s w_t k(z_s, z_t) <= sum_t w_t^2 k(z_t, z_t) + sigma",
+    "search_precision": "the search slack sigma is no larger than its tolerance explains",
+    "smce": "§8: smCE <= sqrt(2) sqrt(sum_t w_t^2 k(z_t, z_t) + sigma)",
+    "linear_regret": "§6/§8: regret to linear forecasts (||w|| <= M) <= (sqrt 5 + sqrt(1 + 4M^2))"
+                     " sqrt(sum w^2 k + sigma)",
+    "rounded_calibration": "§8 (corrected): per grid point, w.p. 1 - delta, <= sqrt(T)(...) + T/N",
+}
+
+
 #: Certificate name -> function(run, referee) -> Certificate.
 CERTIFICATES = {
     "bit": lambda run, ref: cert_bit(run),
@@ -167,6 +201,8 @@ CERTIFICATES = {
     "rounded_calibration": lambda run, ref: cert_rounded_calibration(run),
 }
 BinaryGame.certificates = CERTIFICATES
+BinaryGame.metric_descriptions = {**METRICS, **GRID_METRICS}
+BinaryGame.certificate_descriptions = CERTIFICATE_DESCRIPTIONS
 
 
 # ---------------------------------------------------------------------------- metrics, curves

@@ -62,7 +62,8 @@ import pandas as pd
 from arena.certificates import Certificate, checkpoints, decision_regret_bound, not_applicable
 from arena.games.base import bind
 from arena.games.binary import CERTIFICATES as BINARY_CERTIFICATES
-from arena.games.binary import BinaryGame, BinaryRun
+from arena.games.binary import GRID_METRICS, BinaryGame, BinaryRun
+from arena.games.binary import METRICS as BINARY_METRICS
 from arena.games.binary import curves as binary_curves
 from arena.games.binary import metrics as binary_metrics
 from arena.protocols import OutcomeLaw
@@ -434,6 +435,23 @@ def decision_curves(run: DecisionRun, n_checkpoints: int) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["t", "metric", "value"])
 
 
+#: Metric name -> one-line description of the metrics this game adds to the binary game's (names ending in ``<j>``:
+#: one column per expert or group).
+METRICS = {
+    "decision_loss": "mean loss of the actions pi(p_t)",
+    "decision_loss_expected": "mean loss of the actions, in expectation over a randomized forecast",
+    "regret_decision": "regret of the actions pi(p_t) to the best fixed action (§5)",
+    "regret_decision_over_T": "regret_decision / T",
+    "regret_decision_expected": "regret_decision in expectation over a randomized forecast",
+    "regret_decision_expected_over_T": "regret_decision_expected / T",
+    "randomized_rounds": "fraction of rounds with a two-point (randomized) forecast",
+    "best_action": "the best fixed action in hindsight",
+}
+#: Certificate name -> one-line description.
+CERTIFICATE_DESCRIPTIONS = {
+    'decision_regret': "§5: regret of the actions <= 2B sqrt(2T) + the search's slack",
+    "decision_search_precision": "the decision search leaves no more slack than its width rule allows",
+}
 #: Certificate name -> function(run, referee) -> Certificate (scored on the decision run; the binary
 #: game's certificates are scored too, on the binary run).
 CERTIFICATES = {
@@ -441,6 +459,8 @@ CERTIFICATES = {
     "decision_search_precision": lambda run, ref: cert_decision_precision(run),
 }
 DecisionGame.certificates = {**BINARY_CERTIFICATES, **CERTIFICATES}
+DecisionGame.metric_descriptions = {**BINARY_METRICS, **GRID_METRICS, **METRICS}
+DecisionGame.certificate_descriptions = CERTIFICATE_DESCRIPTIONS
 
 __all__ = [
     "DecisionRun",

@@ -79,6 +79,7 @@ import pandas as pd
 from arena.certificates import Certificate, checkpoints, experts_regret_bound, not_applicable
 from arena.games.base import bind
 from arena.games.binary import CERTIFICATES as BINARY_CERTIFICATES
+from arena.games.binary import METRICS as BINARY_METRICS
 from arena.games.binary import BinaryGame, BinaryRun
 from arena.games.binary import metrics as binary_metrics
 from arena.logspace import log_softmax_rows, logsumexp_rows
@@ -478,6 +479,25 @@ def experts_curves(run: ExpertsRun, n_checkpoints: int) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["t", "metric", "value"])
 
 
+#: Metric name -> one-line description of the metrics this game adds to the binary game's (names ending in ``<j>``:
+#: one column per expert or group).
+METRICS = {
+    'loss': "mean loss under the game's loss (squared or log)",
+    "loss_best_expert": "mean loss of the best expert",
+    "n_experts": "number of experts N",
+    "best_expert": "index of the best expert",
+    'regret_experts': "regret to the best expert under the game's loss (§9)",
+    "regret_experts_over_T": "regret_experts / T",
+    "regret_experts_squared": "regret to the best expert under the squared loss",
+    "regret_experts_log": "regret to the best expert under the log loss (unclipped)",
+    "regret_expert_<j>": "regret to expert j (N <= 32)",
+}
+#: Certificate name -> one-line description.
+CERTIFICATE_DESCRIPTIONS = {
+    "experts_regret": "§9: regret to every expert <= (log N + sigma) / rate",
+    "experts_search_precision": "the experts search leaves no more slack than its tolerance explains",
+    "hedge_regret": "regret <= log N / eta + eta T / 8 (Hedge, summed over doubling epochs)",
+}
 #: Certificate name -> function(run, referee) -> Certificate (scored on the experts run; the binary
 #: game's certificates are scored too, on the binary run).
 CERTIFICATES = {
@@ -486,6 +506,8 @@ CERTIFICATES = {
     "hedge_regret": lambda run, ref: cert_hedge(run),
 }
 ExpertsGame.certificates = {**BINARY_CERTIFICATES, **CERTIFICATES}
+ExpertsGame.metric_descriptions = {**BINARY_METRICS, **METRICS}
+ExpertsGame.certificate_descriptions = CERTIFICATE_DESCRIPTIONS
 
 __all__ = [
     "ExpertsRun",

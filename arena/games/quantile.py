@@ -483,6 +483,33 @@ def quantile_curves(run: QuantileRun, n_checkpoints: int = 20) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["t", "metric", "value"])
 
 
+#: Metric name -> one-line description of the metrics this game adds (names ending in ``<j>``:
+#: one column per expert or group).
+METRICS = {
+    "q": "the quantile level",
+    "coverage": "marginal coverage mean_t 1{y_t <= p_t}",
+    "coverage_error": "|coverage - q| (§10)",
+    'expected_coverage': "coverage in expectation over the forecast's atoms and nature's law",
+    "expected_coverage_error": "|expected_coverage - q|",
+    "pinball": "mean pinball loss (y - p)(q - 1{y < p})",
+    'expected_pinball': "pinball in expectation over the forecast's atoms and nature's law",
+    "mean_forecast": "mean forecast",
+    "randomized_rounds": "fraction of rounds with a two-point (randomized) forecast",
+    "law_exposed": "fraction of rounds in which nature gave its outcome law",
+    'law_lipschitz_max': "largest Lipschitz constant of nature's CDF (inf: a point mass)",
+    "group_count.<j>": "rounds in group j (natures with group ids in the context)",
+    "group_coverage.<j>": "coverage in group j",
+    "expected_group_coverage.<j>": "expected coverage in group j",
+    "group_coverage_error_max": "largest |coverage - q| over the groups",
+    "group_coverage_error_mean": "mean |coverage - q| over the groups",
+    "expected_group_coverage_error_max": "largest |expected coverage - q| over the groups",
+}
+#: Certificate name -> one-line description.
+CERTIFICATE_DESCRIPTIONS = {
+    "quantile_marginal": "§10: |coverage - q| <= max(q, 1 - q) / T",
+    "quantile_round": "§10 Alg. 6: every round, E_t[(1{y <= p} - q) S_t(p_t)] <= L / (10 t^2)",
+    "quantile_group": "§10 Thm: per group f, |sum_t E_t[f (1{y <= p} - q)]| <= ||f|| sqrt(L + sum_t E_t k)",
+}
 #: Certificate name -> function(run, referee) -> Certificate.
 CERTIFICATES = {
     "quantile_marginal": lambda run, ref: cert_marginal(run),
@@ -490,6 +517,8 @@ CERTIFICATES = {
     "quantile_group": lambda run, ref: cert_group(run),
 }
 QuantileGame.certificates = CERTIFICATES
+QuantileGame.metric_descriptions = METRICS
+QuantileGame.certificate_descriptions = CERTIFICATE_DESCRIPTIONS
 
 __all__ = [
     "QuantileRun",
