@@ -16,19 +16,10 @@ forecaster buys.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
+
+from run import median_time  # benchmarks/run.py: the suite's timer (this script's folder is on sys.path)
 
 FORECASTERS = ("constant", "running_mean", "last_outcome", "window_mean")
-
-
-def _median(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def main(argv=None) -> None:
@@ -58,12 +49,12 @@ def main(argv=None) -> None:
                             keep_forecasts=False)
             a, b = game(False), game(True)  # warm-up, and the two paths record the same game
             assert np.array_equal(a.recorder.p, b.recorder.p) and np.array_equal(a.recorder.y, b.recorder.y)
-            step = _median(lambda: game(False), args.repeats)
-            fast = _median(lambda: game(True), args.repeats)
+            step = median_time(lambda: game(False), args.repeats)
+            fast = median_time(lambda: game(True), args.repeats)
             def matchup():
                 return play("binary", name, "iid_bernoulli", T=T, seed=0, fast_path=False, keep_forecasts=False)
             matchup()  # warm-up: the referee's compiled code
-            whole = _median(matchup, args.repeats)
+            whole = median_time(matchup, args.repeats)
             print(f"{name:<14} {T:>8} {step:>12.4f} {fast:>12.4f} {step / fast:>7.1f}x {whole:>10.3f} "
                   f"{(step - fast) / whole:>6.0%}", flush=True)
 

@@ -34,7 +34,8 @@ def _bits(y) -> np.ndarray | None:
 # oblivious nature they can play every round at once: ``play_oblivious(X, y, u)`` returns
 # (p_mean, p, p_internal), all equal to the forecasts the predict/update loop announces (from the
 # forecaster's current state), and leaves the state that loop would leave. None (the step loop
-# plays) unless every outcome is 0 or 1.
+# plays) unless every outcome is 0 or 1. Worth its second copy of each rule: benchmarks/oblivious.py
+# measured the game 3-9x faster than the step loop, about half of a whole matchup (2026-11-26).
 
 
 @register
