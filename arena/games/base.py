@@ -34,6 +34,9 @@ class Game:
 
     #: Other games whose forecasters and natures also play this one (see :func:`plays`).
     accepts: ClassVar[tuple[str, ...]] = ()
+    #: Whether the arena records every announced forecast's atoms and nature's CDF there
+    #: (:meth:`law_at_atoms`), for exact expected metrics of two-point forecasts.
+    records_atoms: ClassVar[bool] = False
 
     def present_context(self, nature, t: int, x):
         """The context the forecaster is shown in round t (default: nature's context as is; the
@@ -44,6 +47,12 @@ class Game:
         """The context recorded for the referee once the realized forecast p is drawn (default: x;
         the experts game records the advice second-guessing experts gave to p)."""
         return x
+
+    def law_at_atoms(self, answer, forecast, y: float) -> tuple[float, float, float, float]:
+        """(F(lo), F(hi), Lipschitz constant, expected loss) of a round at the announced atoms lo <= hi,
+        from nature's answer (its law, or its plain outcome y): what the arena records when
+        :attr:`records_atoms` is set."""
+        raise NotImplementedError(f"game {self.name!r} records no atoms; set records_atoms only with law_at_atoms")
 
     def score(self, referee, rec, forecaster) -> tuple[dict, object, dict]:
         """The game's scorer: (summary metrics, curves, certificate name -> a zero-argument function
