@@ -4,7 +4,7 @@ One module per game holds its rules, metrics, curves and certificates:
 :mod:`arena.games.binary` (§2-§8), :mod:`arena.games.decision` (§5),
 :mod:`arena.games.experts` (§9) and :mod:`arena.games.quantile` (§10); :mod:`arena.games.base`
 holds the :class:`Game` interface. A game added by a plugin registers itself with
-:func:`register_game`.
+:func:`register_game` and adds its line to :data:`METRICS`.
 
 Examples
 --------
