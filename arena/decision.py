@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import gymnasium as gym
 import numpy as np
 
 from arena.games import BinaryGame, register_game
@@ -216,6 +215,3 @@ class DecisionGame(BinaryGame):
     def certificate_bound(self, T: int) -> float:
         """The §5 bound 2 B sqrt(2T)."""
         return 2.0 * self.B * math.sqrt(2.0 * T)
-
-
-gym.register(id="arena/Decision-v0", entry_point="arena.env:ForecastEnv", kwargs={"game": "decision"})

@@ -26,6 +26,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from arena import decision as _decision, experts as _experts  # noqa: F401  (registers those games for gym.make)
 from arena.games import BinaryGame, Game, get_game, plays
 from arena.protocols import Bernoulli, Draws, Forecast, Nature, OutcomeLaw, ProtocolError, as_forecast
 from arena.registry import make_nature
@@ -371,8 +372,3 @@ class ForecastEnv(gym.Env):
                 del rows[: 5 * n], xs[: n * d]
 
         return play_round, flush
-
-
-gym.register(id="arena/Binary-v0", entry_point="arena.env:ForecastEnv", kwargs={"game": "binary"})
-gym.register(id="arena/Quantile-v0", entry_point="arena.env:ForecastEnv",
-             kwargs={"game": "quantile", "nature": "iid_normal"})

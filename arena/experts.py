@@ -39,7 +39,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
-import gymnasium as gym
 import numpy as np
 
 from arena.games import BinaryGame, register_game
@@ -211,7 +210,3 @@ class ExpertsGame(BinaryGame):
 def _validated_advice(nature, t: int, x: np.ndarray, who: str, p: float) -> np.ndarray:
     values = np.asarray(nature.advice(t, x, float(p)), dtype=np.float64).reshape(-1)
     return _check_advice(values, x.size, who, t, f"second-guessing the forecast p={p!r}")
-
-
-gym.register(id="arena/Experts-v0", entry_point="arena.env:ForecastEnv",
-             kwargs={"game": "experts", "nature": "expert_constants"})
