@@ -26,7 +26,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from arena import decision as _decision, experts as _experts  # noqa: F401  (registers those games for gym.make)
+from arena import decision as _decision  # noqa: F401  (registers the decision game: gym.make may need it)
+from arena import experts as _experts  # noqa: F401  (registers the experts game: gym.make may need it)
 from arena.games import BinaryGame, Game, get_game, plays
 from arena.protocols import Bernoulli, Draws, Forecast, Nature, OutcomeLaw, ProtocolError, as_forecast
 from arena.registry import make_nature
