@@ -34,18 +34,8 @@ from matplotlib.lines import Line2D
 from matplotlib.markers import MarkerStyle
 
 from arena.aggregate import mean_ci
-from arena.plots.common import (
-    _CURVE_COLUMNS,
-    _clean,
-    _draw_bound,
-    _draw_mean,
-    _legend,
-    _no_data,
-    _ok,
-    _restrict,
-    _rounds_axes,
-    regret_curves,
-)
+from arena.plots.common import (_CURVE_COLUMNS, _clean, _draw_bound, _draw_mean, _legend, _no_data, _ok, _restrict,
+                                _rounds_axes, regret_curves)
 from arena.plots.style import _BOUND_COLOR, _RC, FIGSIZE, _axes, _new_figure, _safe, order, styles_for
 
 #: The headline metrics of the binary game: its LaTeX table and its leaderboards.

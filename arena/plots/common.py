@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import matplotlib as mpl
 import numpy as np
@@ -20,17 +21,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
 from arena.aggregate import mean_ci, seed_stats
-from arena.plots.style import (
-    _BOUND_COLOR,
-    _RC,
-    FIGSIZE,
-    METRIC_LABELS,
-    _axes,
-    _fmt,
-    _plain_log_ticks,
-    order,
-    styles_for,
-)
+from arena.plots.style import (_BOUND_COLOR, _RC, FIGSIZE, METRIC_LABELS, _axes, _fmt, _plain_log_ticks, _safe, order,
+                               styles_for)
 
 _CURVE_COLUMNS = ("forecaster", "t", "metric", "value")
 
@@ -306,3 +298,27 @@ def certificate_margins(summary: pd.DataFrame, ax: Axes | None = None,
         _legend(ax, [(Line2D([], [], color=_BOUND_COLOR, linestyle="--", linewidth=0.9), "certified bound")],
                 outside=own, loc="best")
     return fig
+
+
+def _curve_jobs(game: str, figures: dict[str, str | None], metrics: Sequence[str], summary: pd.DataFrame,
+               curves: pd.DataFrame, fig_dir: Path, formats: Sequence[str], rc: dict,
+               styles: Mapping[str, dict]) -> list[tuple]:
+    """The figure jobs of one game's matchups (none when the summary has none): per nature each of
+    ``figures`` whose curve (its value; ``None``: the expert weights) the nature has, then the
+    leaderboards of ``metrics``."""
+    if summary is None or "game" not in summary:
+        return []
+    part = summary.loc[summary["game"] == game]
+    if part.empty:
+        return []
+    jobs = []
+    for nat in sorted(part["nature"].dropna().astype(str).unique()):
+        cur = _restrict(curves, nature=nat)
+        have = set(cur["metric"].unique()) if not cur.empty else set()
+        for kind, needed in figures.items():
+            if (needed in have) if needed else any(str(m).startswith("weight:") for m in have):
+                jobs.append((kind, (cur, nat, styles), fig_dir / f"{kind}__{_safe(nat)}", formats, rc))
+    for metric in metrics:
+        if metric in part and not _clean(_ok(part), metric).empty:
+            jobs.append(("leaderboard", (part, metric), fig_dir / f"leaderboard__{_safe(metric)}", formats, rc))
+    return jobs

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from arena.plots.common import regret_curves
-from arena.plots.experts import _game_jobs
+from arena.plots.common import _curve_jobs, regret_curves
 
 #: Metrics of the decision game: leaderboards.
 DECISION_METRICS = ("regret_decision_expected_over_T", "decision_loss_expected")
@@ -32,5 +31,5 @@ def jobs(summary: pd.DataFrame, curves: pd.DataFrame, fig_dir: Path, formats: Se
          styles: Mapping[str, dict]) -> list[tuple]:
     """The figure jobs of the decision game's matchups: per nature ``regret_decision__<nature>``, and
     leaderboards of :data:`DECISION_METRICS`."""
-    return _game_jobs("decision", {"regret_decision": "regret_decision_expected"}, DECISION_METRICS, summary,
+    return _curve_jobs("decision", {"regret_decision": "regret_decision_expected"}, DECISION_METRICS, summary,
                       curves, fig_dir, formats, rc, styles)

@@ -20,8 +20,9 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from arena.aggregate import mean_ci
-from arena.plots.common import _CURVE_COLUMNS, _clean, _draw_mean, _legend, _no_data, _ok, _restrict, regret_curves
-from arena.plots.style import _BOUND_COLOR, _RC, FIGSIZE, _axes, _new_figure, _plain_log_ticks, _safe, order, styles_for
+from arena.plots.common import (_CURVE_COLUMNS, _clean, _curve_jobs, _draw_mean, _legend, _no_data, _restrict,
+                                regret_curves)
+from arena.plots.style import _BOUND_COLOR, _RC, FIGSIZE, _axes, _new_figure, _plain_log_ticks, order, styles_for
 
 #: Metrics of the experts game: leaderboards and the LaTeX table.
 EXPERTS_METRICS = ("regret_experts_over_T", "loss")
@@ -151,33 +152,9 @@ FIGURES = {
 }
 
 
-def _game_jobs(game: str, figures: dict[str, str | None], metrics: Sequence[str], summary: pd.DataFrame,
-               curves: pd.DataFrame, fig_dir: Path, formats: Sequence[str], rc: dict,
-               styles: Mapping[str, dict]) -> list[tuple]:
-    """The figure jobs of one game's matchups (none when the summary has none): per nature each of
-    ``figures`` whose curve (its value; ``None``: the expert weights) the nature has, then the
-    leaderboards of ``metrics``."""
-    if summary is None or "game" not in summary:
-        return []
-    part = summary.loc[summary["game"] == game]
-    if part.empty:
-        return []
-    jobs = []
-    for nat in sorted(part["nature"].dropna().astype(str).unique()):
-        cur = _restrict(curves, nature=nat)
-        have = set(cur["metric"].unique()) if not cur.empty else set()
-        for kind, needed in figures.items():
-            if (needed in have) if needed else any(str(m).startswith("weight:") for m in have):
-                jobs.append((kind, (cur, nat, styles), fig_dir / f"{kind}__{_safe(nat)}", formats, rc))
-    for metric in metrics:
-        if metric in part and not _clean(_ok(part), metric).empty:
-            jobs.append(("leaderboard", (part, metric), fig_dir / f"leaderboard__{_safe(metric)}", formats, rc))
-    return jobs
-
-
 def jobs(summary: pd.DataFrame, curves: pd.DataFrame, fig_dir: Path, formats: Sequence[str], rc: dict,
          styles: Mapping[str, dict]) -> list[tuple]:
     """The figure jobs of the experts game's matchups: per nature ``regret_experts__<nature>`` (with
     the certified bounds) and ``expert_weights__<nature>``, and leaderboards of :data:`EXPERTS_METRICS`."""
-    return _game_jobs("experts", {"regret_experts": "regret_experts", "expert_weights": None}, EXPERTS_METRICS,
+    return _curve_jobs("experts", {"regret_experts": "regret_experts", "expert_weights": None}, EXPERTS_METRICS,
                       summary, curves, fig_dir, formats, rc, styles)

@@ -22,17 +22,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from arena.aggregate import mean_ci
-from arena.plots.common import (
-    _CURVE_COLUMNS,
-    _clean,
-    _draw_bound,
-    _draw_mean,
-    _legend,
-    _no_data,
-    _ok,
-    _restrict,
-    _rounds_axes,
-)
+from arena.plots.common import (_CURVE_COLUMNS, _clean, _draw_bound, _draw_mean, _legend, _no_data, _ok, _restrict,
+                                _rounds_axes)
 from arena.plots.style import _BOUND_COLOR, _RC, METRIC_LABELS, _axes, _plain_log_ticks, _safe, order, styles_for
 
 #: Metrics of the quantile game: leaderboards and the LaTeX table.
