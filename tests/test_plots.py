@@ -21,10 +21,10 @@ from scipy import stats
 import arena
 import arena.results
 from arena import plots
+from arena.results import collect, matchup_id, reliability_table, save_matchup, write_tables
 
 #: The report driver (``arena.plots.report`` is its function :func:`arena.plots.report.report`).
 driver = importlib.import_module("arena.plots.report")
-from arena.results import collect, matchup_id, reliability_table, save_matchup, write_tables
 
 FORECASTERS = ("k29", "linear_df", "running_mean")
 NATURES = ("iid_bernoulli", "sinusoid")
@@ -450,7 +450,8 @@ def test_forecaster_styles_are_stable_and_distinct_within_a_game():
 
 def test_no_forecaster_name_is_written_in_the_plots_package():
     """The framework knows no plugin: no forecaster's name appears in the code of arena/plots/."""
-    from arena.registry import FORECASTERS as REGISTERED, load_plugins
+    from arena.registry import FORECASTERS as REGISTERED
+    from arena.registry import load_plugins
 
     load_plugins()
     assert REGISTERED, "no forecaster registered: the check below would be vacuous"

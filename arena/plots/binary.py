@@ -34,8 +34,17 @@ from matplotlib.lines import Line2D
 from matplotlib.markers import MarkerStyle
 
 from arena.aggregate import mean_ci
-from arena.plots.common import (_CURVE_COLUMNS, _clean, _draw_bound, _draw_mean, _legend, _no_data, _ok, _restrict,
-                                _rounds_axes, regret_curves)
+from arena.plots.common import (
+    _CURVE_COLUMNS,
+    _clean,
+    _draw_curves,
+    _legend,
+    _no_data,
+    _ok,
+    _restrict,
+    _rounds_axes,
+    regret_curves,
+)
 from arena.plots.style import _BOUND_COLOR, _RC, FIGSIZE, _axes, _new_figure, _safe, order, styles_for
 
 #: The headline metrics of the binary game: its LaTeX table and its leaderboards.
@@ -74,12 +83,7 @@ def smce_vs_T(curves: pd.DataFrame, nature: str | None = None, ax: Axes | None =
         obs = obs.assign(value=obs["value"] / obs["t"])
         bounds = df.loc[(df["metric"] == "smce_bound") & (df["t"] > 0)]
         stats = mean_ci(obs, ["forecaster", "t"])
-        styles = styles_for(stats["forecaster"].unique(), styles)
-        for name in order(stats["forecaster"].unique()):
-            _draw_mean(ax, stats.loc[stats["forecaster"] == name], name, "t", log=True, style=styles[name])
-            b = bounds.loc[bounds["forecaster"] == name]
-            if not b.empty:
-                _draw_bound(ax, b, name, "t", styles[name]["color"], scale="x")
+        _draw_curves(ax, stats, "t", True, styles, bounds, scale="x")
         t = np.geomspace(max(obs["t"].min(), 1), obs["t"].max(), 50)
         ax.plot(t, np.sqrt(8 * t / 3) / t, color=_BOUND_COLOR, linewidth=0.6, gid="reference:k29")
         _rounds_axes(ax, "smCE / T", nature)

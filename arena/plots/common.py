@@ -21,8 +21,18 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
 from arena.aggregate import mean_ci, seed_stats
-from arena.plots.style import (_BOUND_COLOR, _RC, FIGSIZE, METRIC_LABELS, _axes, _fmt, _plain_log_ticks, _safe, order,
-                               styles_for)
+from arena.plots.style import (
+    _BOUND_COLOR,
+    _RC,
+    FIGSIZE,
+    METRIC_LABELS,
+    _axes,
+    _fmt,
+    _plain_log_ticks,
+    _safe,
+    order,
+    styles_for,
+)
 
 _CURVE_COLUMNS = ("forecaster", "t", "metric", "value")
 
@@ -103,6 +113,18 @@ def _draw_bound(ax: Axes, b: pd.DataFrame, name: str, x: str, color: str, scale=
             linestyle="--", linewidth=0.9, gid=f"bound:{name}")
 
 
+def _draw_curves(ax: Axes, stats: pd.DataFrame, x: str, log: bool, styles: Mapping[str, dict] | None,
+                 bounds: pd.DataFrame | None = None, scale=1.0) -> None:
+    """Each forecaster's mean and band (``stats`` of :func:`arena.aggregate.mean_ci`), in :func:`order`,
+    and its certified bound dashed where ``bounds`` has one; ``styles`` completed for the names it lacks."""
+    styles = styles_for(stats["forecaster"].unique(), styles)
+    for name in order(stats["forecaster"].unique()):
+        _draw_mean(ax, stats.loc[stats["forecaster"] == name], name, x, log=log, style=styles[name])
+        b = bounds.loc[bounds["forecaster"] == name] if bounds is not None else None
+        if b is not None and not b.empty:
+            _draw_bound(ax, b, name, x, styles[name]["color"], scale=scale)
+
+
 def _legend(ax: Axes, extra: list | None = None, outside: bool = False, **kw) -> None:
     """Forecasters then ``extra`` (handle, label) pairs; below the axes when the figure is ours."""
     handles, labels = ax.get_legend_handles_labels()
@@ -158,12 +180,7 @@ def regret_curves(curves: pd.DataFrame, metric: str = "regret_linear", nature: s
         bound, scale, logy = _CURVE_BOUNDS.get(metric, (f"{metric}_bound", 1.0, False))
         bounds = df.loc[df["metric"] == bound]
         stats = mean_ci(obs, ["forecaster", "t"])
-        styles = styles_for(stats["forecaster"].unique(), styles)
-        for name in order(stats["forecaster"].unique()):
-            _draw_mean(ax, stats.loc[stats["forecaster"] == name], name, "t", log=logy, style=styles[name])
-            b = bounds.loc[bounds["forecaster"] == name]
-            if not b.empty:
-                _draw_bound(ax, b, name, "t", styles[name]["color"], scale=scale)
+        _draw_curves(ax, stats, "t", logy, styles, bounds, scale=scale)
         if not logy:
             ax.axhline(0.0, color="0.7", linewidth=0.5, zorder=0)
         _rounds_axes(ax, METRIC_LABELS.get(metric, metric), nature, logy)

@@ -20,8 +20,16 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from arena.aggregate import mean_ci
-from arena.plots.common import (_CURVE_COLUMNS, _clean, _curve_jobs, _draw_mean, _legend, _no_data, _restrict,
-                                regret_curves)
+from arena.plots.common import (
+    _CURVE_COLUMNS,
+    _clean,
+    _curve_jobs,
+    _draw_mean,
+    _legend,
+    _no_data,
+    _restrict,
+    regret_curves,
+)
 from arena.plots.style import _BOUND_COLOR, _RC, FIGSIZE, _axes, _new_figure, _plain_log_ticks, order, styles_for
 
 #: Metrics of the experts game: leaderboards and the LaTeX table.

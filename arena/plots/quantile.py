@@ -22,9 +22,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from arena.aggregate import mean_ci
-from arena.plots.common import (_CURVE_COLUMNS, _clean, _draw_bound, _draw_mean, _legend, _no_data, _ok, _restrict,
-                                _rounds_axes)
-from arena.plots.style import _BOUND_COLOR, _RC, METRIC_LABELS, _axes, _plain_log_ticks, _safe, order, styles_for
+from arena.plots.common import _CURVE_COLUMNS, _clean, _draw_curves, _legend, _no_data, _ok, _restrict, _rounds_axes
+from arena.plots.style import _BOUND_COLOR, _RC, METRIC_LABELS, _axes, _plain_log_ticks, _safe
 
 #: Metrics of the quantile game: leaderboards and the LaTeX table.
 QUANTILE_METRICS = ("coverage_error", "expected_coverage_error", "group_coverage_error_max", "pinball")
@@ -80,9 +79,7 @@ def rolling_coverage(curves: pd.DataFrame, nature: str | None = None, q: float |
             _no_data(ax, "rolling coverage" + (f" for {nature}" if nature else ""))
             return fig
         stats = mean_ci(obs, ["forecaster", "t"])
-        styles = styles_for(stats["forecaster"].unique(), styles)
-        for name in order(stats["forecaster"].unique()):
-            _draw_mean(ax, stats.loc[stats["forecaster"] == name], name, "t", log=False, style=styles[name])
+        _draw_curves(ax, stats, "t", False, styles)
         _target_line(ax, q)
         ax.set_ylim(-0.02, 1.02)
         ax.set_xlabel("round t")
@@ -120,12 +117,7 @@ def coverage_error_vs_T(curves: pd.DataFrame, nature: str | None = None, q: floa
             return fig
         bounds = df.loc[df["metric"] == "coverage_error_bound"]
         stats = mean_ci(obs, ["forecaster", "t"])
-        styles = styles_for(stats["forecaster"].unique(), styles)
-        for name in order(stats["forecaster"].unique()):
-            _draw_mean(ax, stats.loc[stats["forecaster"] == name], name, "t", log=True, style=styles[name])
-            b = bounds.loc[bounds["forecaster"] == name]
-            if not b.empty:
-                _draw_bound(ax, b, name, "t", styles[name]["color"])
+        _draw_curves(ax, stats, "t", True, styles, bounds)
         extra = []
         if q is not None:
             m = max(q, 1 - q)
@@ -164,9 +156,7 @@ def group_coverage(summary: pd.DataFrame, nature: str, q: float | None = None, a
         long = df.melt(id_vars=["forecaster"], value_vars=cols, var_name="group").dropna(subset=["value"])
         long["group"] = long["group"].str.rsplit(".", n=1).str[1].astype(int)
         stats = mean_ci(long, ["forecaster", "group"])
-        styles = styles_for(stats["forecaster"].unique(), styles)
-        for name in order(stats["forecaster"].unique()):
-            _draw_mean(ax, stats.loc[stats["forecaster"] == name], name, "group", log=False, style=styles[name])
+        _draw_curves(ax, stats, "group", False, styles)
         _target_line(ax, q)
         ax.set_ylim(-0.02, 1.02)
         ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
@@ -210,9 +200,7 @@ def coverage_vs_L(summary: pd.DataFrame, metric: str = "coverage_error", ax: Axe
             _no_data(ax, f"{metric} of Lipschitz-CDF natures")
             return fig
         stats = mean_ci(rows, ["forecaster", "L"], metric)
-        styles = styles_for(stats["forecaster"].unique(), styles)
-        for name in order(stats["forecaster"].unique()):
-            _draw_mean(ax, stats.loc[stats["forecaster"] == name], name, "L", log=False, style=styles[name])
+        _draw_curves(ax, stats, "L", False, styles)
         ax.set_xscale("log")
         _plain_log_ticks(ax.xaxis)
         ax.set_xlabel("Lipschitz constant L of nature's CDF")

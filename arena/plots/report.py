@@ -25,8 +25,14 @@ import arena.plots.binary as binary
 import arena.plots.decision as decision
 import arena.plots.experts as experts
 import arena.plots.quantile as quantile
-from arena.plots.common import (_CURVE_COLUMNS, _certificate_ratios, _clean, _of_game, certificate_margins,
-                                leaderboard_heatmap)
+from arena.plots.common import (
+    _CURVE_COLUMNS,
+    _certificate_ratios,
+    _clean,
+    _of_game,
+    certificate_margins,
+    leaderboard_heatmap,
+)
 from arena.plots.style import _save, forecaster_styles
 from arena.plots.tables import _headline, latex_table, markdown_summary
 
