@@ -127,8 +127,6 @@ def _pool(reliability: pd.DataFrame | None, by: Sequence[str] = ()) -> pd.DataFr
 #: Height, in the reliability panel's data units, of the tallest count bar: the bars fill the
 #: lower quarter of the panel, under the points (the counts share the panel's axes).
 _COUNT_TOP = 0.28
-
-
 _UNIT_TICKS = ([0.0, 0.5, 1.0], ["0", "0.5", "1"])
 
 

@@ -30,13 +30,9 @@ from matplotlib.figure import Figure
 
 #: Single-column figure size (inches) and the type size that goes with it.
 FIGSIZE = (3.4, 2.6)
-
-
 #: PNG resolution: 150 dpi keeps 7 pt text crisp at single-column width, and draws and
 #: compresses in about half the time of 200 dpi.
 DPI = 150
-
-
 _RC = {
     "font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "xtick.labelsize": 7, "ytick.labelsize": 7,
     "legend.fontsize": 6.5, "legend.title_fontsize": 7, "lines.linewidth": 1.2, "lines.markersize": 3.5,
@@ -46,12 +42,9 @@ _RC = {
     # for overlap at each draw, a large share of the drawing time of a grid of panels
     "axes.titley": 1.0,
 }
-
-
 #: Fonts embedded in PDF and PostScript as TrueType (Type 42), not Type 3: selectable text, and
 #: what publishers ask for. Applied where the figures are saved (:func:`_save`).
 _SAVE_RC = {"pdf.fonttype": 42, "ps.fonttype": 42}
-
 
 #: Okabe & Ito's colorblind-safe palette (yellow left out: too light on white), then Paul Tol's
 #: muted wine, teal, olive and indigo, then Tol's remaining colors, for games with more than seven
