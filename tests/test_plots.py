@@ -147,6 +147,28 @@ def test_report_without_workers_draws_everything_here(results, tmp_path, monkeyp
     assert len(paths) == N_FIGURES + 2 and all(p.stat().st_size > 0 for p in paths)
 
 
+@pytest.mark.parametrize("where", ["submit", "result"])
+def test_a_broken_pool_leaves_its_jobs_to_this_process(results, tmp_path, monkeypatch, where):
+    """A pool that breaks when given a job, or while drawing it, loses no figure: this process draws it."""
+    from concurrent.futures import BrokenExecutor, Future
+
+    import joblib.externals.loky as loky
+
+    class Broken:
+        def submit(self, fn, job):
+            if where == "submit":
+                raise BrokenExecutor("no worker")
+            future = Future()
+            future.set_exception(BrokenExecutor("a worker died"))
+            return future
+
+    _, tables = results
+    monkeypatch.setattr(loky, "get_reusable_executor", lambda **kw: Broken())
+    monkeypatch.setenv("ARENA_PLOT_JOBS", "3")
+    paths = plots.report(tmp_path, tables=tables, formats=("png",))
+    assert len(paths) == N_FIGURES + 2 and all(p.stat().st_size > 0 for p in paths)
+
+
 def test_report_reads_fresh_aggregates_and_not_stale_ones(results, tmp_path, monkeypatch):
     """Aggregates that write_tables left after the last matchup are read instead of every matchup file."""
     src, tables = results

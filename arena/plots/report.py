@@ -139,7 +139,12 @@ def _run_jobs(jobs: list[tuple]) -> list[list[Path]]:
             pool = get_reusable_executor(max_workers=workers, timeout=_IDLE_SECONDS)
             while True:
                 while len(pending) < workers and (i := take(front=True)) is not None:
-                    pending[pool.submit(_work, jobs[i])] = i
+                    try:
+                        pending[pool.submit(_work, jobs[i])] = i
+                    except Exception:  # a broken pool: the job is this process's, like those pending
+                        with lock:
+                            left.append(i)
+                        raise
                 if not pending:
                     return
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
