@@ -20,7 +20,8 @@ from scipy import stats
 import arena
 import arena.results
 from arena import plots
-from arena.results import collect, matchup_id, reliability_table, save_matchup, write_tables
+from arena.aggregate import write_tables
+from arena.results import collect, matchup_id, reliability_table, save_matchup
 
 FORECASTERS = ("k29", "linear_df", "running_mean")
 NATURES = ("iid_bernoulli", "sinusoid")
