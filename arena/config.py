@@ -135,7 +135,7 @@ def _parse(args: Sequence[str]) -> list:
 
     try:
         return OverridesParser.create().parse_overrides(list(args))
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 (the parser raises several types; each is one line here)
         raise ConfigError(f"cannot parse the overrides {list(args)}: {exc}") from None
 
 

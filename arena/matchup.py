@@ -130,7 +130,7 @@ def matchup_from_config(cfg) -> Matchup:
 def _instantiate(node, kind: str, instantiate):
     try:
         return instantiate(node, _convert_="all")
-    except Exception as exc:  # Hydra wraps the constructor's error; show the constructor's message
+    except Exception as exc:  # noqa: BLE001 (Hydra wraps the constructor's error; show the constructor's message)
         cause = exc
         while cause.__cause__ is not None:
             cause = cause.__cause__

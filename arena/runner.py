@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ctypes
 import json
-import math
 import os
 import resource
 import signal
@@ -491,4 +490,4 @@ def _oblivious_outcomes(env: ForecastEnv) -> tuple[np.ndarray, np.ndarray, np.nd
     return X, y, y_prob
 
 
-__all__ = ["play", "play_matchup", "Result", "Forfeit", "write_trace"]
+__all__ = ["Forfeit", "Result", "play", "play_matchup", "write_trace"]
