@@ -83,7 +83,7 @@ def build_matchup(game: str | Game, forecaster: str | Forecaster | None, nature:
     for kind, plugin in (("forecaster", fc), ("nature", nat)):
         if plugin is not None and not plays(g, plugin):
             raise ValueError(f"{kind} {plugin.name!r} does not play the {g.name!r} game (it plays {plugin.games})")
-    if not isinstance(referee, Referee):
+    if referee is None or isinstance(referee, Mapping):  # else a referee object (the checks' scores nothing)
         try:
             referee = Referee(**(referee or {}))
         except (TypeError, ValueError) as exc:  # the referee names itself in its own messages
