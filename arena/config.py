@@ -156,7 +156,7 @@ def _check_sweep(fixed: list[str], sweeps: dict[str, list[str]]) -> None:
     Ts = [int(v) for v in sweeps.get("T", []) if v.lstrip("-").isdigit()]
     for overrides in [fixed] + [fixed + [f"{key}={v}"] for key, values in sweeps.items() for v in values]:
         cfg = compose(overrides)
-        _load_nature(cfg, max([int(cfg.T), *Ts]))
+        _check_matchup(cfg, max([int(cfg.T), *Ts]))
 
 
 def _check_tournament(base: DictConfig) -> int:
@@ -175,11 +175,11 @@ def _check_tournament(base: DictConfig) -> int:
         if key not in seen:
             seen.add(key)
             m = matchup_config(cfg, entry)
-            _load_nature(m, int(m.T))
+            _check_matchup(m, int(m.T))
     return len(entries)
 
 
-def _load_nature(cfg: DictConfig, T: int) -> None:
+def _check_matchup(cfg: DictConfig, T: int) -> None:
     """Build the matchup of ``cfg``, load what its nature needs (a replayed file) and check that it can
     play T rounds of the game."""
     from arena.matchup import check_length, matchup_from_config
@@ -215,7 +215,7 @@ def compose(overrides: list[str]) -> DictConfig:
             return hydra_compose("config", overrides=overrides, return_hydra_config=True)
     except MissingConfigException as exc:
         for o in _parse(overrides):
-            value = o.get_value_element_as_str() if not o.is_sweep_override() else None
+            value = o.get_value_element_as_str()
             if o.key_or_group in GROUPS and value not in _group_options(o.key_or_group):
                 raise ConfigError(unknown_name(o.key_or_group, value, _group_options(o.key_or_group))) from None
             if o.key_or_group == "hydra/launcher":

@@ -175,7 +175,7 @@ def play(game: str, forecaster: Forecaster | str, nature: Nature | str, T: int, 
     """Play one matchup and referee it.
 
     Plugins may be instances or registered names (with ``*_params`` for their
-    constructor). A plugin that raises or breaks the protocol forfeits: the result
+    constructor); :func:`arena.matchup.build_matchup` makes and checks them. A plugin that raises or breaks the protocol forfeits: the result
     keeps the rounds played and ``result.forfeit`` says who, when and why.
 
     ``fast_path`` lets a forecaster with ``play_oblivious`` play all rounds at once
