@@ -107,19 +107,17 @@ def _prepare(args: list[str], multirun: bool) -> tuple[int, list[str]]:
         extra = [f"tournament.shards={auto_shards()}"]
         fixed += extra
         base = compose(fixed)
-    if not (multirun or str(base.hydra.mode) == "RunMode.MULTIRUN"):
-        if sweeps:
-            key, values = next(iter(sweeps.items()))
-            raise ConfigError(f"{key}={','.join(values)} gives several values: add -m to play each one "
-                              f"(arena -m ... {key}={','.join(values)}), or write a list as {key}=[...]")
-    else:
-        set_here = {o.key_or_group for o in overrides}
-        for key, values in _sweeper_params(base).items():
-            if key not in sweeps and key not in set_here:
-                sweeps[key] = values
+    multirun = multirun or str(base.hydra.mode) == "RunMode.MULTIRUN"
+    if sweeps and not multirun:
+        key, values = next(iter(sweeps.items()))
+        raise ConfigError(f"{key}={','.join(values)} gives several values: add -m to play each one "
+                          f"(arena -m ... {key}={','.join(values)}), or write a list as {key}=[...]")
+    set_here = {o.key_or_group for o in overrides}
+    if multirun:  # the config's own sweeps, where the command line does not set the key
+        sweeps.update({k: v for k, v in _sweeper_params(base).items() if k not in sweeps and k not in set_here})
     if base.get("tournament") is not None:
         for key in ("T", "seed"):
-            if key in sweeps or any(o.key_or_group == key for o in overrides):
+            if key in set_here or key in sweeps:
                 raise ConfigError(
                     f"{key} is set per tournament: tournament {base.tournament.get('name')!r} plays its own "
                     f"list (set tournament.{'T' if key == 'T' else 'seeds'}=[...]), or name a forecaster and "
