@@ -153,8 +153,7 @@ def _check_sweep(fixed: list[str], sweeps: dict[str, list[str]]) -> None:
     (each nature at the longest horizon swept)."""
     Ts = [int(v) for v in sweeps.get("T", []) if v.lstrip("-").isdigit()]
     for overrides in [fixed] + [fixed + [f"{key}={v}"] for key, values in sweeps.items() for v in values]:
-        cfg = compose(overrides)
-        _check_matchup(cfg, max([int(cfg.T), *Ts]))
+        _check_matchup(compose(overrides), Ts)
 
 
 def _check_tournament(base: DictConfig) -> int:
@@ -173,13 +172,13 @@ def _check_tournament(base: DictConfig) -> int:
         if key not in seen:
             seen.add(key)
             m = matchup_config(cfg, entry)
-            _check_matchup(m, int(m.T))
+            _check_matchup(m)
     return len(entries)
 
 
-def _check_matchup(cfg: DictConfig, T: int) -> None:
+def _check_matchup(cfg: DictConfig, horizons: Sequence[int] = ()) -> None:
     """Build the matchup of ``cfg``, load what its nature needs (a replayed file) and check that it can
-    play T rounds of the game."""
+    play the longest of its T and ``horizons`` (the values of a sweep of T)."""
     from arena.matchup import check_length, matchup_from_config
     from arena.seeding import nature_streams
 
@@ -190,7 +189,7 @@ def _check_matchup(cfg: DictConfig, T: int) -> None:
     except (OSError, ValueError) as exc:
         raise ConfigError(f"nature {m.nature.name!r}: {exc}") from None
     try:
-        check_length(m.nature, T)
+        check_length(m.nature, max([m.T, *horizons]))
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
 

@@ -543,6 +543,7 @@ FOUND = {
     "missing_mandatory": ["forecaster=bit", "nature=replay"],
     "mandatory_marker": ["forecaster.tol=???"],
     "sweep_without_m": ["forecaster=bit", "nature=anti_forecaster", "T=20", "T=1,2"],  # Hydra refused it later
+    "null_horizon": ["forecaster=bit", "nature=anti_forecaster", "T=20", "T=null"],  # read before it was checked
 }
 
 
