@@ -72,13 +72,14 @@ def report_main(argv: list[str] | None = None) -> None:
 
 
 def rerun_main(argv: list[str] | None = None) -> None:
-    """``arena-rerun SOURCE (--row N | --matchup ID) [--out DIR]``: play one result row again, exactly.
+    """``arena-rerun SOURCE (--row N | --matchup ID) [--out DIR] [--trust]``: play one result row again, exactly.
 
     SOURCE is a results directory (its summary.parquet) or a summary table (.parquet or .csv).
     The matchup is rebuilt from the row's resolved config (forecaster, nature, game, referee,
     T, seed) and played again; every value of the new row is compared with the stored one
     (timing and memory aside). Exit status 0 when they are identical, 1 when some differ (listed),
-    2 on bad input.
+    2 on bad input. A row's config is code (``_target_`` names what is called): without ``--trust`` it
+    may only name registered plugins, with plain parameters (:func:`arena.matchup.check_stored_config`).
     """
     import argparse
     import tempfile
@@ -90,15 +91,20 @@ def rerun_main(argv: list[str] | None = None) -> None:
     which.add_argument("--row", type=int, help="row position in the summary table (0-based, as pandas counts)")
     which.add_argument("--matchup", help="the row's matchup_id")
     ap.add_argument("--out", type=Path, help="store the new result here (default: a temporary directory)")
+    ap.add_argument("--trust", action="store_true",
+                    help="run the row's config as it is: its _target_ may name any Python callable and modules "
+                         "in the working directory are importable (only for results from a source you trust); "
+                         "without it only registered plugins with plain parameters are played")
     args = ap.parse_args(argv)
-    _user_modules_importable()
+    if args.trust:
+        _user_modules_importable()
     try:
         row = stored_row(args.source, args.row, args.matchup)
         from arena.registry import load_plugins
 
         load_plugins()
         with tempfile.TemporaryDirectory() as tmp:
-            new, compared, differ = rerun(row, args.out or Path(tmp))
+            new, compared, differ = rerun(row, args.out or Path(tmp), trust=args.trust)
     except (ConfigError, OSError, ValueError) as exc:
         print(f"arena-rerun: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -140,7 +140,8 @@ def write_trace(rec: Recorder, path: str | os.PathLike, rows: int = 65_536) -> P
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with pq.ParquetWriter(tmp, pa.Table.from_pydict(_trace_columns(rec, 0, min(rec.n, 1))).schema) as writer:
+        schema = pa.Table.from_pydict(_trace_columns(rec, 0, min(rec.n, 1))).schema
+        with pq.ParquetWriter(tmp, schema, write_page_checksum=True) as writer:  # damage is found on reading
             for start in range(0, rec.n, rows):
                 writer.write_table(pa.Table.from_pydict(_trace_columns(rec, start, min(start + rows, rec.n))))
         os.replace(tmp, path)

@@ -378,15 +378,19 @@ def _missing(v: Any) -> bool:
     return v is None or v == "" or (isinstance(v, float) and math.isnan(v))
 
 
-def rerun(row: pd.Series, out_dir: Path) -> tuple[dict, list[str], list[str]]:
+def rerun(row: pd.Series, out_dir: Path, trust: bool = False) -> tuple[dict, list[str], list[str]]:
     """Play the matchup of one result row again from the config it records; the new row, the columns
-    compared (timing and memory aside) and those whose values differ."""
+    compared (timing and memory aside) and those whose values differ. Unless ``trust``, the config may
+    only name registered plugins (:func:`arena.matchup.check_stored_config`)."""
+    from arena.matchup import check_stored_config
     from arena.results import MACHINE_COLUMNS, MACHINE_PREFIXES
 
     if "config" not in row or not isinstance(row["config"], str):
         raise ConfigError("the row has no `config` column; rows written by this arena record their resolved config")
-    cfg = OmegaConf.create(json.loads(row["config"]))
-    new = run_matchup(cfg, out_dir)
+    config = json.loads(row["config"])
+    if not trust:
+        check_stored_config(config)
+    new = run_matchup(OmegaConf.create(config), out_dir)
     skip = {"parts"} | ({"code_version", "matchup_id"} if row.get("code_version") != new["code_version"] else set())
     compared = [c for c in row.index if c not in MACHINE_COLUMNS and not c.startswith(MACHINE_PREFIXES)
                 and c not in skip]
