@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> None:
 
     argv = list(sys.argv[1:] if argv is None else argv)
     _user_modules_importable()
-    named = {a.split("=")[0].lstrip("+~") for a in argv if "=" in a}
+    named = {a.split("=")[0].lstrip("+~").split(".")[0] for a in argv if "=" in a}
     if named & {"forecaster", "nature"} and "tournament" not in named:
         argv.append("tournament=none")  # naming a matchup plays it instead of the default tournament
     if not INFORMATIONAL.intersection(argv):

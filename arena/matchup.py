@@ -171,13 +171,41 @@ def matchup_from_config(cfg) -> Matchup:
 
 
 def _instantiate(node, kind: str, instantiate):
+    import re
+
     try:
         return instantiate(node, _convert_="all")
     except Exception as exc:  # noqa: BLE001 (Hydra wraps the constructor's error; show the constructor's message)
         cause = exc
         while cause.__cause__ is not None:
             cause = cause.__cause__
-        raise ConfigError(f"{kind}: {cause}") from None
+        hit = re.search(r"unexpected keyword argument '([^']+)'", str(cause)) if isinstance(cause, TypeError) else None
+        raise ConfigError(unknown_parameter(kind, node, hit[1]) if hit else f"{kind}: {cause}") from None
+
+
+def unknown_parameter(kind: str, node, name: str) -> str:
+    """The message for a parameter that plugin config ``node`` (with its ``_target_``) does not take:
+    the closest parameter and every parameter it has (its config's keys and its constructor's).
+
+    >>> unknown_parameter("forecaster", {"_target_": "forecasters.baselines.OGD", "lr": 0.1}, "lrr")
+    "forecaster 'forecasters.baselines.OGD' has no parameter 'lrr'. Did you mean 'lr'? Its parameters: lr, schedule, M, intercept, clip; set one with forecaster.lr=..."
+    """
+    import inspect
+    from importlib import import_module
+
+    from arena.errors import did_you_mean
+
+    target = str(node.get("_target_", "?"))
+    params = [k for k in node if not str(k).startswith("_")]
+    try:
+        module, _, attr = target.rpartition(".")
+        signature = inspect.signature(getattr(import_module(module), attr))
+        params += [p for p in signature.parameters if p not in params and p not in ("self", "args", "kwargs")]
+    except Exception:  # noqa: BLE001 (the config's own keys are still worth naming)
+        pass
+    params = [p for p in params if p != name]
+    return (f"{kind} {target!r} has no parameter {name!r}.{did_you_mean(name, params)} Its parameters: "
+            f"{', '.join(params) or 'none'}; set one with {kind}.{params[0] if params else 'NAME'}=...")
 
 
 #: The keys by which Hydra's ``instantiate`` calls or imports something.
