@@ -20,10 +20,45 @@ from pathlib import Path
 from arena.config import CONFIG_MODULE, config_dir, prepare
 from arena.errors import ConfigError
 from arena.results import planned
-from arena.tournament import finish, metrics_text, rerun, run_job, stored_row
+from arena.tournament import DRIVER_PID, finish, interrupted_text, metrics_text, rerun, run_job, stored_row
 
 #: Options that print something about the config instead of running it.
 INFORMATIONAL = {"--help", "-h", "--hydra-help", "--cfg", "-c", "--info", "--shell-completion", "-sc"}
+
+HELP = """\
+usage: arena [-m] [KEY=VALUE ...]
+
+Run a tournament of forecasters against natures (the calibration tournament by default), or one
+matchup, and write its tables, figures and summary.md under results/.
+
+  arena                                        the default tournament (results/calibration; rerun to resume)
+  arena tournament=quantile                    another tournament: calibration, quantile, experts, decisions, bench
+  arena forecaster=k29 nature=logistic T=500   one matchup (results/single/<time>/)
+  arena -m forecaster=k29,ogd seed=0,1,2       a sweep of matchups, one per combination
+
+Config groups (arena-list lists their options):
+  tournament=NAME   forecaster=NAME   nature=NAME   game=binary|quantile|experts|decision
+  hydra/launcher=joblib|ray_local|ray_cluster|slurm|submitit_local
+
+Common overrides:
+  T=1000 seed=0                   horizon and root seed of one matchup
+  tournament.T=[200] tournament.seeds=[0,1] tournament.shards=8
+  tournament.forecasters=[k29,ogd] tournament.natures=[iid_bernoulli]
+  forecaster.PARAM=VALUE          a parameter of the forecaster (likewise nature.PARAM, game.PARAM)
+  referee.ece_bins=10 referee.n_checkpoints=20 referee.oi_features=[1,p,x] referee.M=1
+  results_root=results tournament_name=NAME   where results go (results_root/tournament_name)
+  keep_trace=true time_limit=10 report=false
+  replace_plan=true               let this plan replace another one stored in the directory
+  retry_crashed=true              play again the matchups that ended their process
+
+Other commands:
+  arena-list [forecasters|natures|games|tournaments]   what there is, with parameters
+  arena-report DIR                                      redraw a results directory's tables and figures
+  arena-rerun DIR --row N [--trust]                     play a stored result row again and compare
+
+Hydra's own options still work: --cfg job (print the config), --hydra-help, --info.
+Exit status: 0 done; 1 a run failed (one line says why); 2 a bad config; 130 interrupted.
+"""
 
 
 def _user_modules_importable() -> None:
@@ -40,6 +75,9 @@ def main(argv: list[str] | None = None) -> None:
     from arena.registry import use_search_path_plugin
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    if {"--help", "-h"} & set(argv):
+        print(HELP, end="")
+        return
     _user_modules_importable()
     named = {a.split("=")[0].lstrip("+~").split(".")[0] for a in argv if "=" in a}
     if named & {"forecaster", "nature"} and "tournament" not in named:
@@ -54,8 +92,13 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(2) from None
     use_search_path_plugin(argv)
     sys.argv = [sys.argv[0], *argv]
-    hydra.main(config_path=config_dir() or f"pkg://{CONFIG_MODULE}", config_name="config",
-               version_base="1.3")(run_job)()
+    os.environ[DRIVER_PID] = str(os.getpid())  # the launcher's workers end when this process is gone
+    try:
+        hydra.main(config_path=config_dir() or f"pkg://{CONFIG_MODULE}", config_name="config",
+                   version_base="1.3")(run_job)()
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: {interrupted_text()}; run the same command to resume", file=sys.stderr, flush=True)
+        raise SystemExit(130) from None
 
 
 def report_main(argv: list[str] | None = None) -> None:
