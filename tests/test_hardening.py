@@ -1,0 +1,206 @@
+"""Hardening: plugins that misbehave in every way a process can (an exception in reset, sys.exit,
+os._exit, a memory hog under an address-space limit) become forfeit rows and the tournament finishes;
+its workers end with their parent; the results directory is locked to one plan; a full or read-only
+disk and damaged files end a run with one line and a failing status, losing nothing stored."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+BIN = Path(sys.executable).parent
+
+MODULE = '''
+import os
+import sys
+
+import numpy as np
+
+from arena import Bernoulli, Nature, register
+from forecasters.baselines import RunningMean
+
+
+@register
+class Misbehaving(RunningMean):
+    """A running mean that misbehaves as `how` says, at round `at` (or in reset)."""
+
+    name = "misbehaving"
+    can_play_oblivious = False  # every round through predict
+
+    def __init__(self, how: str = "none", at: int = 3):
+        super().__init__()
+        self.how, self.at = how, at
+
+    def reset(self, rng):
+        super().reset(rng)
+        self.t = 0
+        if self.how == "reset":
+            raise LookupError("no model file")
+
+    def predict(self, x):
+        self.t += 1
+        if self.t == self.at:
+            if self.how == "exit":
+                sys.exit(3)
+            if self.how == "os_exit":
+                os._exit(7)
+            if self.how == "hog":
+                self.hog = [np.ones(2**27) for _ in range(64)]  # 64 GiB, far above the limit
+        return super().predict(x)
+
+
+@register
+class BrokenNature(Nature):
+    name = "broken_nature"
+    games = ("binary",)
+
+    def reset(self, rng):
+        raise RuntimeError("the sensor is offline")
+
+    def respond(self, t, x, forecast):
+        return Bernoulli(0.5)
+'''
+
+TOURNAMENT = '''
+# @package _global_
+tournament_name: bad
+tournament:
+  name: bad
+  forecasters:
+    - ogd
+    - {name: misbehaving, label: raises_in_reset, params: {how: reset}}
+    - {name: misbehaving, label: exits, params: {how: exit}}
+    - {name: misbehaving, label: os_exits, params: {how: os_exit}}
+    - {name: misbehaving, label: hogs, params: {how: hog}}
+  natures: [iid_bernoulli, broken_nature]
+  seeds: [0]
+  T: [30]
+  shards: 2
+hydra:
+  mode: MULTIRUN
+  sweeper:
+    params:
+      shard: range(0,${tournament.shards})
+'''
+
+
+def _env(tmp_path: Path) -> dict:
+    return {**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": str(tmp_path), "OPENBLAS_NUM_THREADS": "1"}
+
+
+def _setup(tmp_path: Path) -> list[str]:
+    (tmp_path / "misbehaving.py").write_text(textwrap.dedent(MODULE))
+    for group, name, text in (("forecaster", "misbehaving", "_target_: misbehaving.Misbehaving\nhow: none\nat: 3\n"),
+                              ("nature", "broken_nature", "_target_: misbehaving.BrokenNature\n"),
+                              ("tournament", "bad", TOURNAMENT)):
+        (tmp_path / "conf" / group).mkdir(parents=True, exist_ok=True)
+        (tmp_path / "conf" / group / f"{name}.yaml").write_text(text)
+    return [str(BIN / "arena"), f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "tournament=bad", "report=false",
+            f"results_root={tmp_path / 'results'}"]
+
+
+def _limit_memory() -> None:  # the child's address space: 3 GiB, so that the hog fails fast
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30))
+
+
+def test_misbehaving_plugins_forfeit_and_the_tournament_finishes(tmp_path):
+    cmd = _setup(tmp_path)
+    proc = subprocess.run(cmd, cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True, timeout=600,
+                          preexec_fn=_limit_memory)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = tmp_path / "results" / "bad"
+    summary = pd.read_parquet(out / "summary.parquet").set_index(["forecaster", "nature"])
+    assert len(summary) == 10
+    assert summary.loc[("ogd", "iid_bernoulli"), "status"] == "ok"
+    expected = {"raises_in_reset": ("forecaster", 0, "reset raised LookupError: no model file"),
+                "exits": ("forecaster", 3, "predict raised SystemExit: 3"),
+                "os_exits": ("unknown", 0, "ended its process (exit status 7)"),
+                "hogs": ("forecaster", 3, "MemoryError")}
+    for fc, (who, step, reason) in expected.items():
+        row = summary.loc[(fc, "iid_bernoulli")]
+        assert (row["status"], row["forfeit_who"], row["forfeit_step"]) == ("forfeit", who, step), fc
+        assert reason in row["forfeit_reason"], row["forfeit_reason"]
+    for fc in ("ogd", "exits", "hogs"):  # the nature fails first, in its reset
+        row = summary.loc[(fc, "broken_nature")]
+        assert (row["forfeit_who"], row["forfeit_step"], row["rounds"]) == ("nature", 0, 0)
+        assert "RuntimeError: the sensor is offline" in row["forfeit_reason"]
+    assert "ended its process (exit status 7)" in proc.stderr
+
+    again = subprocess.run(cmd, cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0 and " vs " not in again.stdout  # every forfeit is stored: nothing replays
+    retry = subprocess.run([*cmd, "retry_crashed=true"], cwd=tmp_path, env=_env(tmp_path), capture_output=True,
+                           text=True, timeout=600)
+    played = [ln for ln in retry.stdout.splitlines() if " vs " in ln]
+    assert retry.returncode == 0 and len(played) == 1 and "os_exits vs iid_bernoulli" in played[0], retry.stdout
+
+
+# ----------------------------------------------------------------------------- processes
+
+BENCH = ["tournament=bench", "tournament.T=[1500]", "tournament.seeds=[0,1,2]",
+         "tournament.forecasters=[linear_df,ogd]", "tournament.natures=[iid_bernoulli,logistic]",
+         "tournament.shards=2", "hydra.launcher.n_jobs=2", "report=false"]
+
+
+def _stored(out: Path) -> int:
+    return len(list((out / "matchups").glob("*.json"))) if (out / "matchups").is_dir() else 0
+
+
+def _start(tmp_path: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen([str(BIN / "arena"), *BENCH, f"results_root={tmp_path}", *extra], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp_path),
+                            start_new_session=True)
+
+
+def _wait_for(out: Path, n: int, proc: subprocess.Popen) -> int:
+    deadline = time.monotonic() + 300
+    while _stored(out) < n and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return _stored(out)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_workers_end_when_arena_is_killed(tmp_path):
+    proc = _start(tmp_path)
+    assert 1 <= _wait_for(tmp_path / "bench", 1, proc) < 12
+    os.kill(proc.pid, signal.SIGKILL)  # the arena process alone: its workers are orphaned
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while _group_alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    alive = _group_alive(proc.pid)
+    if alive:
+        os.killpg(proc.pid, signal.SIGKILL)
+    assert not alive, "a worker of the killed arena process was still running 10 s later"
+
+
+def test_ctrl_c_says_how_to_resume_and_exits_130(tmp_path):
+    proc = _start(tmp_path)
+    n = _wait_for(tmp_path / "bench", 10, proc)  # near the end of the matchups
+    assert proc.poll() is None, "the run ended before it could be interrupted"
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal does: the whole foreground group
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("interrupted: ") and last.endswith("of 12 stored; run the same command to resume"), err
+    assert int(last.split()[1]) >= n
+    assert "Traceback" not in err
+    assert not _group_alive(proc.pid) or time.sleep(3) or not _group_alive(proc.pid)
