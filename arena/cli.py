@@ -109,9 +109,13 @@ def report_main(argv: list[str] | None = None) -> None:
         raise SystemExit(2)
     try:
         finish(Path(argv[0]), only=planned(Path(argv[0])))
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, ValueError) as exc:
         print(f"arena-report: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+    except OSError as exc:
+        print(f"arena-report: error: cannot write {exc.filename or argv[0]}: {exc.strerror or exc}; make room or "
+              "make it writable, then run it again (the stored matchups are untouched)", file=sys.stderr)
+        raise SystemExit(1) from None
 
 
 def rerun_main(argv: list[str] | None = None) -> None:

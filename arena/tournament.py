@@ -252,7 +252,8 @@ def run_job(cfg: DictConfig) -> None:
                 if not is_done(out_dir, mid := matchup_key(m)) or (cfg.get("retry_crashed") and crashed(out_dir, mid))]
 
         def play(m: DictConfig, crash: str | None = None) -> None:
-            text = metrics_text(run_matchup(m, out_dir, crash))
+            with one_line_errors(out_dir):  # in the supervised child too
+                text = metrics_text(run_matchup(m, out_dir, crash))
             print(f"[arena] {progress.finished() + ' | ' if progress else ''}{text}", flush=True)
 
         play_supervised(out_dir, todo, play, lambda m, reason: play(m, reason))

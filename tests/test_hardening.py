@@ -204,3 +204,50 @@ def test_ctrl_c_says_how_to_resume_and_exits_130(tmp_path):
     assert int(last.split()[1]) >= n
     assert "Traceback" not in err
     assert not _group_alive(proc.pid) or time.sleep(3) or not _group_alive(proc.pid)
+
+
+# ----------------------------------------------------------------------------- a full or read-only disk
+
+FAULTY = '''
+import errno, os, sys
+import arena.results as results
+
+calls, real = [0], results._atomic
+
+
+def faulty(path, write):  # the disk fills up (or turns read-only) after {after} files
+    calls[0] += 1
+    if calls[0] > {after}:
+        raise OSError(errno.{code}, os.strerror(errno.{code}), str(path))
+    return real(path, write)
+
+
+results._atomic = faulty
+from arena.cli import main
+
+main(sys.argv[1:])
+'''
+
+
+@pytest.mark.parametrize("code, fix", [("ENOSPC", "free some space"), ("EROFS", "make it writable")])
+def test_a_full_or_read_only_disk_is_one_line_and_loses_nothing(tmp_path, code, fix):
+    script = tmp_path / "faulty.py"
+    script.write_text(FAULTY.format(after=5, code=code))
+    keep = [a for a in BENCH if a.split("=")[0] not in ("tournament.T", "tournament.shards", "hydra.launcher.n_jobs")]
+    args = [*keep, "tournament.T=[200]", "hydra/launcher=basic", "tournament.shards=1", f"results_root={tmp_path}"]
+    proc = subprocess.run([sys.executable, str(script), *args], cwd=tmp_path, capture_output=True, text=True,
+                          env=_env(tmp_path), timeout=600)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert lines[0].startswith("arena: error: cannot write or read ") and str(tmp_path / "bench") in lines[0]
+    assert fix in lines[0] and "run the same command to resume" in lines[0]
+    out = tmp_path / "bench"
+    kept = sorted(p.name for p in (out / "matchups").glob("*.json"))
+    assert kept and f"({len(kept)} of 12 stored)" in lines[0]
+    resumed = subprocess.run([str(BIN / "arena"), *args], cwd=tmp_path, capture_output=True, text=True,
+                             env=_env(tmp_path), timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert f"{len(kept)}/12 matchups already stored" in resumed.stdout
+    assert set(kept) <= {p.name for p in (out / "matchups").glob("*.json")}
+    assert len(pd.read_parquet(out / "summary.parquet")) == 12
