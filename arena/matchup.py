@@ -215,7 +215,7 @@ HYDRA_SPECIAL = ("_target_", "_partial_", "_args_", "_recursive_", "_convert_")
 def check_stored_config(config: object) -> None:
     """Refuse a stored config (a result row's, for ``arena-rerun``) that would run anything but the
     registered plugins: its forecaster and nature must each name the class of a registered plugin as
-    ``_target_``; every other value must be plain JSON (no other ``_target_`` or Hydra key, no ``${...}``
+    ``_target_`` (and its game, if it names one, the registered class); every other value must be plain JSON (no other ``_target_`` or Hydra key, no ``${...}``
     interpolation). ``instantiate`` imports and calls whatever a ``_target_`` names, so a config from
     elsewhere is code; ``arena-rerun --trust`` skips this check. Raises ConfigError.
 
@@ -232,11 +232,13 @@ def check_stored_config(config: object) -> None:
     refuse = "; a config from elsewhere runs code: pass --trust only if you trust its source"
     if not isinstance(config, dict):
         raise ConfigError(f"the stored config is a {type(config).__name__}, not a mapping{refuse}")
-    for kind, table in (("forecaster", FORECASTERS), ("nature", NATURES)):
+    from arena.games import GAMES
+
+    for kind, table in (("forecaster", FORECASTERS), ("nature", NATURES), ("game", GAMES)):
         node = config.get(kind)
         target = node.get("_target_") if isinstance(node, dict) else None
         known = {f"{c.__module__}.{c.__qualname__}" for c in table.values()}
-        if target not in known:
+        if target not in known and not (kind == "game" and target is None):  # a game names no class, or its own
             raise ConfigError(f"the stored config's {kind} names {target}, which is not a registered plugin{refuse}")
 
     def plain(value, where: str, top: bool = False) -> None:
@@ -254,7 +256,7 @@ def check_stored_config(config: object) -> None:
             raise ConfigError(f"the stored config holds a {type(value).__name__} at {where}{refuse}")
 
     for key, value in config.items():
-        plain(value, str(key), top=key in ("forecaster", "nature"))
+        plain(value, str(key), top=key in ("forecaster", "nature", "game"))
 
 
 __all__ = ["Matchup", "build_matchup", "check_length", "check_referee_settings", "check_seed",

@@ -20,6 +20,8 @@ from pathlib import Path
 import matplotlib as mpl
 import pandas as pd
 
+from arena.results import inside
+
 # not ``from arena.plots import ...``: that is the package's __init__, which imports this module
 import arena.plots.binary as binary
 import arena.plots.decision as decision
@@ -224,7 +226,8 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
     rc = {k: v for k, v in mpl.rcParams.items() if k not in _LOCAL_RC}  # the workers draw with ours
     games = sorted(summary["game"].dropna().astype(str).unique()) if "game" in summary else []
     parts = [(g, *(_of_game(df, g) for df in (summary, curves, rel))) for g in games] or [(None, summary, curves, rel)]
-    fig_dir = {game: out_dir / "figures" / (game if len(parts) > 1 else "") for game, *_ in parts}
+    # a game name read from a table never leads out of the results directory
+    fig_dir = {game: inside(out_dir, out_dir / "figures" / (game if len(parts) > 1 else "")) for game, *_ in parts}
     jobs: list[tuple] = []
     for game, s, c, r in parts:
         fig_dir[game].mkdir(parents=True, exist_ok=True)
