@@ -31,7 +31,7 @@ import pandas as pd
 
 from arena.env import CALLS, ForecastEnv, Recorder
 from arena.games import Game
-from arena.matchup import Matchup, build_matchup
+from arena.matchup import Matchup, build_matchup, check_length
 from arena.protocols import Bernoulli, Forecast, Forecaster, Nature, OutcomeLaw, ProtocolError
 from arena.referee import Certificate, Referee
 from arena.seeding import forecaster_rng, stream_seeds
@@ -230,6 +230,8 @@ def play_matchup(m: Matchup, *, keep_forecasts: bool | None = None, fast_path: b
     T, seed, fc, g, time_limit = m.T, m.seed, m.forecaster, m.game, m.time_limit
     env = ForecastEnv.from_matchup(m, keep_forecasts=(T <= 10_000) if keep_forecasts is None else keep_forecasts)
     fc.game = g
+    if crashed is None:
+        check_length(m.nature, T)  # a horizon longer than nature's data is the config's fault, not a forfeit
     start = time.perf_counter()
     try:
         if crashed is None:

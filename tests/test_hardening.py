@@ -251,3 +251,32 @@ def test_a_full_or_read_only_disk_is_one_line_and_loses_nothing(tmp_path, code, 
     assert f"{len(kept)}/12 matchups already stored" in resumed.stdout
     assert set(kept) <= {p.name for p in (out / "matchups").glob("*.json")}
     assert len(pd.read_parquet(out / "summary.parquet")) == 12
+
+
+# ----------------------------------------------------------------------------- the README, as printed
+
+
+def _readme_section_blocks(title: str) -> list[str]:
+    import re
+
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = text.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
+
+
+def test_the_readme_python_blocks_run_as_printed_in_a_fresh_process(tmp_path):
+    blocks = _readme_section_blocks("Playing from Python")
+    assert len(blocks) == 3 and any('gym.make("arena:arena/Binary-v0"' in b for b in blocks)
+    for block in blocks:  # each alone: the Gymnasium one does not import arena itself
+        proc = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True,
+                              env=_env(tmp_path), timeout=300)
+        assert proc.returncode == 0, block + proc.stderr[-2000:]
+
+
+def test_arena_help_is_the_arenas_own():
+    proc = subprocess.run([str(BIN / "arena"), "--help"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0
+    for needed in ("usage: arena", "tournament=NAME", "referee.ece_bins", "arena-report", "arena-rerun",
+                   "arena-list", "replace_plan=true", "130 interrupted"):
+        assert needed in proc.stdout, needed
+    assert "== Config ==" not in proc.stdout and "Powered by Hydra" not in proc.stdout
