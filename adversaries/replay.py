@@ -135,7 +135,21 @@ def _read(path: Path, label: str, column: str) -> pd.DataFrame:
         raise ValueError(
             f"replay: {label!r} is a directory, not a file (column {column!r}); give a CSV or Parquet file"
         )
+    if not path.is_file():  # a named pipe or a device would block or never end
+        raise ValueError(f"replay: {label!r} is not a regular file (a pipe or a device?); give a CSV or Parquet file")
     sep = _format(path, label, column)
+    table = _read_table(path, label, column, sep)
+    if sep is not None:  # pandas renames a repeated name (y, y.1): find it in the header as written
+        names = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False).iloc[0].tolist()
+        twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+        if twice is not None:
+            raise ValueError(f"replay: file {label!r} has the column name {twice!r} twice in its header; "
+                             "give every column its own name")
+    return table
+
+
+def _read_table(path: Path, label: str, column: str, sep: str | None) -> pd.DataFrame:
+    """The table of a regular file, CSV (``sep``) or Parquet (``sep`` None)."""
     kind = "Parquet" if sep is None else "CSV"
     try:
         if sep is None:

@@ -280,3 +280,24 @@ def test_arena_help_is_the_arenas_own():
                    "arena-list", "replace_plan=true", "130 interrupted"):
         assert needed in proc.stdout, needed
     assert "== Config ==" not in proc.stdout and "Powered by Hydra" not in proc.stdout
+
+
+def test_progress_counts_each_matchup_once_without_listing_the_results(tmp_path, monkeypatch):
+    from arena.tournament import PROGRESS_FILE, Progress
+
+    (tmp_path / "plan.json").write_text(json.dumps({"ids": [f"m{i}" for i in range(100)], "started": time.time() - 60,
+                                                    "done_at_start": 10, "code_version": "x"}))
+    (tmp_path / PROGRESS_FILE).write_bytes(b"")
+
+    def no_listing(*args):
+        raise AssertionError("the progress line listed a directory")
+
+    monkeypatch.setattr(os, "listdir", no_listing)
+    monkeypatch.setattr(os, "scandir", no_listing)
+    progress = Progress(tmp_path, shards=2)
+    lines = [progress.finished() for _ in range(5)]
+    assert [ln.split()[0] for ln in lines] == [f"{n}/100" for n in range(11, 16)]
+    assert "left" not in lines[0]  # no estimate from the start-up (60 s here) before any matchup finished
+    eta = lines[-1].split("~")[1].split(" left")[0]  # 4 matchups in well under a second: 85 left take seconds
+    hours, minutes, seconds = (int(v) for v in eta.split(":"))
+    assert hours == 0 and minutes == 0, lines[-1]

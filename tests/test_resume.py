@@ -46,6 +46,9 @@ def uninterrupted(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("whole")
     proc = arena(root)
     assert f"{TOTAL}/{TOTAL} (100%)" in proc.stdout  # the progress display counts the whole tournament
+    counts = [int(ln.split()[1].split("/")[0]) for ln in proc.stdout.splitlines() if ln.startswith("[arena] ")
+              and f"/{TOTAL} (" in ln]
+    assert sorted(counts) == list(range(1, TOTAL + 1))  # every count once, none skipped
     return root / "bench"
 
 
