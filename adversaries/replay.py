@@ -12,7 +12,7 @@ message adds the line an editor shows (blank lines are skipped, as pandas does).
 
 References
 ----------
-Perdomo & Recht, "In Defense of Defensive Forecasting", §2 (any outcome sequence); SPEC §5.
+Perdomo & Recht, "In Defense of Defensive Forecasting", §2 (any outcome sequence).
 """
 
 from __future__ import annotations
@@ -374,7 +374,7 @@ class Replay(Nature):
 
     References
     ----------
-    Perdomo & Recht, §2 (guarantees for any outcome sequence); SPEC §5.
+    Perdomo & Recht, §2 (guarantees for any outcome sequence).
     """
 
     name = "replay"
@@ -478,7 +478,7 @@ class SeattleRain(Replay):
 
     References
     ----------
-    Perdomo & Recht, §2 and §8 (calibration on a real sequence); SPEC §5 and §10.
+    Perdomo & Recht, §2 and §8 (calibration on a real sequence).
     """
 
     name = "seattle_rain"

@@ -9,7 +9,7 @@ imports nothing else from the project.
 
 References
 ----------
-Perdomo & Recht, §2, §5, §6, §8-§10; SPEC §6-§7.
+Perdomo & Recht, §2, §5, §6, §8-§10; errata: docs/ERRATA.md.
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ def linear_regret_bound(M: float, diag: float, sigma: float) -> float:
 
 
 def rounded_calibration_bound(T: int, N: int, delta: float, printed: bool = False) -> float:
-    """§8 Prop. rounded calibration, corrected (SPEC §7): per grid point, with probability 1 - delta,
+    """§8 Prop. rounded calibration, corrected (docs/ERRATA.md): per grid point, with probability 1 - delta,
     sqrt(T)(sqrt((8N+2)/3) + sqrt(2 log(2(N+1)/delta))) + T/N; ``printed``: the paper's T/(2N).
 
     Examples
@@ -150,7 +150,7 @@ def rounded_calibration_bound(T: int, N: int, delta: float, printed: bool = Fals
 
 
 def quantile_marginal_bound(q: float, T: int) -> float:
-    """§10 Prop.: |coverage - q| <= max(q, 1 - q)/T (tight, SPEC §7).
+    """§10 Prop.: |coverage - q| <= max(q, 1 - q)/T (tight, docs/ERRATA.md).
 
     Examples
     --------

@@ -4,14 +4,14 @@ A certificate is a guarantee of the paper evaluated on the run's own data (see
 :mod:`arena.certificates`). With w_t = y_t - p_t and S_t the forecaster's summary function,
 the identity ||sum_t w_t Phi(z_t)||^2 = sum_t w_t^2 k(z_t, z_t) + 2 sum_t w_t S_t(p_t) holds
 exactly; a finite search precision leaves the last sum slightly positive, so bounds include
-the slack sigma = 2 sum_t max(0, w_t S_t(p_t)) computed here from the kernel (SPEC §6), and
+the slack sigma = 2 sum_t max(0, w_t S_t(p_t)) computed here from the kernel (docs/ERRATA.md, certificates), and
 the ``search_precision`` certificate checks that sigma is no larger than the search
 tolerance explains. Kernel certificates use the forecast the forecaster's state is built on
 (``p_internal``: the unrounded K29 forecast behind a rounded one).
 
 References
 ----------
-Perdomo & Recht, §2, §4, §6-§8; SPEC §3, §6-§7.
+Perdomo & Recht, §2, §4, §6-§8; errata: docs/ERRATA.md.
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def cert_smce(run: BinaryRun) -> Certificate:
     """§8: smCE <= sqrt(2) sqrt(sum_t w_t^2 k(z_t, z_t) + sigma), for any kernel with k_FS as a summand.
 
     ``extra`` reports the looser sqrt(8T/3 + 2 sigma) and, for information, the paper's
-    printed sqrt(2T) (SPEC §7: the constants imply sqrt(8T/3))."""
+    printed sqrt(2T) (docs/ERRATA.md: the constants imply sqrt(8T/3))."""
     sigma = run.slack.sum()
     return judged("smce", run.smce_internal, smce_bound(run.diag.sum(), sigma),
                   extra={"bound_8T3": math.sqrt(8 * run.T / 3 + 2 * sigma), "printed_sqrt2T": math.sqrt(2 * run.T)})
@@ -147,7 +147,7 @@ def cert_linear_regret(run: BinaryRun, M: float) -> Certificate:
 
 
 def cert_rounded_calibration(run: BinaryRun) -> Certificate:
-    """§8 Prop. rounded calibration, corrected (SPEC §7): with probability 1 - delta, for every n,
+    """§8 Prop. rounded calibration, corrected (docs/ERRATA.md): with probability 1 - delta, for every n,
     |sum_t 1{p_t = n/N}(n/N - y_t)| <= sqrt(T)(sqrt((8N+2)/3) + sqrt(2 log(2(N+1)/delta))) + T/N.
 
     ``extra`` reports the printed bound (with T/(2N)) beside it."""
