@@ -301,3 +301,24 @@ def test_progress_counts_each_matchup_once_without_listing_the_results(tmp_path,
     eta = lines[-1].split("~")[1].split(" left")[0]  # 4 matchups in well under a second: 85 left take seconds
     hours, minutes, seconds = (int(v) for v in eta.split(":"))
     assert hours == 0 and minutes == 0, lines[-1]
+
+
+def test_figures_of_an_earlier_plan_are_removed_and_the_end_names_summary_md(tmp_path, monkeypatch, capsys):
+    import arena.aggregate
+    import arena.plots
+    from arena.tournament import finish
+
+    (tmp_path / "figures" / "binary").mkdir(parents=True)
+    stale, kept = tmp_path / "figures" / "binary" / "old.png", tmp_path / "figures" / "new.png"
+    stale.write_bytes(b"png")
+
+    def draw(out_dir):  # stands in for the report: it draws one figure and writes summary.md
+        kept.write_bytes(b"png")
+        (tmp_path / "summary.md").write_text("# verdicts\n")
+        return [kept, tmp_path / "summary.md"]
+
+    monkeypatch.setattr(arena.aggregate, "write_tables", lambda out_dir, only: {})
+    monkeypatch.setattr(arena.plots, "report", draw)
+    finish(tmp_path, report=True)
+    assert kept.is_file() and not stale.exists()
+    assert f"read first: {(tmp_path / 'summary.md').resolve()}" in capsys.readouterr().out
