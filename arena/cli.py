@@ -77,6 +77,10 @@ def build(cfg: DictConfig):
         referee = Referee(**OmegaConf.to_container(cfg.referee, resolve=True))
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"referee: {exc}") from None
+    try:
+        referee.accepts(forecaster)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     return game, forecaster, nature, referee
 
 

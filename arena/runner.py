@@ -95,6 +95,8 @@ class Result:
             row[f"cert.{name}.value"] = c.value
             row[f"cert.{name}.bound"] = c.bound
             row[f"cert.{name}.holds"] = c.holds
+            row[f"cert.{name}.verdict"] = c.verdict
+            row[f"cert.{name}.reason"] = c.reason
             for k, v in c.extra.items():
                 row[f"cert.{name}.{k}"] = v
         row.update({f"seconds_{k}": v for k, v in self.seconds.items()})
@@ -228,6 +230,7 @@ def play(game: str, forecaster: Forecaster | str, nature: Nature | str, T: int, 
     env = ForecastEnv(nature, int(T), g, nature_params,
                       keep_forecasts=(T <= 10_000) if keep_forecasts is None else keep_forecasts)
     referee = referee or Referee()
+    referee.accepts(fc)  # bounds are fixed before the game: no looser search than the referee allows
     fc.game = g
     fc.reset(derive_rng(seed, "forecaster", fc.name))
     start = time.perf_counter()

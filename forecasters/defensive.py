@@ -31,6 +31,9 @@ from forecasters.fastk29 import MAX_DEPTH, FSTrie, accumulate_features, play_ker
 
 #: The finest rounding grid (the referee keeps one error per grid point).
 MAX_GRID = 10**6
+#: kernel_df's default kernel, as in conf/forecaster/kernel_df.yaml and the README: 1 + k_FS + pp' + <x, x'>
+#: (§8: smoothly calibrated and low regret to linear predictors). A tuple: never mutated.
+DEFAULT_KERNEL = ("fs", {"features": ("1", "p", "x")})
 
 
 def checked_kernel(who: str, spec) -> Kernel:
@@ -142,7 +145,8 @@ class KernelDF(Forecaster):
     ----------
     kernel
         A spec for :func:`arena.kernels.make_kernel`: ``"fs"``, ``{"rbf": 1.0}``,
-        ``{"features": ["1", "p", "x"]}``, a list (sum) or ``{"product": [a, b]}``.
+        ``{"features": ["1", "p", "x"]}``, a list (sum) or ``{"product": [a, b]}``. The default is
+        1 + k_FS + pp' + <x, x'> (§8), as in its config; ``kernel="fs"`` is K29.
     tol
         Width of the last bisection interval of the anticorrelation search. The search
         halves [0, 1], so its last width is the largest power of two <= ``tol``.
@@ -164,7 +168,7 @@ class KernelDF(Forecaster):
     #: Grid of the randomized rounding applied by the oblivious fast path (0: none).
     _rounding_N = 0
 
-    def __init__(self, kernel="fs", tol: float = DEFAULT_TOL, fast: bool = True):
+    def __init__(self, kernel=DEFAULT_KERNEL, tol: float = DEFAULT_TOL, fast: bool = True):
         if not (isinstance(tol, (int, float)) and MIN_TOL <= tol < 1):
             raise ValueError(f"{self.name}: tol={tol!r} must be in [2**-52, 1), e.g. tol: 1e-10")
         if not isinstance(fast, (bool, np.bool_)):
