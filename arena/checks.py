@@ -280,6 +280,9 @@ def _default_forecasters(few: bool = False) -> list[Forecaster]:
 class _NullReferee:
     """Scores nothing: the checks only need the recorded trace."""
 
+    def accepts(self, forecaster) -> None:
+        """Any search tolerance: nothing is certified."""
+
     def score(self, game, rec, forecaster):
         return {}, {}, self.curves(rec, forecaster)
 

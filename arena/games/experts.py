@@ -365,7 +365,10 @@ def cert_experts_regret(run: ExpertsRun) -> Certificate:
         return not_applicable("experts_regret", f"forecaster {run.forecaster.name!r} has no rate (λ or η) to certify")
     value = float(np.max(run.regret()))
     sigma = float(np.sum(run.slack))
-    A = float(np.sum(_precision_allowance(run)))
+    per = _precision_allowance(run)
+    # a round where the forecaster gave its outcome probability 0 (log loss) has no finite allowance: its loss is
+    # +inf, and no allowance rescues a regret of +inf; it adds nothing (the regret to an expert who lost +inf too is -inf)
+    A = float(np.sum(np.where(np.isfinite(per), per, 0.0)))
     bound = experts_regret_bound(run.N, A, run.rate)
     return judged("experts_regret", value, bound, atol=0.0,
                   extra={"sigma": sigma, "allowance": A, "printed_bound": math.log(run.N) / run.rate,
@@ -467,7 +470,11 @@ def experts_curves(run: ExpertsRun, n_checkpoints: int) -> pd.DataFrame:
     rows = []
     if not run.T:
         return pd.DataFrame(rows, columns=["t", "metric", "value"])
-    cum_slack = np.cumsum(_precision_allowance(run)) if "experts_regret" in claims and run.rate else None
+    if "experts_regret" in claims and run.rate:
+        per = _precision_allowance(run)
+        cum_slack = np.cumsum(np.where(np.isfinite(per), per, 0.0))
+    else:
+        cum_slack = None
     weights = fc.weights_after
     cum_loss = np.cumsum(run.own[0])
     hedge_slack = np.cumsum(_hedge_slack(run)) if "hedge_regret" in claims else None
