@@ -301,7 +301,8 @@ def _config(argv: list[str]):
 
 def run(cfg: dict) -> tuple[pd.DataFrame, list[Path]]:
     """Run a batch config and write ``batch.parquet``, ``batch.csv`` and the excess-risk figure."""
-    from arena.plots import _save, excess_risk_vs_n
+    from arena.plots.experts import excess_risk_vs_n
+    from arena.plots.style import _save
     from arena.results import write_atomic
 
     known = {"game", "nature", "forecasters", "ns", "test_size", "seeds", "comparator", "M", "out"}

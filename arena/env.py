@@ -371,4 +371,3 @@ class ForecastEnv(gym.Env):
                 del rows[: 5 * n], xs[: n * d]
 
         return play_round, flush
-

@@ -30,6 +30,17 @@ ROOT = Path(__file__).resolve().parent.parent
 ROWS: list[dict] = []
 
 
+def _cpu() -> str:
+    """The CPU's model name (``platform.processor()`` is empty on most Linux systems)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def median_time(fn, repeats: int) -> float:
     times = []
     for _ in range(repeats):
@@ -244,19 +255,37 @@ def bench_memory(quick: bool) -> None:
     record("k29 peak RSS, whole process", T, wall, f"{kb / 1024:.0f} MiB")
 
 
+def bench_import(quick: bool) -> None:
+    """``python -c "import arena"`` against ``python -c "import pandas"``: fresh processes taking
+    turns (A B A B ...), medians of the wall times and their ratio (target: at most 0.6)."""
+    n = 10 if quick else 40
+    codes = {"arena": "import arena", "pandas": "import pandas"}
+    times: dict[str, list[float]] = {name: [] for name in codes}
+    for _ in range(n):
+        for name, code in codes.items():
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True, cwd=tempfile.gettempdir())
+            times[name].append(time.perf_counter() - t0)
+    med = {name: statistics.median(v) for name, v in times.items()}
+    for name, seconds in med.items():
+        record(f"python -c 'import {name}' (fresh process)", n, seconds, f"median of {n}, taking turns")
+    record("import arena / import pandas", n, 0.0, "(<= 0.6 meets the target)", med["arena"] / med["pandas"])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke test, not the targets)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", nargs="*", default=None,
-                    help="subset of: k29 smce per_step tournament memory")
+                    help="subset of: k29 smce per_step tournament memory import")
     args = ap.parse_args()
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+    print(f"machine: {_cpu()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}, {platform.system()}")
     print(f"{'benchmark':<46} {'size':>10} {'median':>13}  {'figure':<34} ratio")
     benches = {"k29": lambda: bench_k29(args.repeats, args.quick), "smce": lambda: bench_smce(args.repeats, args.quick),
                "per_step": lambda: bench_per_step(args.repeats, args.quick),
-               "tournament": lambda: bench_tournament(args.quick), "memory": lambda: bench_memory(args.quick)}
+               "tournament": lambda: bench_tournament(args.quick), "memory": lambda: bench_memory(args.quick),
+               "import": lambda: bench_import(args.quick)}
     for name, fn in benches.items():
         if args.only is None or name in args.only:
             fn()

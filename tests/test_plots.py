@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import shutil
@@ -21,6 +22,9 @@ import arena
 import arena.results
 from arena import plots
 from arena.results import collect, matchup_id, reliability_table, save_matchup, write_tables
+
+#: The report driver (``arena.plots.report`` is its function :func:`arena.plots.report.report`).
+driver = importlib.import_module("arena.plots.report")
 
 FORECASTERS = ("k29", "linear_df", "running_mean")
 NATURES = ("iid_bernoulli", "sinusoid")
@@ -108,7 +112,7 @@ def test_report_is_the_same_in_worker_processes(results, tmp_path, monkeypatch):
     one = tmp_path / "one"
     serial = plots.report(one, tables=tables)
     # three processes; this one waits for a worker's first figure before drawing any itself
-    three, here, draw = tmp_path / "three", [], plots._draw_job
+    three, here, draw = tmp_path / "three", [], driver._draw_job
 
     def after_a_worker(job):
         deadline = time.monotonic() + 60
@@ -117,7 +121,7 @@ def test_report_is_the_same_in_worker_processes(results, tmp_path, monkeypatch):
         here.append(job[2].name)
         return draw(job)
 
-    monkeypatch.setattr(plots, "_draw_job", after_a_worker)
+    monkeypatch.setattr(driver, "_draw_job", after_a_worker)
     monkeypatch.setenv("ARENA_PLOT_JOBS", "3")
     parallel = plots.report(three, tables=tables)
     assert 0 < len(here) < N_FIGURES  # both this process and the workers drew figures
@@ -132,13 +136,35 @@ def test_an_error_in_a_worker_process_is_raised_here(tmp_path, monkeypatch):
     monkeypatch.setenv("ARENA_PLOT_JOBS", "2")
     jobs = [("no_such_figure", (), tmp_path / f"x{i}", ("png",), {}) for i in range(4)]
     with pytest.raises(KeyError, match="no_such_figure"):
-        plots._run_jobs(jobs)
+        driver._run_jobs(jobs)
 
 
 def test_report_without_workers_draws_everything_here(results, tmp_path, monkeypatch):
     _, tables = results
     monkeypatch.setenv("ARENA_PLOT_JOBS", "2")
     monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))  # no worker can start
+    paths = plots.report(tmp_path, tables=tables, formats=("png",))
+    assert len(paths) == N_FIGURES + 2 and all(p.stat().st_size > 0 for p in paths)
+
+
+@pytest.mark.parametrize("where", ["submit", "result"])
+def test_a_broken_pool_leaves_its_jobs_to_this_process(results, tmp_path, monkeypatch, where):
+    """A pool that breaks when given a job, or while drawing it, loses no figure: this process draws it."""
+    from concurrent.futures import BrokenExecutor, Future
+
+    import joblib.externals.loky as loky
+
+    class Broken:
+        def submit(self, fn, job):
+            if where == "submit":
+                raise BrokenExecutor("no worker")
+            future = Future()
+            future.set_exception(BrokenExecutor("a worker died"))
+            return future
+
+    _, tables = results
+    monkeypatch.setattr(loky, "get_reusable_executor", lambda **kw: Broken())
+    monkeypatch.setenv("ARENA_PLOT_JOBS", "3")
     paths = plots.report(tmp_path, tables=tables, formats=("png",))
     assert len(paths) == N_FIGURES + 2 and all(p.stat().st_size > 0 for p in paths)
 
@@ -151,7 +177,7 @@ def test_report_reads_fresh_aggregates_and_not_stale_ones(results, tmp_path, mon
     write_tables(out)
     calls = []
     monkeypatch.setattr(arena.results, "collect", lambda d, only=None: calls.append(d) or collect(d, only))
-    fresh = plots._read_tables(out)
+    fresh = driver._read_tables(out)
     assert calls == []
     for name in ("curves", "reliability"):
         pd.testing.assert_frame_equal(fresh[name], tables[name])
@@ -164,15 +190,15 @@ def test_report_reads_fresh_aggregates_and_not_stale_ones(results, tmp_path, mon
     before = some.stat().st_mtime_ns
     newer = (out / "summary.parquet").stat().st_mtime_ns + 10**9
     os.utime(some, ns=(newer, newer))
-    plots._read_tables(out)
+    driver._read_tables(out)
     assert calls == [out]
     os.utime(some, ns=(before, before))
-    plots._read_tables(out)
+    driver._read_tables(out)
     assert calls == [out]
     # a matchup removed: likewise
     calls.clear()
     next((out / "matchups").glob("*.json")).unlink()
-    stale = plots._read_tables(out)
+    stale = driver._read_tables(out)
     assert calls == [out] and len(stale["summary"]) == len(tables["summary"]) - 1
 
 
@@ -192,7 +218,7 @@ def test_smce_vs_T_lines_are_seed_means(results, nature):
         want = expected.loc[fc]
         np.testing.assert_allclose(line.get_xdata(), want.index.to_numpy(float))
         np.testing.assert_allclose(line.get_ydata(), want.to_numpy(), rtol=1e-12)
-        assert line.get_color() == plots.forecaster_style(fc)["color"]
+        assert line.get_color() == plots.forecaster_styles(FORECASTERS)[fc]["color"]
     # the certified bound, dashed, only for the forecaster that claims smooth calibration
     b = curves[(curves["nature"] == nature) & (curves["metric"] == "smce_bound")]
     assert set(b["forecaster"]) == {"k29"}
@@ -306,7 +332,7 @@ def test_reliability_grid_panels_match_pandas(results):
         assert int(label.get_text().replace(",", "")) == n.max()
         assert label.get_position()[0] == pytest.approx(center[np.argmax(n)])
         bins = next(c for c in ax.collections if c.get_gid() == "bins")
-        assert same_color(bins.get_facecolors()[0], plots.forecaster_style(fc)["color"])
+        assert same_color(bins.get_facecolors()[0], plots.forecaster_styles(FORECASTERS)[fc]["color"])
 
 
 def test_reliability_diagram_without_data_does_not_crash():
@@ -418,28 +444,67 @@ def test_latex_table_per_nature(results):
 
 
 # ---------------------------------------------------------------------------------- style
-def test_forecaster_style_is_stable_and_distinct():
-    styles = [plots.forecaster_style(n) for n in plots.KNOWN_FORECASTERS]
-    assert styles == [plots.forecaster_style(n) for n in plots.KNOWN_FORECASTERS]
-    assert len({(s["color"], s["marker"]) for s in styles}) == len(styles)  # no two share both
-    for group in plots.FORECASTER_GROUPS:  # the forecasters that meet in a game: distinct colors and markers
-        assert len({plots.forecaster_style(n)["color"] for n in group}) == len(group)
-        assert len({plots.forecaster_style(n)["marker"] for n in group}) == len(group)
-        # every game starts with the Okabe-Ito colors
-        assert [plots.forecaster_style(n)["color"] for n in group[:7]] == list(plots.PALETTE[: min(7, len(group))])
-    assert set(FORECASTERS) <= set(plots.KNOWN_FORECASTERS)
-    # every forecaster of the shipped tournaments is known (no hashed color that could clash)
+def test_forecaster_styles_are_stable_and_distinct_within_a_game():
+    """Styles come from the data, not from names known in advance: the forecasters of each shipped
+    tournament (its game) get distinct colors and markers, Okabe-Ito's first, in any order and process."""
     import yaml
 
     for conf in (Path(__file__).resolve().parents[1] / "conf" / "tournament").glob("*.yaml"):
-        for f in (yaml.safe_load(conf.read_text()).get("tournament") or {}).get("forecasters", []):
-            name = f if isinstance(f, str) else f.get("label", f["name"])
-            assert name in plots.KNOWN_FORECASTERS, (conf.name, name)
-    # an unknown name is placed by a hash that does not change between processes
-    code = "from arena.plots import forecaster_style as f; print(f('my_plugin'))"
+        entries = (yaml.safe_load(conf.read_text()).get("tournament") or {}).get("forecasters", [])
+        names = [f if isinstance(f, str) else f.get("label", f["name"]) for f in entries]
+        if not names:
+            continue
+        styles = plots.forecaster_styles(names)
+        assert set(styles) == set(names), conf.name
+        assert styles == plots.forecaster_styles(list(reversed(names)))  # the order they come in is no matter
+        assert len({s["color"] for s in styles.values()}) == len(names), conf.name
+        assert len({s["marker"] for s in styles.values()}) == len(names), conf.name
+        first = [styles[n]["color"] for n in sorted(names)][:7]
+        assert first == list(plots.PALETTE[: len(first)]), conf.name  # Okabe-Ito's colors first
+    many = [f"f{i:02d}" for i in range(len(plots.PALETTE))]
+    assert len({(s["color"], s["marker"]) for s in plots.forecaster_styles(many).values()}) == len(many)
+    # the same in another process, whatever its hash seed
+    code = "from arena.plots import forecaster_styles as f; print(f(['my_plugin', 'k29']))"
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     other = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert other.stdout.strip() == str(plots.forecaster_style("my_plugin"))
+    assert other.stdout.strip() == str(plots.forecaster_styles(["my_plugin", "k29"]))
+
+
+def test_no_forecaster_name_is_written_in_the_plots_package():
+    """The framework knows no plugin: no forecaster's name appears in the code of arena/plots/."""
+    from arena.registry import FORECASTERS as REGISTERED
+    from arena.registry import load_plugins
+
+    load_plugins()
+    assert REGISTERED, "no forecaster registered: the check below would be vacuous"
+    code = "\n".join(p.read_text() for p in Path(plots.__file__).parent.glob("*.py"))
+    code = re.sub(r'"""[\s\S]*?"""', "", code)  # docstrings may name forecasters in their examples
+    found = sorted(name for name in REGISTERED if re.search(rf"[\"']{re.escape(name)}[\"']", code))
+    assert not found, found
+
+
+def test_a_forecaster_has_one_style_in_every_figure_of_its_game(results, tmp_path, monkeypatch):
+    """The report hands each figure its game's styles, also figures that show only some forecasters
+    (the certificates: running_mean certifies nothing)."""
+    _, tables = results
+    monkeypatch.setenv("ARENA_PLOT_JOBS", "1")
+    seen, draw = [], driver._draw_job
+
+    def record(job):
+        seen.append((job[0], job[1][-1] if job[0] != "leaderboard" else None))  # styles: the last argument
+        return draw(job)
+
+    monkeypatch.setattr(driver, "_draw_job", record)
+    driver.report(tmp_path, tables=tables, formats=("png",))
+    want = plots.forecaster_styles(FORECASTERS)
+    assert {kind for kind, _ in seen} >= {"smce_vs_T", "reliability", "certificates"}
+    for kind, styles in seen:
+        assert styles is None or styles == want, kind
+    fig = plots.certificate_margins(tables["summary"], styles=want)
+    for col in fig.axes[0].collections:
+        if str(col.get_gid()).startswith("ratio:"):
+            fc = col.get_gid().split(":")[1]
+            assert same_color(col.get_facecolors()[0][:3], want[fc]["color"]), fc
 
 
 # ------------------------------------------------------------------------ bands on every curve

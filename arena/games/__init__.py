@@ -18,6 +18,7 @@ True
 
 from __future__ import annotations
 
+import arena as _arena_package
 from arena.games.base import GAMES, Game, bind, get_game, plays, register_game
 from arena.games.binary import BinaryGame
 from arena.games.decision import DecisionGame
@@ -35,12 +36,9 @@ CERTIFICATE_DESCRIPTIONS: dict[str, str] = {k: v for name in sorted(GAMES)
                                             for k, v in GAMES[name].certificate_descriptions.items()}
 
 #: Gymnasium id -> keyword arguments of :class:`arena.env.ForecastEnv` (the game and a default nature).
-ENV_IDS: dict[str, dict] = {
-    "arena/Binary-v0": {"game": "binary"},
-    "arena/Quantile-v0": {"game": "quantile", "nature": "iid_normal"},
-    "arena/Experts-v0": {"game": "experts", "nature": "expert_constants"},
-    "arena/Decision-v0": {"game": "decision"},
-}
+#: The table lives in the light top-level package (``import arena`` registers the ids without loading
+#: the engine, as soon as Gymnasium is imported); this is the same dict.
+ENV_IDS: dict[str, dict] = _arena_package._GYM_IDS
 
 
 def register_envs() -> None:
@@ -48,11 +46,7 @@ def register_envs() -> None:
 
     The entry point is a string, so registering does not import the environment module.
     """
-    import gymnasium as gym
-
-    for env_id, kwargs in ENV_IDS.items():
-        if env_id not in gym.registry:
-            gym.register(id=env_id, entry_point="arena.env:ForecastEnv", kwargs=dict(kwargs))
+    _arena_package._register_gym_ids()
 
 
 def certificates() -> dict:

@@ -1,0 +1,307 @@
+"""Figures of binary forecasts (the binary game, and the forecasts of the decision game): smooth
+calibration against T and reliability diagrams pooled across seeds.
+
+Examples
+--------
+>>> import pandas as pd
+>>> curves = pd.DataFrame({"forecaster": "k29", "nature": "iid_bernoulli", "seed": [0, 0, 1, 1],
+...                        "t": [10, 100, 10, 100], "metric": "smce", "value": [2.0, 6.0, 4.0, 8.0]})
+>>> fig = smce_vs_T(curves)
+>>> line = [ln for ln in fig.axes[0].get_lines() if ln.get_gid() == "mean:k29"][0]
+>>> [round(float(v), 6) for v in line.get_ydata()]  # mean over seeds of smCE_t / t
+[0.3, 0.07]
+
+References
+----------
+Perdomo & Recht, "In Defense of Defensive Forecasting", §8 (smooth calibration of K29); SPEC §8.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import matplotlib as mpl
+import numpy as np
+import pandas as pd
+from matplotlib import ticker
+from matplotlib.axes import Axes
+from matplotlib.collections import PolyCollection
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.markers import MarkerStyle
+
+from arena.aggregate import mean_ci
+from arena.plots.common import (
+    _CURVE_COLUMNS,
+    _clean,
+    _draw_curves,
+    _legend,
+    _no_data,
+    _ok,
+    _restrict,
+    _rounds_axes,
+    regret_curves,
+)
+from arena.plots.style import _BOUND_COLOR, _RC, FIGSIZE, _axes, _new_figure, _safe, order, styles_for
+
+#: The headline metrics of the binary game: its LaTeX table and its leaderboards.
+BINARY_METRICS = ("smce_over_T", "brier", "bias")
+_BIN_COLUMNS = ("bin", "lo", "hi", "count", "mean_p", "mean_y")
+
+
+def smce_vs_T(curves: pd.DataFrame, nature: str | None = None, ax: Axes | None = None,
+              styles: Mapping[str, dict] | None = None) -> Figure:
+    """smCE/T against T on log-log axes: one line per forecaster, certified bounds dashed.
+
+    Each line is the mean across seeds of smCE_t / t at the referee's checkpoints, with the
+    95% Student-t interval of the mean across seeds as a band (none with a single seed). A
+    forecaster that certifies smooth calibration (curve ``smce_bound``) gets its bound
+    smce_bound/t dashed in its color (the bound is on its internal forecast, which is the
+    announced one except for rounded variants). The thin gray line is sqrt(8t/3)/t, the
+    K29 guarantee (SPEC §7: the paper's constants give sqrt(8T/3), not sqrt(2T)).
+
+    Parameters
+    ----------
+    curves : long table (forecaster, seed, t, metric, value[, nature]).
+    nature : keep only this nature; by default every row is used (one axes for the data given).
+    ax : axes to draw on; a new single-column figure by default.
+    styles : color and marker per forecaster (:func:`arena.plots.style.forecaster_styles`); by
+        default those of the forecasters drawn.
+    """
+    own = ax is None
+    with mpl.rc_context(_RC):
+        fig, ax = _axes(ax)
+        df = _restrict(_clean(curves, need=_CURVE_COLUMNS), nature=nature)
+        obs = df.loc[df["metric"] == "smce"] if not df.empty else df
+        obs = obs.loc[obs["t"] > 0] if not obs.empty else obs
+        if obs.empty:
+            _no_data(ax, "smCE curves" + (f" for {nature}" if nature else ""))
+            return fig
+        obs = obs.assign(value=obs["value"] / obs["t"])
+        bounds = df.loc[(df["metric"] == "smce_bound") & (df["t"] > 0)]
+        stats = mean_ci(obs, ["forecaster", "t"])
+        _draw_curves(ax, stats, "t", True, styles, bounds, scale="x")
+        t = np.geomspace(max(obs["t"].min(), 1), obs["t"].max(), 50)
+        ax.plot(t, np.sqrt(8 * t / 3) / t, color=_BOUND_COLOR, linewidth=0.6, gid="reference:k29")
+        _rounds_axes(ax, "smCE / T", nature)
+        extra = [(Line2D([], [], color=_BOUND_COLOR, linewidth=0.6), "K29 guarantee \u221a(8T/3) / T")]
+        if not bounds.empty:
+            extra.append((Line2D([], [], color=_BOUND_COLOR, linestyle="--", linewidth=0.9), "certified bound"))
+        _legend(ax, extra, outside=own, loc="lower left")
+    return fig
+
+
+def pool_reliability(reliability: pd.DataFrame) -> pd.DataFrame:
+    """Pool reliability bins across seeds: counts add, means are count-weighted (NaN bins ignored).
+
+    Examples
+    --------
+    >>> rel = pd.DataFrame({"bin": [0, 0], "lo": 0.0, "hi": 0.5, "count": [1, 3],
+    ...                     "mean_p": [0.2, 0.4], "mean_y": [0.0, 1.0]})
+    >>> pool_reliability(rel)[["count", "mean_p", "mean_y"]].round(3).values.tolist()
+    [[4.0, 0.35, 0.75]]
+    """
+    return _pool(reliability)
+
+
+def _pool(reliability: pd.DataFrame | None, by: Sequence[str] = ()) -> pd.DataFrame:
+    """:func:`pool_reliability` per group of ``by`` (e.g. nature and forecaster) in one groupby."""
+    by = list(by)
+    df = _clean(reliability, "count", (*_BIN_COLUMNS, *by))
+    if not df.empty:
+        mp, my = (pd.to_numeric(df[c], errors="coerce").astype(float) for c in ("mean_p", "mean_y"))
+        df = df.loc[(df["count"] > 0) & np.isfinite(mp) & np.isfinite(my)]
+    if df.empty:
+        return pd.DataFrame(columns=[*by, "bin", "lo", "hi", "count", "mean_p", "mean_y"])
+    df = df.assign(wp=df["count"] * df["mean_p"], wy=df["count"] * df["mean_y"])
+    g = df.groupby([*by, "bin"]).agg(lo=("lo", "min"), hi=("hi", "max"), count=("count", "sum"),
+                                     wp=("wp", "sum"), wy=("wy", "sum")).reset_index()
+    g["count"] = g["count"].astype(float)
+    g["mean_p"], g["mean_y"] = g["wp"] / g["count"], g["wy"] / g["count"]
+    return g.drop(columns=["wp", "wy"])
+
+
+#: Height, in the reliability panel's data units, of the tallest count bar: the bars fill the
+#: lower quarter of the panel, under the points (the counts share the panel's axes).
+_COUNT_TOP = 0.28
+_UNIT_TICKS = ([0.0, 0.5, 1.0], ["0", "0.5", "1"])
+
+
+def _reliability_frame(ax: Axes, title: str) -> None:
+    """Unit square with the diagonal (perfect calibration), three ticks per axis, a title."""
+    ax.plot([0, 1], [0, 1], color="0.6", linewidth=0.6, linestyle=":", zorder=1)
+    ax.set_xlim(-0.03, 1.03)
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_xticks(*_UNIT_TICKS)
+    ax.set_yticks(*_UNIT_TICKS)
+    ax.set_box_aspect(1)
+    ax.set_xlabel("mean forecast")
+    ax.set_ylabel("observed frequency")
+    ax.set_title(title, fontsize=7)
+
+
+def _draw_reliability(ax: Axes, pooled: pd.DataFrame, style: Mapping[str, str], count_axis: bool) -> None:
+    """Count bars (same axes, tallest = ``_COUNT_TOP``), then the pooled bins as one line and one scatter."""
+    count = pooled["count"].to_numpy(float)
+    lo, hi = pooled["lo"].to_numpy(float), pooled["hi"].to_numpy(float)
+    top = count.max()
+    centers = (lo + hi) / 2
+    x0, x1 = centers - 0.45 * (hi - lo), centers + 0.45 * (hi - lo)
+    h = _COUNT_TOP * count / top
+    bars = np.stack([np.column_stack([x0, 0 * h]), np.column_stack([x0, h]), np.column_stack([x1, h]),
+                     np.column_stack([x1, 0 * h])], axis=1)  # one collection: one draw call for all bars
+    ax.add_collection(PolyCollection(bars, facecolors=style["color"], alpha=0.15, linewidths=0, zorder=0.5,
+                                     gid="counts"), autolim=False)
+    if count_axis:  # a count scale on the right, 0 at the x axis, ticks up to the tallest bar
+        scale = top / _COUNT_TOP
+        sec = ax.secondary_yaxis("right", functions=(lambda y: y * scale, lambda c: c / scale))
+        sec.set_ylabel("count", color="0.4", loc="bottom")
+        sec.tick_params(axis="y", colors="0.4", labelsize=6)
+        ticks = ticker.MaxNLocator(3, integer=True).tick_values(0, top)
+        sec.set_yticks([v for v in ticks if 0 <= v <= top])
+        sec.spines["right"].set_bounds(0, _COUNT_TOP)
+        sec.set_gid("count_axis")
+    else:  # the tallest bar carries its count
+        k = int(np.argmax(count))
+        ax.text(centers[k], _COUNT_TOP + 0.015, f"{round(top):,}", ha="left" if centers[k] < 0.5 else "right",
+                va="bottom", fontsize=5.5, color="0.35", gid="count_max")
+    size = 60 * count / top
+    mp, my = pooled["mean_p"].to_numpy(float), pooled["mean_y"].to_numpy(float)
+    ax.plot(mp, my, color=style["color"], linewidth=0.6, alpha=0.7, zorder=2)
+    # a white edge sets filled markers apart; "+", "x", "1" are drawn by their edge, in the color
+    edge = {"edgecolors": "white", "linewidths": 0.3} if MarkerStyle(style["marker"]).is_filled() else {
+        "linewidths": 0.8}
+    ax.scatter(mp, my, s=np.maximum(size, 2), color=style["color"], marker=style["marker"], zorder=3,
+               clip_on=False, gid="bins", **edge)
+
+
+def reliability_diagram(reliability: pd.DataFrame, forecaster: str, nature: str, ax: Axes | None = None,
+                        count_axis: bool = True, style: Mapping[str, str] | None = None) -> Figure:
+    """Mean forecast against observed frequency per bin, pooled across seeds.
+
+    Marker area is proportional to the bin's count; the diagonal is perfect calibration;
+    light bars along the x axis (in the same axes, the tallest a quarter of the panel high)
+    show how many forecasts fell in each bin.
+
+    Parameters
+    ----------
+    reliability : table of bins (forecaster, nature, seed, bin, lo, hi, count, mean_p, mean_y).
+    forecaster, nature : the matchup to draw (all its seeds are pooled).
+    ax : axes to draw on; a new single-column figure by default.
+    count_axis : a count scale on the right of the panel; without it (in grids, where a scale
+        would crowd the panels) the tallest bar is labelled with its count instead.
+    style : the forecaster's color and marker; by default the first of :data:`arena.plots.style.PALETTE`
+        and :data:`arena.plots.style.MARKERS`.
+    """
+    with mpl.rc_context(_RC):
+        fig, ax = _axes(ax, (FIGSIZE[1] + 0.4, FIGSIZE[1]))
+        _reliability_frame(ax, f"{forecaster} vs {nature}".replace("_", " "))
+        df = reliability if reliability is not None else pd.DataFrame()
+        df = _restrict(df, forecaster=forecaster, nature=nature)
+        pooled = pool_reliability(df) if not df.empty else df
+        if pooled.empty:
+            ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes, color="0.4")
+            return fig
+        _draw_reliability(ax, pooled, style or styles_for([forecaster])[forecaster], count_axis)
+    return fig
+
+
+def reliability_grid(reliability: pd.DataFrame, nature: str, forecasters: Sequence[str] | None = None,
+                     ncols: int = 3, styles: Mapping[str, dict] | None = None) -> Figure:
+    """One reliability panel per forecaster for one nature (a figure for the full text width).
+
+    Panels share the unit square: tick labels only on the outer panels; each panel's count
+    bars are scaled to its own tallest bar, which is labelled with its count. ``styles``: color
+    and marker per forecaster (by default :func:`arena.plots.style.forecaster_styles` of the panels')."""
+    df = _restrict(reliability if reliability is not None else pd.DataFrame(), nature=nature)
+    names = list(forecasters) if forecasters is not None else order(df["forecaster"].unique() if not df.empty
+                                                                     else [])
+    pooled = _pool(df, ["forecaster"])
+    pooled = {str(name): part for name, part in pooled.groupby("forecaster", sort=False)}
+    return _reliability_grid(pooled, nature, names, ncols, styles)
+
+
+#: The grid of reliability panels, in inches: panel side, gaps between panels (room for a
+#: title above each), and margins (tick labels and axis labels left and below, the title above).
+_GRID = {"side": 1.75, "wgap": 0.12, "hgap": 0.28, "left": 0.5, "right": 0.12, "bottom": 0.42, "top": 0.26,
+         "title_line": 0.15}
+
+
+def _reliability_grid(pooled: dict[str, pd.DataFrame], nature: str, names: list[str], ncols: int,
+                      styles: Mapping[str, dict] | None = None) -> Figure:
+    styles = styles_for(names, styles)
+    n = max(len(names), 1)
+    ncols = min(ncols, n)
+    nrows = math.ceil(n / ncols)
+    g = _GRID
+    width = g["left"] + ncols * g["side"] + (ncols - 1) * g["wgap"] + g["right"]
+    title = textwrap.wrap(f"reliability: {nature.replace('_', ' ')} (marker area and bars: count per bin; "
+                          "tallest bar labelled)", width=int(width / 0.065))  # 8 pt characters per line
+    top = g["top"] + g["title_line"] * len(title)
+    height = g["bottom"] + nrows * g["side"] + (nrows - 1) * g["hgap"] + top
+    with mpl.rc_context(_RC):
+        # every panel has the same square and the same three ticks: the layout is fixed, no
+        # layout engine measures the panels' labels at each draw
+        fig = _new_figure((width, height), layout=None)
+        axes = [fig.add_axes(((g["left"] + (i % ncols) * (g["side"] + g["wgap"])) / width,
+                              (height - top - (i // ncols) * (g["side"] + g["hgap"]) - g["side"]) / height,
+                              g["side"] / width, g["side"] / height)) for i in range(n)]
+        for i, a in enumerate(axes):
+            if i >= len(names):
+                continue
+            name = names[i]
+            _reliability_frame(a, str(name).replace("_", " "))
+            p = pooled.get(str(name))
+            if p is None or p.empty:
+                a.text(0.5, 0.5, "no data", ha="center", va="center", transform=a.transAxes, color="0.4")
+            else:
+                _draw_reliability(a, p, styles[str(name)], count_axis=False)
+            if i % ncols:
+                a.set_ylabel("")
+                a.tick_params(labelleft=False)
+            if i < len(names) - ncols:
+                a.set_xlabel("")
+                a.tick_params(labelbottom=False)
+        if not names:
+            _no_data(axes[0], f"reliability for {nature}")
+        fig.suptitle("\n".join(title), fontsize=8, y=1 - 0.06 / height, va="top")
+    return fig
+
+
+#: The figures of binary forecasts, by name (a report's job names its figure).
+FIGURES = {
+    "smce_vs_T": lambda curves, nature, styles: smce_vs_T(curves, nature=nature, styles=styles),
+    "regret_linear": lambda curves, nature, styles: regret_curves(curves, "regret_linear", nature=nature,
+                                                                  styles=styles),
+    "bias": lambda curves, nature, styles: regret_curves(curves, "bias", nature=nature, styles=styles),
+    "reliability": lambda pooled, nature, names, styles: _reliability_grid(pooled, nature, names, 3, styles),
+}
+
+
+def jobs(summary: pd.DataFrame, curves: pd.DataFrame, rel: pd.DataFrame, fig_dir: Path, formats: Sequence[str],
+         rc: dict, styles: Mapping[str, dict], metrics: Sequence[str] = BINARY_METRICS) -> list[tuple]:
+    """The figure jobs of binary forecasts: per nature, the curves and reliability bins there are;
+    leaderboards of ``metrics``."""
+    natures = sorted(set().union(*(set(df["nature"].dropna().astype(str)) for df in (summary, curves, rel)
+                                   if df is not None and "nature" in df)))
+    pooled = _pool(rel, ["nature", "forecaster"])  # pooled over seeds once; each job gets its nature's bins
+    jobs = []
+    for nat in natures:
+        cur = _restrict(curves, nature=nat)
+        have = set(cur["metric"].unique()) if not cur.empty else set()
+        for kind, metric in (("smce_vs_T", "smce"), ("regret_linear", "regret_linear"), ("bias", "bias")):
+            if metric in have:
+                jobs.append((kind, (cur, nat, styles), fig_dir / f"{kind}__{_safe(nat)}", formats, rc))
+        pooled_nat = _restrict(pooled, nature=nat)
+        if not pooled_nat.empty:
+            names = order(_restrict(rel, nature=nat)["forecaster"].unique())
+            by_name = {str(name): part for name, part in pooled_nat.groupby("forecaster", sort=False)}
+            jobs.append(("reliability", (by_name, nat, names, styles), fig_dir / f"reliability__{_safe(nat)}",
+                         formats, rc))
+    for metric in metrics:
+        if metric in summary and not _clean(_ok(summary), metric).empty:
+            jobs.append(("leaderboard", (summary, metric), fig_dir / f"leaderboard__{_safe(metric)}", formats, rc))
+    return jobs

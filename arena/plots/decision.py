@@ -1,0 +1,35 @@
+"""Figures of the decision game (§5): the expected decision regret against T, and leaderboards.
+
+The forecasts of the decision game are binary: :mod:`arena.plots.binary` draws their
+calibration figures.
+
+References
+----------
+Perdomo & Recht, "In Defense of Defensive Forecasting", §5 (decision making).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from arena.plots.common import _curve_jobs, regret_curves
+
+#: Metrics of the decision game: leaderboards.
+DECISION_METRICS = ("regret_decision_expected_over_T", "decision_loss_expected")
+
+#: The figures of the decision game, by name (a report's job names its figure).
+FIGURES = {
+    "regret_decision": lambda curves, nature, styles: regret_curves(curves, "regret_decision_expected",
+                                                                    nature=nature, styles=styles),
+}
+
+
+def jobs(summary: pd.DataFrame, curves: pd.DataFrame, fig_dir: Path, formats: Sequence[str], rc: dict,
+         styles: Mapping[str, dict]) -> list[tuple]:
+    """The figure jobs of the decision game's matchups: per nature ``regret_decision__<nature>``, and
+    leaderboards of :data:`DECISION_METRICS`."""
+    return _curve_jobs("decision", {"regret_decision": "regret_decision_expected"}, DECISION_METRICS, summary,
+                      curves, fig_dir, formats, rc, styles)

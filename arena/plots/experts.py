@@ -1,0 +1,168 @@
+"""Figures of the experts game (§9): regret to the best expert (common curves), the weights each
+forecaster puts on the experts, and the excess risk of online-to-batch predictors.
+
+References
+----------
+Perdomo & Recht, "In Defense of Defensive Forecasting", §9 (prediction with expert advice).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import matplotlib as mpl
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from arena.aggregate import mean_ci
+from arena.plots.common import (
+    _CURVE_COLUMNS,
+    _clean,
+    _curve_jobs,
+    _draw_mean,
+    _legend,
+    _no_data,
+    _restrict,
+    regret_curves,
+)
+from arena.plots.style import _BOUND_COLOR, _RC, FIGSIZE, _axes, _new_figure, _plain_log_ticks, order, styles_for
+
+#: Metrics of the experts game: leaderboards and the LaTeX table.
+EXPERTS_METRICS = ("regret_experts_over_T", "loss")
+
+
+def _weight_curves(curves: pd.DataFrame) -> pd.DataFrame:
+    df = _clean(curves, need=_CURVE_COLUMNS)
+    if df.empty:
+        return df
+    w = df.loc[df["metric"].astype(str).str.startswith("weight:")]
+    return w.assign(expert=w["metric"].str.slice(7).astype(int)) if not w.empty else w
+
+
+def expert_weights(curves: pd.DataFrame, nature: str | None = None, forecasters: Sequence[str] | None = None,
+                   ncols: int = 3) -> Figure:
+    """The weights each forecaster puts on the experts against t (log x), one panel per forecaster.
+
+    Curves ``weight:<j>`` (mean over seeds, band: its 95% interval) of :mod:`arena.metrics.experts`;
+    expert j is drawn in the j-th color of viridis, the same in every panel.
+
+    Examples
+    --------
+    >>> c = pd.DataFrame({"forecaster": "linf_df", "seed": 0, "t": [10, 100, 10, 100],
+    ...                   "metric": ["weight:0", "weight:0", "weight:1", "weight:1"], "value": [0.5, 0.9, 0.5, 0.1]})
+    >>> fig = expert_weights(c)
+    >>> [ln.get_gid() for ln in fig.axes[0].get_lines()]
+    ['weight:linf_df:0', 'weight:linf_df:1']
+    """
+    with mpl.rc_context(_RC):
+        w = _restrict(_weight_curves(curves), nature=nature)
+        names = [n for n in order(w["forecaster"].unique()) if forecasters is None or n in forecasters] \
+            if not w.empty else []
+        if not names:
+            fig, ax = _axes(None)
+            _no_data(ax, "expert weights" + (f" for {nature}" if nature else ""))
+            return fig
+        cols = min(ncols, len(names))
+        rows = math.ceil(len(names) / cols)
+        fig = _new_figure((FIGSIZE[0] * cols / 1.6, 1.7 * rows + 0.3))
+        axes = fig.subplots(rows, cols, squeeze=False, sharex=True, sharey=True)
+        n_exp = int(w["expert"].max()) + 1
+        cmap = mpl.colormaps["viridis"]
+        for k, name in enumerate(names):
+            ax = axes[k // cols][k % cols]
+            g = mean_ci(w.loc[w["forecaster"] == name], ["expert", "t"])
+            for j, part in g.groupby("expert"):
+                color = cmap(j / max(n_exp - 1, 1))
+                ax.plot(part["t"], part["mean"], color=color, linewidth=0.9, gid=f"weight:{name}:{j}")
+                if np.isfinite(part["half"]).any():
+                    ax.fill_between(part["t"], part["ci_low"], part["ci_high"], where=np.isfinite(part["half"]),
+                                    color=color, alpha=0.1, linewidth=0, gid=f"band:{name}:{j}")
+            ax.set_xscale("log")
+            _plain_log_ticks(ax.xaxis)
+            ax.set_ylim(-0.02, 1.02)
+            ax.set_title(name, fontsize=7)
+        for k in range(len(names), rows * cols):
+            axes[k // cols][k % cols].set_visible(False)
+        fig.supxlabel("round t", fontsize=7)
+        fig.supylabel("weight", fontsize=7)
+        if nature:
+            fig.suptitle(f"expert weights: {nature.replace('_', ' ')} (expert j: j-th viridis color)", fontsize=8)
+    return fig
+
+
+def excess_risk_vs_n(table: pd.DataFrame, ax: Axes | None = None,
+                     styles: Mapping[str, dict] | None = None) -> Figure:
+    """Excess test risk of the online-to-batch predictor against n (log-log), per forecaster and
+    comparator class (mean over seeds, band: its 95% interval); where the table has a
+    ``bound`` column (log N / (λ n) for ℓ∞ DF), it is dashed in the forecaster's color.
+
+    Parameters
+    ----------
+    table : rows of :func:`arena.batch.sweep` (forecaster, n, seed, excess_risk[, bound]).
+    ax : axes to draw on; a new single-column figure by default.
+    styles : color and marker per drawn label (:func:`arena.plots.style.forecaster_styles`); by
+        default those of the labels drawn.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"forecaster": "linf_df", "n": [10, 100, 10, 100], "seed": [0, 0, 1, 1],
+    ...                   "excess_risk": [0.1, 0.01, 0.05, 0.02], "bound": [0.1, 0.01, 0.1, 0.01]})
+    >>> fig = excess_risk_vs_n(t)
+    >>> [round(float(v), 3) for v in fig.axes[0].get_lines()[0].get_ydata()]
+    [0.075, 0.015]
+    """
+    own = ax is None
+    with mpl.rc_context(_RC):
+        fig, ax = _axes(ax)
+        df = _clean(table, "excess_risk", need=("forecaster", "n"))
+        if df.empty:
+            _no_data(ax, "excess risk")
+            return fig
+        label = df["forecaster"].astype(str)
+        if "comparator" in df and df["comparator"].nunique() > 1:
+            label = label + " vs " + df["comparator"].astype(str)
+        df = df.assign(forecaster=label, size=df["n"])  # mean_ci names its count column n
+        stats = mean_ci(df, ["forecaster", "size"], "excess_risk")
+        positive = bool((stats["mean"] > 0).all())
+        styles = styles_for(stats["forecaster"].unique(), styles)
+        for name in order(stats["forecaster"].unique()):
+            _draw_mean(ax, stats.loc[stats["forecaster"] == name], name, "size", log=positive, style=styles[name])
+            if "bound" in df:
+                b = df.loc[(df["forecaster"] == name) & df["bound"].notna()]
+                if not b.empty:
+                    g = b.groupby("n")["bound"].mean()
+                    ax.plot(g.index, g.to_numpy(float), color=styles[name]["color"], linestyle="--",
+                            linewidth=0.9, gid=f"bound:{name}")
+        ax.axhline(0.0, color="0.7", linewidth=0.5, zorder=0)
+        ax.set_xscale("log")
+        if positive:
+            ax.set_yscale("log")
+            _plain_log_ticks(ax.yaxis)
+        _plain_log_ticks(ax.xaxis)
+        ax.set_xlabel("training examples n")
+        ax.set_ylabel("excess test risk")
+        extra = [(Line2D([], [], color=_BOUND_COLOR, linestyle="--", linewidth=0.9), "log N / (λ n)")] \
+            if "bound" in df and df["bound"].notna().any() else []
+        _legend(ax, extra, outside=own, loc="best")
+    return fig
+
+
+#: The figures of the experts game, by name (a report's job names its figure).
+FIGURES = {
+    "regret_experts": lambda curves, nature, styles: regret_curves(curves, "regret_experts", nature=nature,
+                                                                   styles=styles),
+    "expert_weights": lambda curves, nature, styles: expert_weights(curves, nature=nature),
+}
+
+
+def jobs(summary: pd.DataFrame, curves: pd.DataFrame, fig_dir: Path, formats: Sequence[str], rc: dict,
+         styles: Mapping[str, dict]) -> list[tuple]:
+    """The figure jobs of the experts game's matchups: per nature ``regret_experts__<nature>`` (with
+    the certified bounds) and ``expert_weights__<nature>``, and leaderboards of :data:`EXPERTS_METRICS`."""
+    return _curve_jobs("experts", {"regret_experts": "regret_experts", "expert_weights": None}, EXPERTS_METRICS,
+                      summary, curves, fig_dir, formats, rc, styles)

@@ -1,0 +1,261 @@
+"""The report of a results directory: every figure of every game, a LaTeX table per game and
+``summary.md``.
+
+:func:`report` plans one job per figure (the figure's name, its data, where to save it), then
+draws them in this process and in worker processes (:func:`_run_jobs`, a standard process
+pool); a job names its figure, so that it travels to a worker as plain data, and each figure is
+the same whichever process draws it.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+import threading
+from collections.abc import Sequence
+from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Future, wait
+from pathlib import Path
+
+import matplotlib as mpl
+import pandas as pd
+
+# not ``from arena.plots import ...``: that is the package's __init__, which imports this module
+import arena.plots.binary as binary
+import arena.plots.decision as decision
+import arena.plots.experts as experts
+import arena.plots.quantile as quantile
+from arena.plots.common import (
+    _CURVE_COLUMNS,
+    _certificate_ratios,
+    _clean,
+    _of_game,
+    certificate_margins,
+    leaderboard_heatmap,
+)
+from arena.plots.style import _save, forecaster_styles
+from arena.plots.tables import _headline, latex_table, markdown_summary
+
+#: Every figure :func:`report` draws, by name.
+FIGURES = {
+    **binary.FIGURES, **quantile.FIGURES, **experts.FIGURES, **decision.FIGURES,
+    "leaderboard": lambda summary, metric: leaderboard_heatmap(summary, metric),
+    "certificates": lambda summary, styles: certificate_margins(summary, styles=styles),
+}
+#: rcParams that never travel to a worker process.
+_LOCAL_RC = ("backend", "backend_fallback", "interactive")
+
+
+def _draw_job(job: tuple) -> list[Path]:
+    """Draw one figure and save it in every format: ``(figure, args, stem, formats, rc)``."""
+    kind, args, stem, formats, rc = job
+    with mpl.rc_context(rc):  # the rcParams of the process that made the job
+        return _save(FIGURES[kind](*args), stem, formats)
+
+
+def _work(job: tuple) -> list[Path]:
+    """What a worker process of the pool runs: :func:`_draw_job` of its own copy of this module."""
+    return _draw_job(job)
+
+
+_AGGREGATES = ("summary", "curves", "reliability")
+
+
+def _read_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
+    """The aggregated Parquet files of ``out_dir`` when they are up to date (written after the last
+    change to ``matchups/``, the folder included so that a file added or removed counts), else
+    :func:`arena.results.collect` of the matchups of the directory's tournament plan (all its
+    matchups when it has none). Reading three files instead of one per matchup saves seconds
+    when :func:`arena.cli.finish` has just aggregated the directory."""
+    from arena.results import collect, planned
+
+    try:
+        written = min((out_dir / f"{name}.parquet").stat().st_mtime_ns for name in _AGGREGATES)
+        folder = out_dir / "matchups"
+        changed = max(folder.stat().st_mtime_ns, *(f.stat().st_mtime_ns for f in folder.iterdir()))
+        if written > changed:  # strictly later: on a file system with coarse times, read it all again
+            return {name: pd.read_parquet(out_dir / f"{name}.parquet") for name in _AGGREGATES}
+    except (OSError, KeyError, ValueError):  # no aggregates, or unreadable ones
+        pass
+    return collect(out_dir, planned(out_dir))
+
+
+#: A worker process is worth starting only for this many figures or more: it takes one to two
+#: seconds to import matplotlib and pandas, the time this process takes to draw a few figures.
+_FIGURES_PER_WORKER = 6
+#: Idle workers of the pool stop after this many seconds (a second report soon after reuses them).
+_IDLE_SECONDS = 60
+
+
+def _processes(n_jobs: int) -> int:
+    """How many processes draw, this one included: ``ARENA_PLOT_JOBS`` if set (1 = this one
+    only), else one per CPU this process may use, but never fewer than
+    ``_FIGURES_PER_WORKER`` figures per process."""
+    env = os.environ.get("ARENA_PLOT_JOBS", "").strip()
+    try:
+        n = int(env) if env else 0
+    except ValueError:
+        n = 0
+    if n <= 0:
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        n = min(cpus, n_jobs // _FIGURES_PER_WORKER)
+    return max(1, min(n, n_jobs))
+
+
+def _run_jobs(jobs: list[tuple]) -> list[list[Path]]:
+    """Draw every job; the results come in the jobs' order, whichever process drew them.
+
+    This process draws jobs from the end of the list at once; worker processes of joblib's
+    process pool (loky: started fresh, they run :func:`_draw_job` and import nothing of the
+    caller's ``__main__``) take jobs from the front, one each at a time, as soon as they are
+    ready; the two meet in the middle. A worker that cannot start or that dies, or a job that
+    does not pickle, leaves its job to this process; an error in a figure is raised here,
+    whoever drew it."""
+    workers = _processes(len(jobs)) - 1
+    if workers < 1 or not sys.executable or getattr(sys, "frozen", False):  # a frozen app is no python
+        return [_draw_job(job) for job in jobs]
+    results: list[list[Path] | None] = [None] * len(jobs)
+    lock = threading.Lock()
+    span = [0, len(jobs)]  # jobs span[0]:span[1] are not taken yet
+    left: list[int] = []  # jobs the pool took but could not draw
+    errors: list[BaseException] = []
+
+    def take(front: bool) -> int | None:
+        with lock:
+            if errors or span[0] >= span[1]:
+                return None
+            if front:
+                span[0] += 1
+                return span[0] - 1
+            span[1] -= 1
+            return span[1]
+
+    def feed() -> None:
+        """Keep each worker busy with one job from the front (a thread of this process)."""
+        pending: dict[Future, int] = {}
+        try:
+            from joblib.externals.loky import get_reusable_executor  # joblib's pool, imported when needed
+
+            pool = get_reusable_executor(max_workers=workers, timeout=_IDLE_SECONDS)
+            while True:
+                while len(pending) < workers and (i := take(front=True)) is not None:
+                    try:
+                        pending[pool.submit(_work, jobs[i])] = i
+                    except Exception:  # a broken pool: the job is this process's, like those pending
+                        with lock:
+                            left.append(i)
+                        raise
+                if not pending:
+                    return
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    i = pending.pop(future)
+                    try:
+                        results[i] = future.result()
+                    except (BrokenExecutor, pickle.PicklingError):
+                        with lock:
+                            left.append(i)
+                    except Exception as exc:  # noqa: BLE001  (a figure's error: raised by report)
+                        with lock:
+                            errors.append(exc)
+        except Exception:  # noqa: BLE001  (no pool, or a broken one: this process draws what it holds)
+            with lock:
+                left.extend(pending.values())
+
+    feeder = threading.Thread(target=feed, name="arena-plots-pool", daemon=True)
+    feeder.start()
+    try:
+        while (i := take(front=False)) is not None:
+            results[i] = _draw_job(jobs[i])
+    finally:
+        with lock:  # whatever happened here, the pool takes no more jobs
+            span[0] = span[1]
+        feeder.join()
+    if errors:
+        raise errors[0]
+    for i in sorted(left):
+        results[i] = _draw_job(jobs[i])
+    return results  # type: ignore[return-value]
+
+
+def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
+           leaderboard_metrics: Sequence[str] = ("smce_over_T", "brier", "bias"),
+           formats: Sequence[str] = ("pdf", "png")) -> list[Path]:
+    """Draw every figure of a results directory into ``out_dir/figures/``, write a LaTeX table per
+    game and ``out_dir/summary.md``, and return the paths.
+
+    Per game present (each in ``figures/<game>/`` when the directory holds several games):
+
+    - binary forecasts (any game whose curves have them), per nature: ``smce_vs_T__<nature>``,
+      ``regret_linear__<nature>``, ``bias__<nature>`` and ``reliability__<nature>`` (one panel
+      per forecaster); ``leaderboard__<metric>`` per metric of ``leaderboard_metrics``;
+    - quantile game: ``rolling_coverage__<nature>``, ``coverage_error__<nature>``,
+      ``group_coverage__<nature>`` (group natures), ``coverage_vs_L`` (Lipschitz-CDF natures) and
+      leaderboards of :data:`QUANTILE_METRICS`;
+    - experts game: ``regret_experts__<nature>`` and ``expert_weights__<nature>``; decision game:
+      ``regret_decision__<nature>``; leaderboards of :data:`EXPERTS_METRICS` / :data:`DECISION_METRICS`;
+    - ``certificates``: every certificate's value over its bound (:func:`certificate_margins`);
+    - ``table.tex``: :func:`latex_table` of the game's :data:`HEADLINE_METRICS`.
+
+    Each figure comes as PDF (fonts embedded as TrueType) and PNG; a figure without data is
+    skipped. Then ``summary.md`` (:func:`markdown_summary`). The paths come in that order,
+    whatever the number of processes.
+
+    The figures are drawn by this process and, where there is more than one CPU, by worker
+    processes (one per CPU; set ``ARENA_PLOT_JOBS`` to choose the number of processes, 1 for
+    none); each figure is the same whichever process draws it.
+
+    Parameters
+    ----------
+    out_dir : the results directory; its tables are read with :func:`arena.results.collect`
+        (or, the same tables quicker, from the ``summary``/``curves``/``reliability`` Parquet
+        files that :func:`arena.results.write_tables` left there, when no matchup changed since)
+        unless ``tables`` (keys ``summary``, ``curves``, ``reliability``) is given.
+    leaderboard_metrics : the leaderboards of binary forecasts, and the headline metrics of a
+        game without its own entry in :data:`HEADLINE_METRICS`.
+    """
+    out_dir = Path(out_dir)
+    if tables is None:
+        tables = _read_tables(out_dir)
+    summary, curves, rel = (tables.get(k) for k in ("summary", "curves", "reliability"))
+    summary = summary if summary is not None else pd.DataFrame()
+    curves = _clean(curves, need=_CURVE_COLUMNS)
+    rel = rel if rel is not None else pd.DataFrame()
+    rc = {k: v for k, v in mpl.rcParams.items() if k not in _LOCAL_RC}  # the workers draw with ours
+    games = sorted(summary["game"].dropna().astype(str).unique()) if "game" in summary else []
+    parts = [(g, *(_of_game(df, g) for df in (summary, curves, rel))) for g in games] or [(None, summary, curves, rel)]
+    fig_dir = {game: out_dir / "figures" / (game if len(parts) > 1 else "") for game, *_ in parts}
+    jobs: list[tuple] = []
+    for game, s, c, r in parts:
+        fig_dir[game].mkdir(parents=True, exist_ok=True)
+        styles = _game_styles(s, c, r)  # one color and marker per forecaster in all the game's figures
+        jobs += binary.jobs(s, c, r, fig_dir[game], formats, rc, styles, leaderboard_metrics)
+        for module in (quantile, experts, decision):  # each game's own figures, if the game is there
+            jobs += module.jobs(s, c, fig_dir[game], formats, rc, styles)
+        if not _certificate_ratios(s).empty:
+            jobs.append(("certificates", (s, styles), fig_dir[game] / "certificates", formats, rc))
+    written: list[Path] = [path for paths in _run_jobs(jobs) for path in paths]
+    for game, s, *_ in parts:
+        metrics = _headline(game, s, leaderboard_metrics)
+        if metrics:
+            path = fig_dir[game] / "table.tex"
+            n = s["seed"].nunique() if "seed" in s else 1
+            path.write_text(f"% {game or 'all games'}: mean over natures of the mean over {n} seed(s), "
+                            "+- the half-width of its 95% interval; best in bold (arena.plots.latex_table)\n"
+                            + latex_table(s, metrics) + "\n")
+            written.append(path)
+    if not summary.empty:
+        path = out_dir / "summary.md"
+        path.write_text(markdown_summary(summary, written, out_dir, leaderboard_metrics))
+        written.append(path)
+    return written
+
+
+def _game_styles(*tables: pd.DataFrame) -> dict[str, dict[str, str]]:
+    """One color and marker per forecaster of a game, from every table of the game: the same in
+    all its figures."""
+    names = set()
+    for df in tables:
+        if df is not None and "forecaster" in df:
+            names |= set(df["forecaster"].dropna().astype(str))
+    return forecaster_styles(names)

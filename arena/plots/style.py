@@ -1,0 +1,175 @@
+"""The look of every figure: type sizes, colors and markers, TrueType fonts, saving.
+
+A forecaster's color and marker come from the data, never from its name: within one game the
+forecasters, sorted by name, take Okabe & Ito's colorblind-safe colors in turn
+(:func:`forecaster_styles`), so that the same forecasters get the same styles in every figure
+and in every process. :func:`arena.plots.report` computes one mapping per game and hands it to
+each figure; a figure drawn on its own derives it from the forecasters it is given.
+
+Examples
+--------
+>>> forecaster_styles(["ogd", "k29"])
+{'k29': {'color': '#0072B2', 'marker': 'o'}, 'ogd': {'color': '#D55E00', 'marker': 's'}}
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+import matplotlib as mpl
+import numpy as np
+from matplotlib import ticker
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+#: Single-column figure size (inches) and the type size that goes with it.
+FIGSIZE = (3.4, 2.6)
+#: PNG resolution: 150 dpi keeps 7 pt text crisp at single-column width, and draws and
+#: compresses in about half the time of 200 dpi.
+DPI = 150
+_RC = {
+    "font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "xtick.labelsize": 7, "ytick.labelsize": 7,
+    "legend.fontsize": 6.5, "legend.title_fontsize": 7, "lines.linewidth": 1.2, "lines.markersize": 3.5,
+    "axes.linewidth": 0.6, "xtick.major.width": 0.6, "ytick.major.width": 0.6,
+    "axes.spines.top": False, "axes.spines.right": False,
+    # a fixed title height: matplotlib's automatic placement checks every axes' tick labels
+    # for overlap at each draw, a large share of the drawing time of a grid of panels
+    "axes.titley": 1.0,
+}
+#: Fonts embedded in PDF and PostScript as TrueType (Type 42), not Type 3: selectable text, and
+#: what publishers ask for. Applied where the figures are saved (:func:`_save`).
+_SAVE_RC = {"pdf.fonttype": 42, "ps.fonttype": 42}
+
+#: Okabe & Ito's colorblind-safe palette (yellow left out: too light on white), then Paul Tol's
+#: muted wine, teal, olive and indigo, then Tol's remaining colors, for games with more than seven
+#: forecasters.
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
+           "#882255", "#44AA99", "#999933", "#332288",
+           "#117733", "#DDCC77", "#88CCEE", "#AA4499", "#661100", "#6699CC", "#AA4466")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "*", "p", "d", "H", "8", "+", "x", "1")
+#: Axis and legend labels of the metrics of every game.
+METRIC_LABELS = {
+    "smce_over_T": "smCE/T", "smce_pm_over_T": "smCE$_\\pm$/T", "smce": "smCE", "smce_pm": "smCE$_\\pm$",
+    "brier": "Brier", "bias": "bias", "log_loss": "log loss", "ece": "ECE", "oi_gap": "OI gap",
+    "regret_linear": "regret to linear", "regret_constant": "regret to constant",
+    # the quantile game
+    "coverage": "coverage", "coverage_error": "|coverage - q|", "expected_coverage_error": "E|coverage - q|",
+    "group_coverage_error_max": "max group |coverage - q|", "pinball": "pinball loss",
+    "expected_pinball": "expected pinball loss", "rolling_coverage": "rolling coverage",
+    # the experts and decision games
+    "regret_experts": "regret to the best expert", "regret_experts_over_T": "regret to the best expert / T",
+    "loss": "mean loss", "regret_decision": "decision regret", "regret_decision_expected": "expected decision regret",
+    "regret_decision_expected_over_T": "expected decision regret / T",
+    "decision_loss_expected": "expected decision loss", "excess_risk": "excess test risk",
+}
+_BOUND_COLOR = "0.45"
+
+
+def order(names: Iterable[str]) -> list[str]:
+    """Forecasters in the order of legends and tables: sorted by name, each once.
+
+    Examples
+    --------
+    >>> order(["ogd", "k29", "ogd"])
+    ['k29', 'ogd']
+    """
+    return sorted(set(map(str, names)))
+
+
+def forecaster_styles(names: Iterable[str]) -> dict[str, dict[str, str]]:
+    """The color and marker of each forecaster of one game: the i-th name in :func:`order` takes
+    the i-th color of :data:`PALETTE` and the i-th marker of :data:`MARKERS`.
+
+    A pure function of the set of names: the same forecasters get the same styles in every
+    figure and process, whatever order they come in; up to ``len(PALETTE)`` forecasters get
+    distinct colors and markers, the first seven Okabe & Ito's.
+
+    Examples
+    --------
+    >>> forecaster_styles(["b", "a"]) == forecaster_styles(["a", "b", "a"])
+    True
+    """
+    return {name: {"color": PALETTE[i % len(PALETTE)], "marker": MARKERS[i % len(MARKERS)]}
+            for i, name in enumerate(order(names))}
+
+
+def styles_for(names: Iterable[str], styles: Mapping[str, dict] | None = None) -> dict[str, dict[str, str]]:
+    """``styles`` (one game's mapping, e.g. a report's), completed by :func:`forecaster_styles` of
+    ``names`` for the names it lacks."""
+    return {**forecaster_styles(names), **(styles or {})}
+
+
+def _new_figure(figsize=FIGSIZE, layout: str | None = "constrained", **kw) -> Figure:
+    fig = Figure(figsize=figsize, layout=layout, **kw)
+    FigureCanvasAgg(fig)  # render with Agg, whatever pyplot's backend is
+    return fig
+
+
+def _axes(ax: Axes | None, figsize=FIGSIZE) -> tuple[Figure, Axes]:
+    if ax is not None:
+        return ax.figure, ax
+    fig = _new_figure(figsize)
+    return fig, fig.add_subplot()
+
+
+def _plain_log_ticks(axis) -> None:
+    """Decades written as 0.01, 0.1, 1, 10 (plain text: no mathtext, quicker and easier to read).
+
+    No minor ticks: matplotlib's eight per decade cost about a fifth of a curve figure's
+    drawing time, and the labelled decades are what the reader uses."""
+    axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_locator(ticker.NullLocator())
+
+
+def _fmt(v: float, digits: int = 3) -> str:
+    """``digits`` significant digits; scientific notation below 1e-3 and from 1e4."""
+    if not np.isfinite(v):
+        return "--"
+    return f"{v:.{digits - 1}e}" if v != 0 and (abs(v) < 1e-3 or abs(v) >= 1e4) else f"{v:.{digits}g}"
+
+
+def _pm(mean: float, half: float, pm: str = " $\\pm$ ") -> str:
+    """The mean, then the half-width of its interval (two digits) where there is one."""
+    return _fmt(mean) + (pm + _fmt(half, 2) if np.isfinite(half) else "")
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", str(name))
+
+
+#: fontTools, which subsets the TrueType fonts embedded in PDFs, logs every table it prunes at INFO
+#: level; under Hydra's logging that floods the console.
+logging.getLogger("fontTools").setLevel(logging.WARNING)
+
+
+def _save(fig: Figure, stem: Path, formats: Sequence[str]) -> list[Path]:
+    paths = []
+    engine = fig.get_layout_engine()
+    if engine is not None and formats:
+        # lay the figure out once for every format, then draw it once per format: a layout
+        # engine left on would lay it out, and so draw it once more, in every savefig; at the
+        # PNG's resolution, where hinted text is a little wider than at the default 100 dpi
+        fig.set_dpi(DPI)
+        engine.execute(fig)
+        fig.set_layout_engine("none")
+    for ext in formats:
+        path = stem.with_name(f"{stem.name}.{ext}")
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        os.close(fd)
+        try:
+            # no creation date in PDFs: the same tables give the same bytes, in any process
+            meta = {"CreationDate": None} if ext == "pdf" else None
+            with mpl.rc_context(_SAVE_RC):
+                fig.savefig(tmp, format=ext, dpi=DPI, metadata=meta)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        paths.append(path)
+    return paths

@@ -1,0 +1,242 @@
+"""Tables of results: LaTeX (booktabs, best in bold) and the Markdown summary of a results directory.
+
+Pure functions of the ``summary`` table of :mod:`arena.results`; the statistics are those of
+:mod:`arena.aggregate` (means over seeds, then over natures, with 95% Student-t intervals).
+Forecasters come in :func:`arena.plots.style.order`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from arena.aggregate import direction, leaderboard, paired, seed_stats
+from arena.plots.binary import BINARY_METRICS
+from arena.plots.common import _last_T, _of_game
+from arena.plots.decision import DECISION_METRICS
+from arena.plots.experts import EXPERTS_METRICS
+from arena.plots.quantile import QUANTILE_METRICS
+from arena.plots.style import METRIC_LABELS, _fmt, _pm, order
+
+#: The headline metrics of each game: its LaTeX table and its leaderboards in ``summary.md``
+#: (a game not listed uses :func:`arena.plots.report`'s ``leaderboard_metrics``).
+HEADLINE_METRICS = {"binary": BINARY_METRICS, "quantile": QUANTILE_METRICS,
+                    "experts": EXPERTS_METRICS, "decision": (*DECISION_METRICS, "smce_over_T", "brier")}
+
+
+def _tex(s: str) -> str:
+    return re.sub(r"([_&%#$])", r"\\\1", str(s))
+
+
+def latex_table(summary: pd.DataFrame, metrics: Sequence[str] = ("smce_over_T", "brier", "bias"),
+                by_nature: bool = False, caption: str | None = None, label: str | None = None) -> str:
+    """A booktabs table of one game's forecasters, the best entry of each column in bold.
+
+    An entry is the forecaster's mean over natures of its seed means
+    (:func:`arena.aggregate.leaderboard`) or, ``by_nature``, its mean over seeds on each nature
+    (:func:`arena.aggregate.seed_stats`), then ``$\\pm$`` the half-width of the 95% interval
+    where there are several seeds. Bold: the best in the metric's direction
+    (:func:`arena.aggregate.direction`; none for a metric that is not ranked), and every
+    entry that ties with it at the shown precision. Forfeited matchups are left out;
+    metrics absent from ``summary`` are skipped; with several horizons T, the largest.
+
+    Parameters
+    ----------
+    summary : one row per matchup (forecaster, nature, seed, metrics..., status) of one game.
+    metrics : columns of the table.
+    by_nature : one row per forecaster x nature instead (best per nature in bold).
+    caption, label : wrap the tabular in a ``table`` environment with these.
+
+    Examples
+    --------
+    >>> s = pd.DataFrame({"forecaster": ["a", "a", "b"], "nature": "n", "brier": [0.2, 0.4, 0.25]})
+    >>> print(latex_table(s, ["brier"]))  # doctest: +NORMALIZE_WHITESPACE
+    \\begin{tabular}{lr}
+    \\toprule
+    forecaster & Brier \\\\
+    \\midrule
+    a & 0.3 $\\pm$ 1.3 \\\\
+    b & \\textbf{0.25} \\\\
+    \\bottomrule
+    \\end{tabular}
+    """
+    metrics = [m for m in metrics if summary is not None and m in summary]
+    keys = ["nature", "forecaster"] if by_nature else ["forecaster"]
+    head = [*("forecaster", "nature")[: len(keys)], *(METRIC_LABELS.get(m, m) for m in metrics)]
+    lines = [f"\\begin{{tabular}}{{{'l' * len(keys)}{'r' * len(metrics)}}}", "\\toprule",
+             " & ".join(_tex(h) if "$" not in h else h for h in head) + " \\\\", "\\midrule"]
+    stats = pd.DataFrame()
+    if metrics and not summary.empty:
+        df = _last_T(summary)
+        stats = seed_stats(df, metrics) if by_nature else leaderboard(df, metrics)
+        stats = stats.loc[np.isfinite(stats["mean"])]
+    if not stats.empty:
+        table = stats.set_index([*keys, "metric"])[["mean", "half"]].unstack("metric")
+        groups = table.groupby(level="nature", sort=True) if by_nature else [(None, table)]
+        for g, (_, part) in enumerate(groups):
+            if by_nature and g:
+                lines.append("\\midrule")
+            best = {m: _best(part["mean"][m], m) if m in part["mean"] else np.nan for m in metrics}
+            for idx in _sorted_index(part, by_nature):
+                row = [_tex(idx[1]), _tex(idx[0])] if by_nature else [_tex(idx)]
+                for m in metrics:
+                    v, h = (part.loc[idx, (c, m)] if m in part[c] else np.nan for c in ("mean", "half"))
+                    shown = _pm(v, h)
+                    bold = np.isfinite(v) and np.isfinite(best[m]) and _fmt(v) == _fmt(best[m])
+                    row.append(f"\\textbf{{{shown}}}" if bold else shown)
+                lines.append(" & ".join(row) + " \\\\")
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    out = "\n".join(lines)
+    if caption is not None or label is not None:
+        extra = ([f"\\caption{{{caption}}}"] if caption else []) + ([f"\\label{{{label}}}"] if label else [])
+        out = "\n".join(["\\begin{table}", "\\centering", out, *extra, "\\end{table}"])
+    return out
+
+
+def _best(values: pd.Series, metric: str) -> float:
+    """The best of ``values`` in the metric's direction (NaN when it is not ranked)."""
+    way = direction(metric)
+    return values.min() if way == "min" else values.max() if way == "max" else np.nan
+
+
+def _sorted_index(part: pd.DataFrame, by_nature: bool) -> list:
+    """Index entries of ``part`` in the forecasters' fixed order."""
+    names = order(part.index.get_level_values("forecaster"))
+    if not by_nature:
+        return names
+    nature = part.index.get_level_values("nature")[0]
+    return [(nature, n) for n in names]
+
+
+def _headline(game: str | None, summary: pd.DataFrame, default: Sequence[str]) -> list[str]:
+    """The game's headline metrics that the summary has."""
+    return [m for m in HEADLINE_METRICS.get(game, default) if m in summary and summary[m].notna().any()]
+
+
+def _md_table(header: Sequence[str], rows: Iterable[Sequence], align: str) -> list[str]:
+    """A Markdown table (``align``: one of l, r per column); '|' in a cell is escaped."""
+
+    def cell(v) -> str:
+        return str(v).replace("|", "\\|").replace("\n", " ")
+
+    sep = ["---:" if a == "r" else "---" for a in align]
+    return ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |",
+            *("| " + " | ".join(cell(v) for v in row) + " |" for row in rows), ""]
+
+
+def _md_leaderboard(board: pd.DataFrame, metric: str) -> list[str]:
+    way = {"min": "lower is better", "max": "higher is better"}.get(direction(metric), "not ranked")
+    rows = [(r["rank"], r["forecaster"], _pm(r["mean"], r["half"], " ± "), f"{r['mean_rank']:.2f}", r["n_natures"])
+            for _, r in board.iterrows()]
+    return [f"#### {METRIC_LABELS.get(metric, metric)} (`{metric}`, {way})", "",
+            *_md_table(["rank", "forecaster", "mean ± 95% CI", "mean rank over natures", "natures"], rows, "rlrrr")]
+
+
+def _md_paired(summary: pd.DataFrame, metric: str, best: str) -> list[str]:
+    """The paired comparisons of ``best`` with every other forecaster whose interval excludes 0."""
+    p = paired(summary, metric)
+    p = p.loc[p["significant"] & ((p["forecaster_a"] == best) | (p["forecaster_b"] == best))]
+    flip = np.where(p["forecaster_a"] == best, -1.0, 1.0)  # as other - best
+    p = p.assign(other=np.where(flip < 0, p["forecaster_b"], p["forecaster_a"]), diff=flip * p["mean_diff"],
+                 low=np.where(flip < 0, -p["ci_high"], p["ci_low"]), high=np.where(flip < 0, -p["ci_low"], p["ci_high"]))
+    lower = direction(metric) == "min"
+    rank = {n: i for i, n in enumerate(order(p["other"]))}
+    p = p.assign(order=p["other"].map(rank)).sort_values(["order", "nature"] if "nature" in p else ["order"])
+    rows = [(r["other"], r.get("nature", ""), _fmt(r["diff"]), f"[{_fmt(r['low'])}, {_fmt(r['high'])}]", r["n"],
+             "better" if (r["diff"] > 0) == lower else "worse") for _, r in p.iterrows()]
+    head = [f"Paired with the best, `{best}` (other - best on the same seeds; the interval excludes 0):", ""]
+    if not rows:
+        return [*head[:-1], "none.", ""]
+    return [*head, *_md_table(["forecaster", "nature", "other - best", "95% CI", "seeds", f"{best} is"], rows,
+                              "llrrrl")]
+
+
+def _md_certificates(summary: pd.DataFrame) -> list[str]:
+    rows = []
+    for col in (c for c in summary.columns if str(c).startswith("cert.") and str(c).endswith(".holds")):
+        name = str(col)[5:-6]
+        done = summary.loc[summary[col].notna()]
+        for fc in order(done["forecaster"].unique()):
+            holds = done.loc[done["forecaster"] == fc]
+            fails = holds.loc[~holds[col].astype(bool)]
+            rows.append((fc, name, len(holds) - len(fails), len(fails),
+                         ", ".join(sorted(fails["nature"].astype(str).unique())) if "nature" in fails else ""))
+    if not rows:
+        return ["No certificates.", ""]
+    rows.sort(key=lambda r: (order(summary["forecaster"].unique()).index(r[0]), r[1]))
+    return _md_table(["forecaster", "certificate", "holds", "fails", "natures where it fails"], rows, "llrrl")
+
+
+def _md_forfeits(summary: pd.DataFrame) -> list[str]:
+    f = summary.loc[summary["status"] == "forfeit"] if "status" in summary else summary.iloc[:0]
+    if f.empty:
+        return ["None.", ""]
+    cols = ["forecaster", "nature", "seed", "T", "forfeit_who", "forfeit_step", "forfeit_reason"]
+    rows = f.reindex(columns=cols).fillna("").astype(str).itertuples(index=False)
+    return _md_table(["forecaster", "nature", "seed", "T", "who", "step", "reason"], rows, "llrrlrl")
+
+
+def markdown_summary(summary: pd.DataFrame, files: Sequence[Path] = (), root: Path | str | None = None,
+                     leaderboard_metrics: Sequence[str] = ("smce_over_T", "brier", "bias")) -> str:
+    """A Markdown summary of a results table, per game and horizon T: the leaderboard of each
+    headline metric (:data:`HEADLINE_METRICS`, :func:`arena.aggregate.leaderboard`) with mean ±
+    the half-width of its 95% interval, the paired comparisons with the best forecaster whose
+    interval excludes 0 (:func:`arena.aggregate.paired`), the certificates' pass/fail counts and
+    the forfeits; then links to ``files`` (figures as PDF and PNG, tables), relative to ``root``.
+
+    Examples
+    --------
+    >>> s = pd.DataFrame({"game": "binary", "forecaster": ["a", "b"], "nature": "n", "seed": 0, "T": 10,
+    ...                   "status": ["ok", "forfeit"], "forfeit_who": ["", "forecaster"], "forfeit_step": [-1, 3],
+    ...                   "forfeit_reason": ["", "p = 2 out of [0, 1]"], "brier": [0.2, np.nan]})
+    >>> md = markdown_summary(s)
+    >>> "| 1 | a | 0.2 | 1.00 | 1 |" in md, "| b | n | 0 | 10 | forecaster | 3 | p = 2 out of [0, 1] |" in md
+    (True, True)
+    """
+    n_forfeit = int((summary["status"] == "forfeit").sum()) if "status" in summary else 0
+    lines = ["# Results summary", "",
+             (f"{len(summary)} matchups ({n_forfeit} forfeited, left out of the statistics). Means are over "
+              "seeds, then over natures; ± is the half-width of the 95% Student-t interval across seeds "
+              "(natures fixed, seeds random; none with one seed). Paired comparisons pair runs by seed: the "
+              "same outcomes from an oblivious nature, the same random numbers from an adaptive one."), ""]
+    games = sorted(summary["game"].dropna().astype(str).unique()) if "game" in summary else [None]
+    for game in games:
+        s = _of_game(summary, game)
+        metrics = _headline(game, s, leaderboard_metrics)
+        board = leaderboard(s, metrics) if metrics else pd.DataFrame(columns=["T", "metric"])
+        natures = s["nature"].nunique() if "nature" in s else 0
+        seeds = sorted(s["seed"].unique().tolist()) if "seed" in s else "?"
+        counts = f"{s['forecaster'].nunique()} forecasters, {natures} natures, seeds {seeds}."
+        lines += [f"## {game or 'results'}", "", counts, ""]
+        for T, b in board.groupby("T", sort=True):
+            lines += [f"### T = {T}", ""]
+            at_T = s.loc[s["T"] == T] if "T" in s else s
+            for metric in metrics:
+                bm = b.loc[b["metric"] == metric]
+                if bm.empty:
+                    continue
+                lines += _md_leaderboard(bm, metric)
+                lines += _md_paired(at_T, metric, str(bm["forecaster"].iloc[0]))
+        lines += ["### Certificates", "", *_md_certificates(s), "### Forfeits", "", *_md_forfeits(s)]
+    if files:
+        root = Path(root) if root is not None else Path(".")
+        stems: dict[Path, list[Path]] = {}
+        for f in files:
+            stems.setdefault(Path(f).with_suffix(""), []).append(Path(f))
+        lines += ["## Files", ""]
+        for stem, paths in stems.items():
+            links = " · ".join(f"[{p.suffix[1:].upper()}]({_rel(p, root)})" for p in paths)
+            lines.append(f"- `{_rel(stem, root)}`: {links}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return Path(path).relative_to(root).as_posix()
+    except ValueError:
+        return Path(path).as_posix()

@@ -1,0 +1,72 @@
+"""``import arena`` is light (lazy re-exports), and the Gymnasium ids still work in any import order.
+
+How long the import takes is measured by ``benchmarks/run.py --only import``, not here: these
+tests check which modules a fresh process loads.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import arena
+
+HEAVY = ("gymnasium", "numpy", "pandas", "scipy", "numba", "matplotlib", "arena.runner", "arena.env")
+
+
+def _fresh(code: str) -> str:
+    """Run ``code`` in a fresh interpreter (warnings are errors) and return what it printed."""
+    proc = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+def test_import_arena_loads_no_heavy_module():
+    code = f"import sys, json, arena; print(json.dumps([m for m in {list(HEAVY)!r} if m in sys.modules]))"
+    assert json.loads(_fresh(code)) == []
+
+
+def test_plots_load_no_engine():
+    """A process that only draws figures (a report's worker) loads neither the game engine nor Gymnasium."""
+    engine = ("gymnasium", "numba", "arena.runner", "arena.referee", "arena.env")
+    code = f"import sys, json, arena.plots; print(json.dumps([m for m in {list(engine)!r} if m in sys.modules]))"
+    assert json.loads(_fresh(code)) == []
+
+
+def test_lazy_names_are_the_real_ones():
+    from arena.protocols import Forecaster
+    from arena.runner import play
+
+    assert arena.play is play and arena.Forecaster is Forecaster
+    assert set(arena.__all__) <= set(dir(arena))
+    for name in arena.__all__:
+        assert getattr(arena, name) is not None, name
+    assert isinstance(arena.__version__, str) and arena.__version__[0].isdigit()
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        arena.no_such_name  # noqa: B018
+
+
+@pytest.mark.parametrize("imports", ["import arena, gymnasium as gym", "import gymnasium as gym, arena"])
+def test_gymnasium_ids_in_either_import_order(imports):
+    """Every id is registered once (a second registration would warn, and warnings are errors here),
+    whether Gymnasium comes before or after arena, and even after ``arena.env`` is imported."""
+    code = (f"{imports}\n"
+            "import arena.env, arena.games\n"
+            "ids = sorted(i for i in gym.registry if i.startswith('arena/'))\n"
+            "for i in ids:\n"
+            "    env = gym.make(i, T=3)\n"
+            "    env.reset(seed=0)\n"
+            "print(' '.join(ids))")
+    assert _fresh(code).split() == ["arena/Binary-v0", "arena/Decision-v0", "arena/Experts-v0", "arena/Quantile-v0"]
+
+
+def test_finding_gymnasium_without_importing_it_keeps_the_hook():
+    """A look-up such as ``importlib.util.find_spec`` does not use up the one-shot registration."""
+    code = ("import importlib.util, arena\n"
+            "importlib.util.find_spec('gymnasium')\n"
+            "import gymnasium as gym\n"
+            "print('arena/Binary-v0' in gym.registry)")
+    assert _fresh(code) == "True"
