@@ -232,6 +232,21 @@ def linear_regret_bound(M: float, diag: float, sigma: float, intercept: bool = F
     return (math.sqrt(5.0) + v) * math.sqrt(diag + sigma)
 
 
+def ogd_regret_bound(M: float, lr: float, grad2: float) -> float:
+    """§6, the online gradient method w_t = w_{t-1} - α (p_{t-1} - y_{t-1}) x_{t-1} (no projection, w_1 = 0):
+    regret to ||u|| <= M linear predictors <= M^2/α + α sum_t (p_t - y_t)^2 ||x_t||^2 (``grad2`` the sum).
+
+    Zinkevich's argument on the half squared loss f_t(w) = (<w, x_t> - y_t)^2/2 (convex, gradient
+    (p_t - y_t) x_t): sum_t f_t(w_t) - f_t(u) <= ||u||^2/(2α) + (α/2) sum_t ||grad_t||^2; times 2.
+
+    Examples
+    --------
+    >>> ogd_regret_bound(1.0, 0.5, 4.0)
+    4.0
+    """
+    return M * M / lr + lr * grad2
+
+
 def rounded_calibration_bound(T: int, N: int, delta: float, printed: bool = False) -> float:
     """§8 Prop. rounded calibration, corrected (SPEC §7): per grid point, with probability 1 - delta,
     sqrt(T)(sqrt((8N+2)/3) + sqrt(2 log(2(N+1)/delta))) + T/N; ``printed``: the paper's T/(2N).

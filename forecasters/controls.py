@@ -19,6 +19,7 @@ control                          defect                                         
 ``constant_claims_k29``          constant 1/2 claiming K29's certificates         kernel, smce, ...
 ``running_mean_claims_k29``      running mean claiming K29's certificates         kernel, search_precision
 ``ogd_claims_kernel_df``         OGD claiming kernel_df's certificates            kernel, linear_regret, ...
+``ogd_broken_flipped``           the paper's OGD announcing 1 - p_t               ogd_regret
 ``constant_claims_k29_rounded``  constant 1/2 on the grid, claiming §8 rounding   rounded_calibration
 ``bit_broken_flipped``           bit prediction with the sign flipped             bit
 ``constant_claims_decision_df``  constant 1/2 claiming decision DF's certificates decision_regret, ...
@@ -188,6 +189,20 @@ class OGDClaimsKernelDF(OGD):
 
 
 @register
+class OGDBrokenFlipped(OGD):
+    """The paper's online gradient method (§6) announcing 1 - p_t instead of the p_t it updates with."""
+
+    name = "ogd_broken_flipped"
+
+    def __init__(self, lr: float = 0.05):
+        super().__init__(lr=lr, paper=True)
+
+    def predict(self, x):
+        f = super().predict(x)
+        return Forecast((1.0 - f.points[0],), (1.0,), internal=f.internal)  # the defect: the other side
+
+
+@register
 class ConstantClaimsK29Rounded(Constant):
     """Constant(1/2), a point of the grid {0, 1/N, ..., 1}, claiming the §8 rounded calibration."""
 
@@ -316,7 +331,8 @@ class YmaxClaimsQuantileDF(_QuantileForecaster):
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
     (cls.name, "check_claims_hold"): f"negative control: {cls.__doc__.splitlines()[0]}"
     for cls in (K29BrokenRoundedUpdate, K29BrokenCoarseSearch, K29BrokenShifted, K29BrokenWrongWay,
-                KernelDFBrokenWrongWay, ConstantClaimsK29, RunningMeanClaimsK29, OGDClaimsKernelDF, BitBrokenFlipped,
+                KernelDFBrokenWrongWay, ConstantClaimsK29, RunningMeanClaimsK29, OGDClaimsKernelDF, OGDBrokenFlipped,
+                BitBrokenFlipped,
                 ConstantClaimsDecisionDF, LinfDFBrokenCoarseSearch, UniformClaimsLinfDF, HedgeBrokenWrongSign,
                 MarginalQuantileDFFlipped, ConditionalQuantileDFWide)
 }

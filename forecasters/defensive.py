@@ -388,9 +388,29 @@ class K29(KernelDF):
         return super().summary_function(np.zeros(0))  # K29 ignores the context
 
 
+def auto_grid(T: int) -> int:
+    """N = ceil(T^(1/3)), the grid of §8 that balances the rounded calibration bound (error of order T^(2/3)),
+    in exact integer arithmetic.
+
+    Examples
+    --------
+    >>> auto_grid(1000), auto_grid(1001), auto_grid(1)
+    (10, 11, 1)
+    """
+    n = max(1, round(T ** (1 / 3)))
+    while n**3 < T:
+        n += 1
+    while n > 1 and (n - 1) ** 3 >= T:
+        n -= 1
+    return n
+
+
 @register
 class K29Rounded(K29):
     """K29 revealed through unbiased randomized rounding to the grid {0, 1/N, ..., 1} (§8).
+
+    ``N: auto`` takes N = ceil(T^(1/3)) for the horizon ``horizon`` (§8: calibration error of
+    order T^(2/3)).
 
     P(round to n/N) = max(0, 1 - N |p - n/N|) (SPEC §7 erratum: the paper swaps the two
     probabilities). The forecaster updates with its internal, unrounded forecast, which
@@ -405,8 +425,19 @@ class K29Rounded(K29):
 
     name = "k29_rounded"
 
-    def __init__(self, N: int = 10, delta: float = 0.05, tol: float = DEFAULT_TOL, fast: bool = True):
+    def __init__(self, N: int | str = 10, delta: float = 0.05, tol: float = DEFAULT_TOL, fast: bool = True,
+                 horizon: int | None = None):
         super().__init__(tol=tol, fast=fast)
+        if horizon is not None and (isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer))
+                                    or horizon < 1):
+            raise ValueError(f"k29_rounded: horizon={horizon!r} must be an integer >= 1 (the number of rounds T) or "
+                             "null, e.g. horizon: ${T}")
+        self.horizon = None if horizon is None else int(horizon)
+        if N == "auto":
+            if self.horizon is None:
+                raise ValueError("k29_rounded: N='auto' (the grid N = ceil(T^(1/3)) of §8) needs the horizon T: give "
+                                 "horizon: ${T} (or a number), or a fixed N, e.g. N: 10")
+            N = auto_grid(self.horizon)
         if isinstance(N, bool) or not (isinstance(N, (int, np.integer)) and N >= 1):
             raise ValueError(f"k29_rounded: N={N!r} must be an integer >= 1 (the grid is {{0, 1/N, ..., 1}}), e.g. N: 10")
         if N > MAX_GRID:

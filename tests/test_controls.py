@@ -43,6 +43,7 @@ TEETH = [
     ("smce", "binary", "constant_claims_k29", "k29", "iid_bernoulli", 500),
     ("smce", "binary", "k29_broken_wrong_way", "k29", "anti_forecaster", 500),
     ("linear_regret", "binary", "kernel_df_broken_wrong_way", "kernel_df", "iid_bernoulli", 4000),
+    ("ogd_regret", "binary", "ogd_broken_flipped", "ogd", "logistic", 1000),
     ("rounded_calibration", "binary", "constant_claims_k29_rounded", "k29_rounded", "iid_bernoulli", 20000),
     ("decision_regret", "decision", "constant_claims_decision_df", "decision_df", "anti_forecaster", 200),
     ("decision_search_precision", "decision", "constant_claims_decision_df", "decision_df", "anti_forecaster", 200),
@@ -53,7 +54,7 @@ TEETH = [
     ("quantile_round", "quantile", "conditional_quantile_df_wide", "conditional_quantile_df", "lipschitz_cdf", 300),
 ]
 #: The correct forecasters as their configs set them (kernel_df: 1 + k_FS + pp' + <x, x'>, now also its default).
-PARAMS = {"hedge": {"eta": 0.5}}
+PARAMS = {"hedge": {"eta": 0.5}, "ogd": {"paper": True, "lr": 0.05}}
 
 
 def test_every_certificate_has_a_control_that_fails_it():

@@ -27,7 +27,8 @@ import numpy as np
 import pandas as pd
 
 from arena.certificates import (MAX_TOL, Certificate, bit_bound, checkpoints, judged, linear_regret_bound,
-                                not_applicable, rounded_calibration_bound, search_allowance, smce_bound)
+                                not_applicable, ogd_regret_bound, rounded_calibration_bound, search_allowance,
+                                smce_bound)
 from arena.games.base import Game, bind
 from arena.fastfs import fs_quadratic
 from arena.kernels import FermiSobolev, Kernel, cross_sums, kernel_gap
@@ -193,6 +194,24 @@ def cert_linear_regret(run: BinaryRun, M: float, intercept: bool = False) -> Cer
                   extra={"M": M, "intercept": intercept, "bound_loose": loose, **_slack_columns(run)})
 
 
+def cert_ogd_regret(run: BinaryRun, M: float) -> Certificate:
+    """§6, the paper's online gradient method (``ogd`` with ``paper: true``): regret of the announced
+    forecasts to ||u|| <= M linear predictors <= M^2/α + α sum_t (p_t - y_t)^2 ||x_t||^2, p_t the unclipped
+    <w_t, x_t> (``p_internal``; clipping into [0, 1] only lowers the loss). ``extra``: the printed
+    M^2/(2α) + α M^2 B^4 T/2 with B = max ||x_t||, which assumes |p_t - y_t| <= M B."""
+    lr = float(getattr(run.forecaster, "lr", math.nan))
+    if not lr > 0:
+        return not_applicable("ogd_regret", f"forecaster {run.forecaster.name!r} has no step size lr > 0")
+    with np.errstate(over="ignore", invalid="ignore"):
+        x2 = np.sum(run.X.astype(float) ** 2, axis=1) if run.X.size else np.zeros(run.T)
+        grad2 = float(np.sum((run.p_int - run.y) ** 2 * x2))
+        B = math.sqrt(float(np.max(x2))) if run.T else 0.0
+        printed = M * M / (2 * lr) + lr * M * M * B**4 * run.T / 2
+    regret = regret_linear(run.p, run.y, run.X, M)
+    return judged("ogd_regret", regret, ogd_regret_bound(M, lr, grad2), extra={"lr": lr, "M": M,
+                                                                              "printed_bound": printed})
+
+
 def cert_rounded_calibration(run: BinaryRun) -> Certificate:
     """§8 Prop. rounded calibration, corrected (SPEC §7): with probability 1 - delta, for every n,
     |sum_t 1{p_t = n/N}(n/N - y_t)| <= sqrt(T)(sqrt((8N+2)/3) + sqrt(2 log(2(N+1)/delta))) + T/N.
@@ -239,6 +258,7 @@ CERTIFICATE_DESCRIPTIONS = {
     "linear_regret": "§6/§8: regret to linear forecasts (||w|| <= M) <= (sqrt 5 + sqrt(1 + 4M^2))"
                      " sqrt(sum w^2 k + A)",
     "rounded_calibration": "§8 (corrected): per grid point, w.p. 1 - delta, <= sqrt(T)(...) + T/N",
+    "ogd_regret": "§6, the paper's OGD: regret to ||u|| <= M linear forecasts <= M^2/lr + lr sum_t (p_t - y_t)^2 ||x_t||^2",
 }
 
 
@@ -250,6 +270,7 @@ CERTIFICATES = {
     "smce": lambda run, ref: cert_smce(run),
     "linear_regret": lambda run, ref: cert_linear_regret(run, ref.M, ref.intercept),
     "rounded_calibration": lambda run, ref: cert_rounded_calibration(run),
+    "ogd_regret": lambda run, ref: cert_ogd_regret(run, ref.M),
 }
 BinaryGame.certificates = CERTIFICATES
 BinaryGame.metric_descriptions = {**METRICS, **GRID_METRICS}

@@ -382,7 +382,7 @@ def _precision_allowance(run: ExpertsRun) -> np.ndarray:
     lip = float(run.forecaster.advice_lipschitz)
     if run.loss == "log":
         own = np.where(run.y == 1.0, run.p, 1.0 - run.p)
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", over="ignore"):
             per = (1.0 + lip) * (tol / 2) / own
     else:
         per = np.full(run.T, run.rate * (1.0 + 2.0 * lip) * tol)
