@@ -207,10 +207,23 @@ def test_the_law_check_catches_a_cdf_that_disagrees_with_its_sample():
                                                                                  ymax=3.0))
 
 
+class _AtomAtYmin(OutcomeLaw):
+    """Claims an atom of mass 1e-3 at 0 (the game's ymin below), which its sampler never draws."""
+
+    lipschitz = 0.5
+
+    def sample(self, rng):
+        return float(rng.uniform(0.0, 2.0)) or 1.0
+
+    def cdf(self, v):
+        return 0.0 if v < 0 else min(1e-3 + (1 - 1e-3) * v / 2, 1.0)
+
+
 def test_the_law_check_catches_mass_at_ymin():
-    with pytest.raises(CheckFailure, match=r"has mass at ymin=0\.0"):
-        check_laws_agree_with_samples(_LyingNature(Uniform(0.0, 2.0)), game=get_game("quantile", q=0.5, ymin=0.0,
-                                                                                     ymax=3.0), T=5)
+    game = get_game("quantile", q=0.5, ymin=0.0, ymax=3.0)
+    with pytest.raises(CheckFailure, match=r"has mass at ymin=0\.0 \(F\(ymin\) = 0\.001"):
+        check_laws_agree_with_samples(_LyingNature(_AtomAtYmin()), game=game, T=5)
+    check_laws_agree_with_samples(_LyingNature(Uniform(0.0, 2.0)), game=game, T=5)  # (0, 2]: no mass at 0
 
 
 # ------------------------------------------------------ every outcome sequence (hypothesis)
