@@ -262,27 +262,28 @@ def _certificate_ratios(summary: pd.DataFrame | None) -> pd.DataFrame:
             continue
         v, b = (pd.to_numeric(ok[f"cert.{name}.{k}"], errors="coerce").astype(float) for k in ("value", "bound"))
         verdict = _verdicts(ok, name)
-        keep = np.isfinite(v) & np.isfinite(b) & (b > 0) & (verdict != "n/a")
+        keep = np.isfinite(v) & np.isfinite(b) & (b > 0) & verdict.isin(["holds", "fails"]).to_numpy()
         frames.append(ok.loc[keep, [c for c in ("forecaster", "nature", "seed") if c in ok]].assign(
             certificate=name, ratio=(v / b)[keep], verdict=verdict[keep]))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
 
 
 def _verdicts(summary: pd.DataFrame, name: str) -> pd.Series:
-    """The verdict column of certificate ``name`` ("holds", "fails", "n/a"), read from ``holds`` in results
-    written before verdicts were recorded (None there: not applicable).
+    """The verdict of certificate ``name`` in every row: "holds", "fails", "n/a", or NaN where the forecaster
+    did not claim it. Results written before verdicts were recorded have only ``holds`` (a missing
+    value there is read as not claimed).
 
     Examples
     --------
     >>> s = pd.DataFrame({"cert.x.holds": [True, False, None]})
     >>> _verdicts(s, "x").tolist()
-    ['holds', 'fails', 'n/a']
+    ['holds', 'fails', nan]
     """
     col = f"cert.{name}.verdict"
     if col in summary:
-        return summary[col].fillna("n/a").astype(str)
-    holds = summary.get(f"cert.{name}.holds", pd.Series(None, index=summary.index, dtype=object))
-    return holds.map(lambda h: "n/a" if h is None or (isinstance(h, float) and np.isnan(h)) else
+        return summary[col].where(summary[col].notna() & (summary[col] != ""))
+    holds = summary.get(f"cert.{name}.holds", pd.Series(np.nan, index=summary.index, dtype=object))
+    return holds.map(lambda h: np.nan if h is None or (isinstance(h, float) and np.isnan(h)) else
                      ("holds" if bool(h) else "fails"))
 
 
@@ -341,8 +342,12 @@ def certificate_margins(summary: pd.DataFrame, ax: Axes | None = None,
         ax.set_yticks(range(len(rows)), [c.replace("_", " ") for _, c in rows], fontsize=6)
         ax.tick_params(axis="y", length=0)
         ax.set_ylim(len(rows) - 0.5, -0.5)
-        low = ratios["ratio"].min()
-        ax.set_xlim(min(-0.05, low - 0.05) if low > -1 else -1.05, max(1.1, ratios["ratio"].max() * 1.05))
+        low, high = ratios["ratio"].min(), ratios["ratio"].max()
+        if high > 10:  # failures far past the bound: linear up to 1, logarithmic beyond, so both stay readable
+            ax.set_xscale("symlog", linthresh=1.0, linscale=1.0)
+            ax.set_xlim(min(-0.05, low - 0.05) if low > -1 else -1.05, high * 3)
+        else:
+            ax.set_xlim(min(-0.05, low - 0.05) if low > -1 else -1.05, max(1.1, high * 1.05))
         ax.set_xlabel("certificate value / certified bound")
         extra = [(Line2D([], [], color=_BOUND_COLOR, linestyle="--", linewidth=0.9), "certified bound")]
         if (ratios["verdict"] == "fails").any():

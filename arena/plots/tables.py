@@ -163,8 +163,7 @@ def _md_certificates(summary: pd.DataFrame) -> list[str]:
     for col in (c for c in summary.columns if str(c).startswith("cert.") and str(c).endswith(".holds")):
         name = str(col)[5:-6]
         verdict = _verdicts(summary, name)
-        done = summary.loc[summary[col].notna() | (verdict == "n/a") if f"cert.{name}.verdict" in summary
-                           else summary[col].notna()]
+        done = summary.loc[verdict.notna()]  # the runs whose forecaster claimed it
         verdict = verdict.loc[done.index]
         for fc in order(done["forecaster"].unique()):
             mine = done["forecaster"] == fc
