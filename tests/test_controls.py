@@ -258,3 +258,105 @@ def test_the_conditional_quantile_round_certificate_holds_on_any_law_sequence(la
     r = play(get_game("quantile", q=q, ymin=-5.0, ymax=5.0), "conditional_quantile_df", _Laws(laws),
              T=len(laws), seed=0)
     assert r.certificates["quantile_round"].verdict == "holds"
+
+
+# ------------------------------------------------------------------------------ paper details
+
+
+def test_kernel_df_default_is_its_config():
+    """Issue 12: the class default was plain fs (K29); it is 1 + k_FS + pp' + <x, x'>, as configured."""
+    from omegaconf import OmegaConf
+
+    from arena.kernels import make_kernel
+    from forecasters.defensive import KernelDF
+
+    cfg = OmegaConf.to_container(OmegaConf.load("conf/forecaster/kernel_df.yaml"))
+    assert make_kernel(KernelDF().kernel) == make_kernel(cfg["kernel"])
+    assert "linear_regret" in KernelDF().claims
+
+
+def test_rounding_grid_auto_is_the_ceiling_of_the_cube_root():
+    from forecasters.defensive import K29Rounded, auto_grid
+
+    for T in [1, 2, 7, 8, 9, 26, 27, 28, 999, 1000, 1001, 10**6, 10**6 + 1]:
+        n = auto_grid(T)
+        assert n**3 >= T and (n - 1) ** 3 < T  # n = ceil(T^(1/3)), independently of floating point
+    assert K29Rounded(N="auto", horizon=1000).N == 10 and K29Rounded(N="auto", horizon=1001).N == 11
+    with pytest.raises(ValueError, match=r"N='auto' .* needs the horizon T"):
+        K29Rounded(N="auto")
+
+
+def test_linf_df_log_loss_regret_is_within_log_n_to_machine_precision():
+    """§9: with the log loss the root is the Bayes mixture, announced in closed form (it used to be bisected
+    and exceeded log N by up to 5.9e-7)."""
+    worst = -math.inf
+    game = get_game("experts", loss="log")
+    for nature in ("expert_constants", "expert_good_noisy", "expert_logistic", "expert_switching"):
+        for seed in range(2):
+            r = play(game, "linf_df", nature, T=1000, seed=seed)
+            worst = max(worst, r.certificates["experts_regret"].value - math.log(r.summary["n_experts"]))
+    assert worst <= 1e-9
+
+
+def test_marginal_quantile_tie_rule_is_exact():
+    """§10: predict ymax iff sum_{s<t}(1{y_s <= p_s} - q) <= 0, compared exactly (q = 7/10, not 0.7 * t in floats)."""
+    from fractions import Fraction
+
+    q, T = 0.7, 2000
+    ys = np.random.default_rng(0).normal(size=T)
+    r = play(get_game("quantile", q=q, ymin=-50.0, ymax=50.0), "marginal_quantile_df", ScriptedNature(
+        ys, games=("quantile",)), T=T, seed=0)
+    covered, want = 0, []
+    for t in range(T):  # the rule in exact rational arithmetic, written independently
+        p = 50.0 if Fraction(covered) <= Fraction(7, 10) * t else -50.0
+        want.append(p)
+        covered += ys[t] <= p
+    np.testing.assert_array_equal(r.recorder.p, want)
+    assert r.certificates["quantile_marginal"].verdict == "holds"
+
+
+def test_hat_calibration_and_fs_gap_for_every_forecaster():
+    from arena.fastfs import fs_quadratic
+
+    for name in ("running_mean", "constant", "k29"):
+        r = play("binary", name, "iid_bernoulli", T=300, seed=1)
+        p, y = r.recorder.p, r.recorder.y
+        hat = np.maximum(0.0, 1.0 - np.abs(p - 0.5) / 0.1)  # referee defaults: hat_eps 0.1, hat_alpha 0.5
+        assert r.summary["hat_calibration"] == pytest.approx(abs(np.sum(hat * (y - p))), abs=1e-12)
+        K = np.array([[0.5 * min(a, b) ** 2 + 0.5 * min(1 - a, 1 - b) ** 2 + 5 / 6 for b in p] for a in p])
+        assert r.summary["fs_gap"] == pytest.approx(math.sqrt((y - p) @ K @ (y - p)), rel=1e-9)
+    assert fs_quadratic([0.5], [1.0]) == pytest.approx(0.125 + 0.125 + 5 / 6)
+    with pytest.raises(ValueError, match=r"hat_eps=0\.3 must be <= min\(hat_alpha, 1 - hat_alpha\)"):
+        Referee(hat_eps=0.3, hat_alpha=0.2)
+
+
+def test_linear_comparator_with_an_intercept():
+    """referee.intercept: the comparators <w, x> + a, ||(w, a)|| <= M, and the certificate's bound with 1 + 2M."""
+    plain = play("binary", "kernel_df", "logistic", T=300, seed=0)
+    inter = play("binary", "kernel_df", "logistic", T=300, seed=0, referee=Referee(intercept=True))
+    X, y, p = inter.recorder.X, inter.recorder.y, inter.recorder.p
+    from scipy.optimize import minimize
+
+    Z = np.hstack([X, np.ones((len(y), 1))])
+    res = minimize(lambda w: float(np.sum((Z @ w - y) ** 2)), np.zeros(Z.shape[1]), method="SLSQP",
+                   constraints=[{"type": "ineq", "fun": lambda w: 1.0 - w @ w}], options={"ftol": 1e-14})
+    assert inter.summary["regret_linear"] == pytest.approx(float(np.sum((p - y) ** 2)) - res.fun, abs=1e-5)
+    c, c0 = inter.certificates["linear_regret"], plain.certificates["linear_regret"]
+    assert c.verdict == "holds" and c.extra["intercept"] is True
+    assert c.bound / c0.bound == pytest.approx((math.sqrt(5) + 3) / (2 * math.sqrt(5)), rel=1e-12)
+
+
+def test_the_papers_ogd_and_its_regret_certificate():
+    """§6: w_t = w_{t-1} - a (p_{t-1} - y_{t-1}) x_{t-1}, p_t = <w_t, x_t> (no projection, no intercept, no clipping of
+    the update); regret <= M^2/a + a sum (p_t - y_t)^2 ||x_t||^2, recomputed here by hand."""
+    r = play("binary", "ogd", "logistic", T=500, seed=0, forecaster_params={"paper": True, "lr": 0.05})
+    X, y = r.recorder.X, r.recorder.y
+    w, raw = np.zeros(X.shape[1]), []
+    for t in range(len(y)):
+        raw.append(float(w @ X[t]))
+        w = w - 0.05 * (raw[-1] - y[t]) * X[t]
+    np.testing.assert_allclose(r.recorder.p_internal, raw, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(r.recorder.p, np.clip(raw, 0, 1))
+    c = r.certificates["ogd_regret"]
+    g2 = float(np.sum((np.array(raw) - y) ** 2 * np.sum(X**2, axis=1)))
+    assert c.bound == pytest.approx(1 / 0.05 + 0.05 * g2, rel=1e-12) and c.verdict == "holds"
