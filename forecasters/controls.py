@@ -14,7 +14,7 @@ control                          defect                                         
 ``k29_broken_rounded_update``    K29 rounded, updating with the rounded forecast  kernel, search_precision
 ``k29_broken_coarse_search``     bisects to 1e-2 while declaring 2^-34            search_precision, kernel
 ``k29_broken_shifted``           adds 1e-6 to every forecast                      search_precision
-``k29_broken_wrong_way``         bisects the wrong way (left when S(mid) > 0)     kernel, smce, ...
+``k29_broken_wrong_way``         bisects the wrong way (on -S)                    kernel, smce, ...
 ``kernel_df_broken_wrong_way``  the same with kernel_df's kernel                linear_regret, kernel, ...
 ``constant_claims_k29``          constant 1/2 claiming K29's certificates         kernel, smce, ...
 ``running_mean_claims_k29``      running mean claiming K29's certificates         kernel, search_precision
@@ -105,26 +105,15 @@ class K29BrokenShifted(K29):
 
 
 def wrong_way_search(S, tol: float = DEFAULT_TOL) -> float:
-    """Algorithm 2 with its bisection step reversed: keeps S(lo) > 0 > S(hi) at the ends but goes
-    *left* when S(mid) > 0, so it walks away from the root.
+    """Algorithm 2 run the wrong way: on -S, so it keeps S(lo) < 0 < S(hi), goes *left* when S(mid) > 0
+    and takes the wrong end point (1 when S(1) <= 0): it walks away from the anticorrelated root.
 
     Examples
     --------
-    >>> wrong_way_search(lambda p: 0.3 - p, tol=1e-9) < 1e-8
-    True
+    >>> wrong_way_search(lambda p: 0.3 - p, tol=1e-9)
+    1.0
     """
-    lo, hi = 0.0, 1.0
-    if S(hi) >= 0:
-        return hi
-    if S(lo) <= 0:
-        return lo
-    while hi - lo > tol:
-        mid = 0.5 * (lo + hi)
-        if S(mid) > 0:
-            hi = mid
-        else:
-            lo = mid
-    return 0.5 * (lo + hi)
+    return anticorrelation_search(lambda p: -S(p), tol=tol)
 
 
 @register

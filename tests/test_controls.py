@@ -42,7 +42,7 @@ TEETH = [
     ("search_precision", "binary", "running_mean_claims_k29", "k29", "iid_bernoulli", 500),
     ("smce", "binary", "constant_claims_k29", "k29", "iid_bernoulli", 500),
     ("smce", "binary", "k29_broken_wrong_way", "k29", "anti_forecaster", 500),
-    ("linear_regret", "binary", "kernel_df_broken_wrong_way", "kernel_df", "iid_bernoulli", 4000),
+    ("linear_regret", "binary", "kernel_df_broken_wrong_way", "kernel_df", "iid_bernoulli", 1000),
     ("ogd_regret", "binary", "ogd_broken_flipped", "ogd", "logistic", 1000),
     ("rounded_calibration", "binary", "constant_claims_k29_rounded", "k29_rounded", "iid_bernoulli", 20000),
     ("decision_regret", "decision", "constant_claims_decision_df", "decision_df", "anti_forecaster", 200),
