@@ -12,7 +12,7 @@ from collections import deque
 
 import numpy as np
 
-from arena.protocols import Context, Forecast, Forecaster
+from arena.protocols import Context, Forecaster
 from arena.registry import register
 
 #: The longest window a forecaster accepts (longer than any horizon the arena plays).
@@ -189,8 +189,8 @@ class OGD(Forecaster):
     with ||u|| <= referee.M is at most M^2/α + α sum_t (p_t - y_t)^2 ||x_t||^2 (Zinkevich's
     argument on the half squared loss; the paper prints M^2/(2α) + α M^2 B^4 T/2, which assumes
     |p_t - y_t| <= M B). The game needs forecasts in [0, 1]: the announced forecast is p_t clipped
-    (clipping only lowers (p - y)^2 for y in {0, 1}, so the bound still holds), and the unclipped
-    p_t, which the update and the bound use, is the forecast's ``internal`` value.
+    (clipping only lowers (p - y)^2 for y in {0, 1}, so the bound still holds); the update uses the
+    unclipped p_t, and the referee recomputes those iterates from the contexts, outcomes and ``lr``.
 
     Examples
     --------
@@ -241,8 +241,8 @@ class OGD(Forecaster):
 
     def predict(self, x):
         raw = self._raw(x)
-        if self.paper:  # announce it clipped into the game's [0, 1]; the unclipped p_t is the guarantee's
-            return Forecast((min(max(raw, 0.0), 1.0),), (1.0,), internal=raw)
+        if self.paper:  # announced clipped into the game's [0, 1]; the update and the bound use the unclipped p_t
+            return min(max(raw, 0.0), 1.0)
         return min(max(raw, 0.0), 1.0) if self.clip else raw
 
     def update(self, x, p, y):

@@ -187,8 +187,7 @@ class OGDBrokenFlipped(OGD):
         super().__init__(lr=lr, paper=True)
 
     def predict(self, x):
-        f = super().predict(x)
-        return Forecast((1.0 - f.points[0],), (1.0,), internal=f.internal)  # the defect: the other side
+        return 1.0 - super().predict(x)  # the defect: the other side
 
 
 @register

@@ -194,20 +194,39 @@ def cert_linear_regret(run: BinaryRun, M: float, intercept: bool = False) -> Cer
                   extra={"M": M, "intercept": intercept, "bound_loose": loose, **_slack_columns(run)})
 
 
+def ogd_iterates(X: np.ndarray, y: np.ndarray, lr: float) -> np.ndarray:
+    """p_t = <w_t, x_t> of the paper's online gradient method (§6): w_1 = 0, w_{t+1} = w_t - lr (p_t - y_t) x_t
+    (no projection, no intercept, no clipping), recomputed from the run.
+
+    Examples
+    --------
+    >>> ogd_iterates(np.ones((3, 1)), np.ones(3), 0.5).tolist()
+    [0.0, 0.5, 0.75]
+    """
+    w, out = np.zeros(X.shape[1]), np.empty(len(y))
+    with np.errstate(over="ignore", invalid="ignore"):
+        for t in range(len(y)):
+            out[t] = w @ X[t]
+            w = w - lr * (out[t] - y[t]) * X[t]
+    return out
+
+
 def cert_ogd_regret(run: BinaryRun, M: float) -> Certificate:
     """§6, the paper's online gradient method (``ogd`` with ``paper: true``): regret of the announced
-    forecasts to ||u|| <= M linear predictors <= M^2/α + α sum_t (p_t - y_t)^2 ||x_t||^2, p_t the unclipped
-    <w_t, x_t> (``p_internal``; clipping into [0, 1] only lowers the loss). ``extra``: the printed
-    M^2/(2α) + α M^2 B^4 T/2 with B = max ||x_t||, which assumes |p_t - y_t| <= M B."""
+    forecasts to ||u|| <= M linear predictors <= M^2/α + α sum_t (p_t - y_t)^2 ||x_t||^2, with p_t the
+    method's unclipped iterates recomputed from the run (:func:`ogd_iterates`; clipping into [0, 1]
+    only lowers the loss). ``extra``: the printed M^2/(2α) + α M^2 B^4 T/2 with B = max ||x_t||, which
+    assumes |p_t - y_t| <= M B."""
     lr = float(getattr(run.forecaster, "lr", math.nan))
     if not lr > 0:
         return not_applicable("ogd_regret", f"forecaster {run.forecaster.name!r} has no step size lr > 0")
+    X = run.X.astype(float).reshape(run.T, -1)
     with np.errstate(over="ignore", invalid="ignore"):
-        x2 = np.sum(run.X.astype(float) ** 2, axis=1) if run.X.size else np.zeros(run.T)
-        grad2 = float(np.sum((run.p_int - run.y) ** 2 * x2))
+        x2 = np.sum(X**2, axis=1)
+        grad2 = float(np.sum((ogd_iterates(X, run.y, lr) - run.y) ** 2 * x2))
         B = math.sqrt(float(np.max(x2))) if run.T else 0.0
         printed = M * M / (2 * lr) + lr * M * M * B**4 * run.T / 2
-    regret = regret_linear(run.p, run.y, run.X, M)
+    regret = regret_linear(run.p, run.y, X, M)
     return judged("ogd_regret", regret, ogd_regret_bound(M, lr, grad2), extra={"lr": lr, "M": M,
                                                                               "printed_bound": printed})
 
