@@ -18,7 +18,6 @@ Perdomo & Recht, "In Defense of Defensive Forecasting", §2 (any outcome sequenc
 from __future__ import annotations
 
 import csv
-import difflib
 import functools
 import os
 import warnings
@@ -32,6 +31,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
+from arena.errors import did_you_mean
 from arena.protocols import EMPTY_CONTEXT, Context, Forecast, Nature
 from arena.registry import register
 from arena.validators import check_count
@@ -260,10 +260,8 @@ def _load(path: str, stamp: tuple, label: str, column: str, context_columns: tup
     available = [str(c) for c in df.columns]
     for name in (column, *context_columns, *group_columns):
         if name not in available:
-            close = difflib.get_close_matches(name, available, n=1, cutoff=0.5)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
             raise ValueError(
-                f"replay: file {label!r} has no column {name!r} (asked for every row).{hint} "
+                f"replay: file {label!r} has no column {name!r} (asked for every row).{did_you_mean(name, available)} "
                 f"Available columns: {', '.join(map(repr, available)) or 'none'}"
             )
     if len(set(available)) != len(available):
@@ -506,10 +504,8 @@ class SeattleRain(Replay):
         _, ctx = check_columns(self.name, self.column, context_columns)
         for c in ctx:
             if c not in SEATTLE_CONTEXTS:
-                close = difflib.get_close_matches(c, SEATTLE_CONTEXTS, n=1, cutoff=0.5)
-                hint = f" Did you mean {close[0]!r}?" if close else ""
                 raise ValueError(
-                    f"{self.name}: context column {c!r} is not available.{hint} "
+                    f"{self.name}: context column {c!r} is not available.{did_you_mean(c, SEATTLE_CONTEXTS)} "
                     f"Choose from {', '.join(SEATTLE_CONTEXTS)}"
                 )
         self.context_columns = ctx

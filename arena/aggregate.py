@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from arena.results import KEY_COLUMNS, MACHINE_COLUMNS, MACHINE_PREFIXES, write_table
+from arena.results import KEY_COLUMNS, MACHINE_COLUMNS, MACHINE_PREFIXES, collect, write_table
 
 #: Confidence level of every interval.
 LEVEL = 0.95
@@ -243,5 +243,16 @@ def write_aggregates(out_dir: Path | str, summary: pd.DataFrame) -> dict[str, Pa
     return {name: write_table(df, out_dir, name) for name, df in tables.items()}
 
 
+def write_tables(out_dir: Path | str, only: set[str] | None = None) -> dict[str, Path]:
+    """Aggregate a results directory (the matchups ``only``, when given) into summary/curves/reliability
+    Parquet and CSV files (:func:`arena.results.collect`), and the tables across seeds of
+    :func:`write_aggregates` (seed_stats, leaderboard, paired)."""
+    out_dir = Path(out_dir)
+    tables = collect(out_dir, only)
+    written = {name: write_table(df, out_dir, name) for name, df in tables.items() if not df.empty}
+    written.update(write_aggregates(out_dir, tables["summary"]))
+    return written
+
+
 __all__ = ["DIRECTION", "LEVEL", "direction", "leaderboard", "mean_ci", "metric_columns", "paired", "seed_stats",
-           "t_half_width", "t_quantile", "write_aggregates"]
+           "t_half_width", "t_quantile", "write_aggregates", "write_tables"]

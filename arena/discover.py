@@ -21,7 +21,6 @@ Examples
 
 from __future__ import annotations
 
-import difflib
 import importlib.resources
 import inspect
 import json
@@ -33,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from omegaconf import OmegaConf
+
+from arena.errors import unknown_name
 
 SECTIONS = ("games", "forecasters", "natures", "metrics", "certificates", "tournaments")
 USAGE = ("usage: arena-list [games|forecasters|natures|metrics|certificates|tournaments ...] "
@@ -268,29 +269,18 @@ def catalogue(sections=SECTIONS, overrides=()) -> dict[str, list[dict]]:
     ``overrides`` may hold a ``hydra.searchpath=[...]`` override (Hydra's syntax), as for ``arena``.
     Raises :class:`ListError` when a search-path folder cannot be read.
     """
-    from hydra import initialize_config_dir, initialize_config_module
     from hydra.core.global_hydra import GlobalHydra
 
     import arena.referee  # noqa: F401  (the games and certificates of every metric module)
-    from arena.cli import CONFIG_MODULE, _config_dir
-    from arena.registry import load_plugins, search_path_problem, use_search_path_plugin
+    from arena.config import hydra_session
+    from arena.registry import search_path_problem
 
-    load_plugins()
-    use_search_path_plugin(list(overrides))
-    GlobalHydra.instance().clear()
-    conf_dir = _config_dir()
-    init = (initialize_config_dir(conf_dir, version_base="1.3") if conf_dir
-            else initialize_config_module(CONFIG_MODULE, version_base="1.3"))
-    try:
-        with init:
-            if problem := search_path_problem():
-                raise ListError(problem)
-            repo = GlobalHydra.instance().config_loader().repository
-            needed = {*sections, "forecasters"} if "certificates" in sections else set(sections)
-            options = {s: _config_options(repo, g) for s, g in _GROUPS.items() if s in needed}
-    finally:
-        GlobalHydra.instance().clear()
-        use_search_path_plugin()
+    with hydra_session(list(overrides)):
+        if problem := search_path_problem():
+            raise ListError(problem)
+        repo = GlobalHydra.instance().config_loader().repository
+        needed = {*sections, "forecasters"} if "certificates" in sections else set(sections)
+        options = {s: _config_options(repo, g) for s, g in _GROUPS.items() if s in needed}
     forecasters = _plugins("forecaster", options["forecasters"]) if "forecasters" in options else []
     build = {"games": lambda: _games(options["games"]),
              "forecasters": lambda: forecasters,
@@ -363,9 +353,7 @@ def _parse(argv: list[str]) -> tuple[list[str], list[str], bool]:
         else:
             section = arg if arg in SECTIONS else arg + "s" if arg + "s" in SECTIONS else None
             if section is None:
-                close = difflib.get_close_matches(arg, SECTIONS, n=1, cutoff=0.5)
-                hint = f" Did you mean {close[0]!r}?" if close else ""
-                raise ListError(f"unknown section {arg!r}.{hint} Available: {', '.join(SECTIONS)}")
+                raise ListError(unknown_name("section", arg, SECTIONS))
             sections.append(section)
     return sections or list(SECTIONS), overrides, as_json
 

@@ -26,10 +26,10 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from arena.games import BinaryGame, Game, get_game, plays
+from arena.games import BinaryGame, Game
+from arena.matchup import Matchup, build_matchup, check_length
 from arena.protocols import Bernoulli, Draws, Forecast, Nature, OutcomeLaw, ProtocolError, as_forecast
-from arena.registry import make_nature
-from arena.seeding import derive_rng
+from arena.seeding import nature_streams
 
 #: The timed calls of a game, in their order within a round t (``ForecastEnv.progress``): the
 #: forecaster's predict, nature's respond, observe and context of round t + 1, the
@@ -139,16 +139,6 @@ class Recorder:
         return out
 
 
-def nature_streams(seed: int, nature: Nature) -> tuple[np.random.Generator, np.random.Generator, np.random.Generator]:
-    """Nature's own stream, the outcome coin and the forecast coin, derived by name.
-
-    None depends on the forecaster, so an oblivious nature plays the same sequence
-    against every forecaster.
-    """
-    return (derive_rng(seed, "nature", nature.name), derive_rng(seed, "outcome", nature.name),
-            derive_rng(seed, "forecast-draw", nature.name))
-
-
 class ForecastEnv(gym.Env):
     """One sequential prediction game against a nature, for T rounds.
 
@@ -165,13 +155,17 @@ class ForecastEnv(gym.Env):
 
     def __init__(self, nature: Nature | str = "iid_bernoulli", T: int = 1000, game: Game | str = "binary",
                  nature_params: dict | None = None, keep_forecasts: bool = False):
-        if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T <= 0:
-            raise ValueError(f"T={T!r}: the horizon must be a positive integer, e.g. T=1000")
-        self.game = get_game(game)
-        self.nature = make_nature(nature, **(nature_params or {}))
-        if not plays(self.game, self.nature):
-            raise ValueError(f"nature {self.nature.name!r} plays {self.nature.games}, not the {self.game.name!r} game")
-        self.T = int(T)
+        self._setup(build_matchup(game, None, nature, T, nature_params=nature_params), keep_forecasts)
+
+    @classmethod
+    def from_matchup(cls, matchup: Matchup, keep_forecasts: bool = False) -> ForecastEnv:
+        """The environment of a matchup that :func:`arena.matchup.build_matchup` built (and checked)."""
+        env = cls.__new__(cls)
+        env._setup(matchup, keep_forecasts)
+        return env
+
+    def _setup(self, matchup: Matchup, keep_forecasts: bool) -> None:
+        self.game, self.nature, self.T = matchup.game, matchup.nature, matchup.T
         self.keep_forecasts = keep_forecasts
         d = int(self.nature.context_dim)
         self.observation_space = spaces.Box(-np.inf, np.inf, shape=(d,), dtype=np.float64)
@@ -193,12 +187,9 @@ class ForecastEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         self.__dict__.pop("play_round", None)  # the last episode's rounds are over
-        if self.nature.length is not None and self.T > self.nature.length:
-            raise ValueError(f"T={self.T} exceeds the {self.nature.length} rounds nature {self.nature.name!r} "
-                             f"can play; lower T to at most {self.nature.length}")
+        check_length(self.nature, self.T)
         root = int(seed) if seed is not None else int(self.np_random.integers(2**31))
-        self.seed_root = root
-        nature_rng, self._outcome_rng, self._draw_rng = nature_streams(root, self.nature)
+        nature_rng, self._outcome_rng, self._draw_rng = nature_streams(root, self.nature.name)
         chunk = min(self.T, 1024)  # both coins take one uniform a round: draw them a chunk at a time
         self._coin, self._draws = OutcomeCoin(self._outcome_rng, chunk=chunk), Draws(self._draw_rng, chunk=chunk)
         self.nature.game = self.game
@@ -207,8 +198,8 @@ class ForecastEnv(gym.Env):
         self._who = f"nature {self.nature.name!r}"
         self._presents = type(self.game).present_context is not Game.present_context
         self._recorder = Recorder(self.T, self.nature.context_dim, self.keep_forecasts,
-                                  atoms=getattr(self.game, "records_atoms", False),
-                                  group_dim=int(getattr(self.nature, "group_dim", 0)))
+                                  atoms=self.game.records_atoms,
+                                  group_dim=int(self.nature.group_dim))
         self._flush = None
         self.t = 1
         self.progress[3] = 0  # context (of round 1; the context of round t + 1 is fetched in round t)

@@ -10,11 +10,11 @@ path through the arena's search-path plugin (:func:`use_search_path_plugin`).
 
 from __future__ import annotations
 
-import difflib
 import importlib
 from collections.abc import Sequence
 from importlib.metadata import entry_points
 
+from arena.errors import unknown_name
 from arena.protocols import Forecaster, Nature
 
 FORECASTERS: dict[str, type[Forecaster]] = {}
@@ -107,9 +107,7 @@ def _lookup(table: dict, kind: str, name: str):
     try:
         return table[name]
     except KeyError:
-        close = difflib.get_close_matches(name, table, n=1, cutoff=0.5)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise UnknownPluginError(f"unknown {kind} {name!r}.{hint} Available: {', '.join(sorted(table))}") from None
+        raise UnknownPluginError(unknown_name(kind, name, sorted(table))) from None
 
 
 def forecaster_class(name: str) -> type[Forecaster]:

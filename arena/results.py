@@ -333,19 +333,3 @@ def write_table(df: pd.DataFrame, out_dir: Path, name: str) -> Path:
     write_atomic(df, path)
     _atomic(path.with_suffix(".csv"), lambda tmp: df.to_csv(tmp, index=False))
     return path
-
-
-def write_tables(out_dir: Path | str, only: set[str] | None = None) -> dict[str, Path]:
-    """Aggregate a results directory (the matchups ``only``, when given) into summary/curves/reliability
-    Parquet and CSV files, and the tables across seeds of :mod:`arena.aggregate` (seed_stats,
-    leaderboard, paired)."""
-    from arena.aggregate import write_aggregates  # it builds on this module
-
-    out_dir = Path(out_dir)
-    written = {}
-    tables = collect(out_dir, only)
-    for name, df in tables.items():
-        if not df.empty:
-            written[name] = write_table(df, out_dir, name)
-    written.update(write_aggregates(out_dir, tables["summary"]))
-    return written

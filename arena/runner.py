@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ctypes
 import json
-import math
 import os
 import resource
 import signal
@@ -30,12 +29,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from arena.env import CALLS, ForecastEnv, Recorder, nature_streams
-from arena.games import Game, get_game, plays
+from arena.env import CALLS, ForecastEnv, Recorder
+from arena.games import Game
+from arena.matchup import Matchup, build_matchup
 from arena.protocols import Bernoulli, Forecast, Forecaster, Nature, OutcomeLaw, ProtocolError
 from arena.referee import Certificate, Referee
-from arena.registry import make_forecaster
-from arena.seeding import derive_rng, derive_seed
+from arena.seeding import forecaster_rng, stream_seeds
 
 
 @dataclass
@@ -89,7 +88,7 @@ class Result:
                "adaptive": bool(self.nature.adaptive),
                "forecaster_params": json.dumps(fparams, sort_keys=True),
                "nature_params": json.dumps(nparams, sort_keys=True)}
-        row.update(seeds(self.seed, self.forecaster, self.nature))
+        row.update(stream_seeds(self.seed, self.forecaster.name, self.nature.name))
         row.update(self.summary)
         for name, c in self.certificates.items():
             row[f"cert.{name}.value"] = c.value
@@ -167,14 +166,6 @@ def _jsonable(d: dict) -> dict:
     return out
 
 
-def seeds(seed: int, forecaster: Forecaster, nature: Nature) -> dict[str, int]:
-    """Every stream's seed, as recorded in result rows (all derived from ``seed`` by name)."""
-    return {"seed_forecaster": derive_seed(seed, "forecaster", forecaster.name),
-            "seed_nature": derive_seed(seed, "nature", nature.name),
-            "seed_outcome": derive_seed(seed, "outcome", nature.name),
-            "seed_draw": derive_seed(seed, "forecast-draw", nature.name)}
-
-
 def _who_broke(exc: BaseException) -> str:
     return "forecaster" if isinstance(exc, ProtocolError) and str(exc).startswith("forecaster") else "nature"
 
@@ -186,7 +177,7 @@ def play(game: str, forecaster: Forecaster | str, nature: Nature | str, T: int, 
     """Play one matchup and referee it.
 
     Plugins may be instances or registered names (with ``*_params`` for their
-    constructor). A plugin that raises or breaks the protocol forfeits: the result
+    constructor); :func:`arena.matchup.build_matchup` makes and checks them. A plugin that raises or breaks the protocol forfeits: the result
     keeps the rounds played and ``result.forfeit`` says who, when and why.
 
     ``fast_path`` lets a forecaster with ``play_oblivious`` play all rounds at once
@@ -214,25 +205,23 @@ def play(game: str, forecaster: Forecaster | str, nature: Nature | str, T: int, 
     >>> round(r.summary["bias"], 3) < 0.05
     True
     """
-    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T <= 0:
-        raise ValueError(f"T={T!r}: the horizon must be a positive integer, e.g. T=1000")
-    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float))
-                                   or not 0 < time_limit < math.inf):
-        raise ValueError(f"time_limit={time_limit!r}: give the seconds a plugin call may take as a positive "
-                         "number, e.g. time_limit=10, or None for no limit")
+    m = build_matchup(game, forecaster, nature, T, seed, forecaster_params=forecaster_params,
+                      nature_params=nature_params, referee=referee, time_limit=time_limit)
+    return play_matchup(m, keep_forecasts=keep_forecasts, fast_path=fast_path, trace_path=trace_path)
+
+
+def play_matchup(m: Matchup, *, keep_forecasts: bool | None = None, fast_path: bool = True,
+                 trace_path: str | os.PathLike | None = None) -> Result:
+    """Play a matchup that :func:`arena.matchup.build_matchup` built, and referee it (see :func:`play`)."""
+    if m.forecaster is None:
+        raise ValueError("the matchup has no forecaster; build it with one (a Gymnasium agent plays ForecastEnv)")
     if trace_path is not None and not Path(trace_path).parent.is_dir():
         raise ValueError(f"trace_path={str(trace_path)!r}: the folder {str(Path(trace_path).parent)!r} does not "
                          "exist; create it first")
-    g = get_game(game)
-    fc = make_forecaster(forecaster, **(forecaster_params or {}))
-    if not plays(g, fc):
-        raise ValueError(f"forecaster {fc.name!r} plays {fc.games}, not the {g.name!r} game")
-    env = ForecastEnv(nature, int(T), g, nature_params,
-                      keep_forecasts=(T <= 10_000) if keep_forecasts is None else keep_forecasts)
-    referee = referee or Referee()
-    referee.accepts(fc)  # bounds are fixed before the game: no looser search than the referee allows
+    T, seed, fc, g, time_limit = m.T, m.seed, m.forecaster, m.game, m.time_limit
+    env = ForecastEnv.from_matchup(m, keep_forecasts=(T <= 10_000) if keep_forecasts is None else keep_forecasts)
     fc.game = g
-    fc.reset(derive_rng(seed, "forecaster", fc.name))
+    fc.reset(forecaster_rng(seed, fc.name))
     start = time.perf_counter()
     dog = _Watchdog(float(time_limit), env.progress) if time_limit is not None else None
     try:
@@ -242,13 +231,13 @@ def play(game: str, forecaster: Forecaster | str, nature: Nature | str, T: int, 
             dog.stop()
     rec = env.recorder.view()  # (writes the rounds still buffered: part of the game's time)
     t_game = time.perf_counter() - start
-    summary, certs, curves = referee.score(g, rec, fc)
+    summary, certs, curves = m.referee.score(g, rec, fc)
     t_ref = time.perf_counter() - start - t_game
     seconds = {"forecaster": t_fc, "arena": t_game - t_fc, "referee": t_ref,
                "forecaster_per_step": t_fc / max(rec.n, 1)}
     if trace_path is not None:
         write_trace(rec, trace_path)
-    return Result(g.name, fc, env.nature, int(T), int(seed), rec, summary, certs, curves, seconds, forfeit)
+    return Result(g.name, fc, env.nature, T, seed, rec, summary, certs, curves, seconds, forfeit)
 
 
 def _play_game(env: ForecastEnv, fc: Forecaster, seed: int, fast_path: bool,
@@ -271,7 +260,7 @@ def _play_game(env: ForecastEnv, fc: Forecaster, seed: int, fast_path: bool,
         if env.t != 1:  # the fast path gave up after playing: replay from the start
             if dog is not None:
                 dog.pause()
-            fc.reset(derive_rng(seed, "forecaster", fc.name))
+            fc.reset(forecaster_rng(seed, fc.name))
             x, _ = env.reset(seed=seed)
         return _play_steps(env, fc, x, dog)
     except _Timeout:  # nature's first context
@@ -419,7 +408,7 @@ def _play_oblivious(env: ForecastEnv, fc: Forecaster, dog: _Watchdog | None = No
         getattr(type(game), m) is getattr(Game, m) for m in ("present_context", "scored_context", "outcome_prob"))
     if (nature.adaptive or env.keep_forecasts or not plain_game  # outcomes are checked as bits below
             or type(nature).observe is not Nature.observe
-            or not callable(getattr(fc, "play_oblivious", None)) or not getattr(fc, "can_play_oblivious", True)):
+            or not callable(fc.play_oblivious) or not fc.can_play_oblivious):
         return None
     try:
         X, y, y_prob = _oblivious_outcomes(env)
@@ -503,4 +492,4 @@ def _oblivious_outcomes(env: ForecastEnv) -> tuple[np.ndarray, np.ndarray, np.nd
     return X, y, y_prob
 
 
-__all__ = ["play", "Result", "Forfeit", "seeds", "nature_streams", "write_trace"]
+__all__ = ["Forfeit", "Result", "play", "play_matchup", "write_trace"]

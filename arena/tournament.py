@@ -9,17 +9,31 @@ stored as soon as it finishes. A tournament's results directory does not depend 
 time (``<results_root>/<tournament_name>``), so rerunning a tournament resumes it: a matchup
 whose whole result is already stored for the same resolved config and code version (both are
 in its id) is not played again, and the summary covers the matchups of the current plan only.
+
+The Hydra job of every run (:func:`run_job`) plays its matchups here (:func:`run_matchup`: a
+composed config, :func:`arena.matchup.matchup_from_config`, played and stored under its id),
+prints the tournament's progress (:class:`Progress`), and :class:`SummaryCallback` aggregates
+the results directory once the jobs are done (:func:`finish`). :func:`rerun` plays a stored
+row again from the config it records (``arena-rerun``).
 """
 
 from __future__ import annotations
 
-import difflib
 import itertools
+import json
+import math
 import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
 
+import numpy as np
+import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
-from arena.results import code_version, matchup_id, plugin_code
+from arena.errors import ConfigError, unknown_name
+from arena.results import PLAN_FILE, code_version, is_done, matchup_id, planned, plugin_code, stored_ids
 
 #: Config keys that do not change a matchup's result (left out of its id).
 NOT_IN_ID = ("hydra", "tournament", "shard", "report", "results_root", "tournament_name")
@@ -52,10 +66,6 @@ def auto_shards() -> int:
     return 2 * max(cores, 1)
 
 
-class ConfigError(ValueError):
-    """A config that cannot run; the message says what is wrong and how to fix it."""
-
-
 def load_option(group: str, name: str) -> DictConfig:
     """The config of one option of a group (``forecaster/k29``), from Hydra's search path."""
     from hydra.core.global_hydra import GlobalHydra
@@ -63,10 +73,7 @@ def load_option(group: str, name: str) -> DictConfig:
     repo = GlobalHydra.instance().config_loader().repository
     result = repo.load_config(f"{group}/{name}")
     if result is None:
-        options = repo.get_group_options(group)
-        close = difflib.get_close_matches(str(name), options, n=1, cutoff=0.5)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise ConfigError(f"unknown {group} {name!r}.{hint} Available: {', '.join(options)}")
+        raise ConfigError(unknown_name(group, name, repo.get_group_options(group)))
     cfg = result.config
     if "defaults" in cfg:
         cfg = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "defaults"])
@@ -123,18 +130,13 @@ def _base(cfg: DictConfig) -> dict:
                                                                                           "shard")]))
 
 
-def build_matchup(cfg: DictConfig, entry: tuple, base: dict | None = None) -> DictConfig:
+def matchup_config(cfg: DictConfig, entry: tuple, base: dict | None = None) -> DictConfig:
     """The full config of one planned matchup (``base``: :func:`_base` of ``cfg``, when already made)."""
     flabel, fcfg, nlabel, ncfg, T, seed = entry
     config = dict(_base(cfg) if base is None else base)
     config.update(T=T, seed=seed, forecaster_label=flabel, nature_label=nlabel,
                   forecaster=OmegaConf.to_container(fcfg), nature=OmegaConf.to_container(ncfg))
     return OmegaConf.create(config)
-
-
-def matchups(cfg: DictConfig) -> list[DictConfig]:
-    """Every matchup config of the tournament in ``cfg.tournament``, in a fixed order."""
-    return [build_matchup(cfg, e) for e in plan(cfg)]
 
 
 def resolved_config(cfg: DictConfig) -> dict:
@@ -164,7 +166,7 @@ def matchup_key(cfg: DictConfig) -> str:
 def planned_ids(cfg: DictConfig) -> list[str]:
     """The matchup ids of every matchup of the tournament in ``cfg.tournament``, in plan order."""
     base = _base(cfg)
-    return [matchup_key(build_matchup(cfg, e, base)) for e in plan(cfg)]
+    return [matchup_key(matchup_config(cfg, e, base)) for e in plan(cfg)]
 
 
 def shard_of(cfg: DictConfig) -> list[DictConfig]:
@@ -176,4 +178,216 @@ def shard_of(cfg: DictConfig) -> list[DictConfig]:
     if not 0 <= shard < shards:
         raise ConfigError(f"shard={shard} is outside 0..{shards - 1}; the tournament has {shards} shards")
     base = _base(cfg)
-    return [build_matchup(cfg, e, base) for i, e in enumerate(plan(cfg)) if i % shards == shard]
+    return [matchup_config(cfg, e, base) for i, e in enumerate(plan(cfg)) if i % shards == shard]
+
+
+# ----------------------------------------------------------------------------- playing
+
+
+def run_matchup(cfg: DictConfig, out_dir: Path) -> dict:
+    """Play the matchup of one composed config and store it under ``out_dir``; returns its row.
+
+    With ``keep_trace`` the per-round trace streams to ``traces/<matchup_id>.parquet`` (the
+    announced Forecast objects are kept in it for T <= 10^4 only, so memory stays bounded).
+    """
+    from arena.matchup import matchup_from_config
+    from arena.results import reliability_table, save_matchup
+    from arena.runner import play_matchup
+
+    m = matchup_from_config(cfg)
+    mid = matchup_key(cfg)
+    trace = Path(out_dir) / "traces" / f"{mid}.parquet" if cfg.get("keep_trace") else None
+    if trace is not None:
+        trace.parent.mkdir(parents=True, exist_ok=True)
+    result = play_matchup(m, keep_forecasts=trace is not None and m.T <= 10_000, trace_path=trace)
+    row = result.row()
+    row["forecaster_plugin"], row["nature_plugin"] = row["forecaster"], row["nature"]
+    row["forecaster"], row["nature"] = str(cfg.forecaster_label), str(cfg.nature_label)
+    row["matchup_id"] = mid
+    row["config"] = json.dumps(resolved_config(cfg), sort_keys=True, default=str)
+    row["code_version"] = code_version()
+    row["plugin_code"] = plugin_code(plugin_targets(cfg))
+    rec = result.recorder
+    reliability = reliability_table(rec.p, rec.y, m.referee.ece_bins) if m.game.name != "quantile" else None
+    save_matchup(out_dir, row, result.curves, reliability, trace)
+    return row
+
+
+def metrics_text(row: dict) -> str:
+    """One line of a finished matchup: its names, seed, T, headline metrics and any forfeit."""
+    status = "" if row["status"] == "ok" else f"  FORFEIT ({row['forfeit_who']} at t={row['forfeit_step']})"
+    if "smce_over_T" in row:
+        metrics = f"smCE/T={row['smce_over_T']:.4g} brier={row['brier']:.4g}"
+    else:  # the quantile game
+        metrics = f"coverage={row.get('coverage', math.nan):.4g} pinball={row.get('pinball', math.nan):.4g}"
+    return f"{row['forecaster']} vs {row['nature']} seed={row['seed']} T={row['T']}: {metrics}{status}"
+
+
+def run_job(cfg: DictConfig) -> None:
+    """The Hydra job: play the single matchup of ``cfg``, or the matchups of its tournament shard
+    that are not stored yet, printing each one's line (with the tournament's progress)."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    hc = HydraConfig.get()
+    out_dir = Path(hc.sweep.dir if hc.mode == RunMode.MULTIRUN else hc.run.dir)
+    if cfg.get("tournament") is None:
+        print(f"[arena] {metrics_text(run_matchup(cfg, out_dir))}", flush=True)
+        return
+    progress = Progress(out_dir) if (out_dir / PLAN_FILE).is_file() else None
+    if progress and progress.code_version != code_version():
+        print(f"[arena] warning: the code changed since this tournament started ({progress.code_version} -> "
+              f"{code_version()}); its results are stored under new ids: rerun the tournament to summarize them",
+              file=sys.stderr, flush=True)
+    for m in shard_of(cfg):
+        if not is_done(out_dir, matchup_key(m)):
+            text = metrics_text(run_matchup(m, out_dir))
+            print(f"[arena] {progress.line() + ' | ' if progress else ''}{text}", flush=True)
+
+
+# ----------------------------------------------------------------------------- progress and summary
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+class Progress:
+    """Matchups done out of the tournament's total, elapsed time and an estimate of the time left.
+
+    Every job of a sweep (on any launcher) counts the finished results in the shared results
+    directory, so the figures are the whole tournament's, not one shard's.
+    """
+
+    def __init__(self, out_dir: Path):
+        self.out_dir = Path(out_dir)
+        info = json.loads((Path(out_dir) / PLAN_FILE).read_text())
+        self.ids, self.started, self.done_at_start = set(info["ids"]), info["started"], info["done_at_start"]
+        self.code_version = info["code_version"]
+
+    def done(self) -> int:
+        return len(self.ids & stored_ids(self.out_dir))  # one directory listing: about 1 ms per 10^4 files
+
+    def line(self) -> str:
+        done, total = self.done(), len(self.ids)
+        elapsed = time.time() - self.started
+        played = done - self.done_at_start
+        left = f", ~{_clock(elapsed / played * (total - done))} left" if 0 < played and done < total else ""
+        return f"{done}/{total} ({100 * done / max(total, 1):.0f}%) {_clock(elapsed)} elapsed{left}"
+
+
+def start_tournament(cfg: DictConfig, out_dir: Path) -> dict:
+    """Record the plan of a tournament run in ``out_dir`` (its ids, the time, what is already stored) and
+    clear temp files left by a killed run. Returns the plan."""
+    from arena.results import PARTS, write_text_atomic
+
+    out_dir = Path(out_dir)
+    ids = planned_ids(OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"]))
+    if len(set(ids)) != len(ids):
+        raise ConfigError(f"tournament {cfg.tournament.get('name')!r} lists the same matchup twice; "
+                          "give repeated entries different params or a label")
+    stored = stored_ids(out_dir)
+    for part in PARTS:
+        for tmp in (out_dir / part).glob(".*.tmp"):
+            tmp.unlink(missing_ok=True)
+    info = {"tournament": str(cfg.tournament.get("name")), "code_version": code_version(), "ids": ids,
+            "started": time.time(), "done_at_start": len(stored.intersection(ids))}
+    write_text_atomic(json.dumps(info), out_dir / PLAN_FILE)
+    if info["done_at_start"]:
+        print(f"[arena] resuming {info['tournament']}: {info['done_at_start']}/{len(ids)} matchups already "
+              f"stored in {out_dir}", flush=True)
+    return info
+
+
+def finish(out_dir: Path, report: bool = True, only: set[str] | None = None) -> None:
+    """Aggregate a results directory (the matchups ``only``, when given) into tables and figures, and say
+    where they are."""
+    from arena.aggregate import write_tables
+
+    tables = write_tables(out_dir, only)
+    figures = []
+    if report:
+        from arena.plots import report as draw
+
+        figures = draw(out_dir)
+    print(f"[arena] results: {Path(out_dir).resolve()}")
+    if only is not None:
+        others = stored_ids(out_dir) - only
+        if others:
+            print(f"[arena]   {len(others)} stored matchups of another config or code version are not in the summary")
+    for name, path in tables.items():
+        print(f"[arena]   {name}: {path} (+ .csv)")
+    if figures:
+        print(f"[arena]   figures: {len(figures)} files in {Path(out_dir).resolve() / 'figures'}")
+
+
+try:
+    from hydra.experimental.callback import Callback
+except ImportError:  # pragma: no cover
+    Callback = object  # type: ignore[misc,assignment]
+
+
+class SummaryCallback(Callback):
+    """Records a tournament's plan before its jobs start; aggregates and reports a sweep once all its
+    matchups finished (or a single run)."""
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        if config.get("tournament") is not None:
+            start_tournament(config, Path(config.hydra.sweep.dir))
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        out_dir = Path(config.hydra.sweep.dir)
+        finish(out_dir, bool(config.get("report", True)), planned(out_dir))
+
+    def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
+        finish(Path(config.hydra.run.dir), bool(config.get("report", True)))
+
+
+# ----------------------------------------------------------------------------- rerun
+
+
+def stored_row(source: Path, row: int | None = None, matchup: str | None = None) -> pd.Series:
+    """Row ``row`` (0-based position) or the row of matchup id ``matchup`` of a results directory's
+    summary (``source``) or of a summary table file."""
+    from arena.results import read_table
+
+    path = source / "summary.parquet" if source.is_dir() else source
+    if source.is_dir() and not path.is_file():
+        raise ConfigError(f"{source} has no summary.parquet; give a results directory after its tournament "
+                          "finished (or run `arena-report` on it), or a summary .parquet/.csv file")
+    table = read_table(path)
+    if matchup is not None:
+        hits = table.index[table["matchup_id"] == matchup] if "matchup_id" in table else []
+        if len(hits) == 0:
+            raise ConfigError(f"no row has matchup_id {matchup!r} in {source}; copy an id from the matchup_id column")
+        return table.loc[hits[0]]
+    if not 0 <= row < len(table):
+        raise ConfigError(f"--row {row} is outside 0..{len(table) - 1} ({len(table)} rows in {source})")
+    return table.iloc[row]
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, (float, np.floating)) and isinstance(b, (float, np.floating)):
+        return (math.isnan(a) and math.isnan(b)) or a == b
+    return bool(a == b) or (_missing(a) and _missing(b))
+
+
+def _missing(v: Any) -> bool:
+    """None, NaN or an empty string: a CSV round trip turns an empty string into NaN."""
+    return v is None or v == "" or (isinstance(v, float) and math.isnan(v))
+
+
+def rerun(row: pd.Series, out_dir: Path) -> tuple[dict, list[str], list[str]]:
+    """Play the matchup of one result row again from the config it records; the new row, the columns
+    compared (timing and memory aside) and those whose values differ."""
+    from arena.results import MACHINE_COLUMNS, MACHINE_PREFIXES
+
+    if "config" not in row or not isinstance(row["config"], str):
+        raise ConfigError("the row has no `config` column; rows written by this arena record their resolved config")
+    cfg = OmegaConf.create(json.loads(row["config"]))
+    new = run_matchup(cfg, out_dir)
+    skip = {"parts"} | ({"code_version", "matchup_id"} if row.get("code_version") != new["code_version"] else set())
+    compared = [c for c in row.index if c not in MACHINE_COLUMNS and not c.startswith(MACHINE_PREFIXES)
+                and c not in skip]
+    return new, compared, [c for c in compared if not _same(row[c], new.get(c))]

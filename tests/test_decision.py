@@ -177,6 +177,6 @@ def test_two_point_forecasts_straddle_the_jump_with_the_balancing_probability():
 
 
 def test_the_decisions_tournament_composes():
-    from arena.cli import validate
+    from arena.config import validate
 
     assert validate(["tournament=decisions"], multirun=True) == 6 * 7 * 3

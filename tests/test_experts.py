@@ -377,8 +377,8 @@ def test_bad_configs_get_one_clear_error(make, match):
 
 
 def test_bad_config_on_the_command_line_fails_before_running():
-    from arena.cli import validate
-    from arena.tournament import ConfigError
+    from arena.config import validate
+    from arena.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"forecaster: linf_df: lam=3.0 is outside \(0, 2\]"):
         validate(["tournament=none", "game=experts", "forecaster=linf_df", "forecaster.lam=3.0",
@@ -389,6 +389,6 @@ def test_bad_config_on_the_command_line_fails_before_running():
 
 
 def test_the_experts_tournament_composes():
-    from arena.cli import validate
+    from arena.config import validate
 
     assert validate(["tournament=experts"], multirun=True) == 7 * 7 * 2

@@ -7,7 +7,7 @@ its row (0-based, header not counted, as ``start`` counts) and, for a CSV, the l
 editor shows, and that value really is the first bad one. A file whose every value is fine
 must load. (tests/test_adversaries.py fuzzes raw CSV text against pandas itself.)
 
-Config (``arena.cli.validate`` and the ``arena`` command): generated overrides either
+Config (``arena.config.validate`` and the ``arena`` command): generated overrides either
 validate or raise a ConfigError with a one-line message; the command then exits with
 status 2, one ``arena: error:`` line, no traceback, and writes nothing.
 
@@ -466,8 +466,8 @@ def _one_clear_line(message: str) -> None:
 @settings(max_examples=25)
 @given(case=config_overrides())
 def test_fuzzed_overrides_validate_or_raise_one_config_error(case):
-    from arena.cli import validate
-    from arena.tournament import ConfigError
+    from arena.config import validate
+    from arena.errors import ConfigError
 
     args, misspelled = case
     try:
@@ -483,8 +483,8 @@ def test_fuzzed_overrides_validate_or_raise_one_config_error(case):
 
 
 def test_misspelled_options_suggest_the_closest():
-    from arena.cli import validate
-    from arena.tournament import ConfigError
+    from arena.config import validate
+    from arena.errors import ConfigError
 
     for group, wrong, right in [("forecaster", "k28", "k29"), ("nature", "iid_bernouli", "iid_bernoulli"),
                                 ("game", "binray", "binary")]:
@@ -543,13 +543,14 @@ FOUND = {
     "missing_mandatory": ["forecaster=bit", "nature=replay"],
     "mandatory_marker": ["forecaster.tol=???"],
     "sweep_without_m": ["forecaster=bit", "nature=anti_forecaster", "T=20", "T=1,2"],  # Hydra refused it later
+    "null_horizon": ["forecaster=bit", "nature=anti_forecaster", "T=20", "T=null"],  # read before it was checked
 }
 
 
 @pytest.mark.parametrize("name", sorted(FOUND))
 def test_found_config_cases_give_one_config_error_line(name):
-    from arena.cli import validate
-    from arena.tournament import ConfigError
+    from arena.config import validate
+    from arena.errors import ConfigError
 
     with pytest.raises(ConfigError) as info:
         validate(["tournament=none", *FOUND[name]])

@@ -21,7 +21,8 @@ from scipy import stats
 import arena
 import arena.results
 from arena import plots
-from arena.results import collect, matchup_id, reliability_table, save_matchup, write_tables
+from arena.aggregate import write_tables
+from arena.results import collect, matchup_id, reliability_table, save_matchup
 
 #: The report driver (``arena.plots.report`` is its function :func:`arena.plots.report.report`).
 driver = importlib.import_module("arena.plots.report")

@@ -454,7 +454,7 @@ def test_every_config_holds_the_defaults(kind, name):
 
 
 def test_the_game_config_and_the_tournament():
-    from arena.cli import validate
+    from arena.config import validate
 
     cfg = OmegaConf.load(ROOT / "conf" / "game" / "quantile.yaml")
     params = OmegaConf.to_container(cfg)

@@ -15,7 +15,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import arena  # noqa: F401  (registers the plugins)
-from arena.env import ForecastEnv, nature_streams
+from arena.env import ForecastEnv
+from arena.seeding import nature_streams
 from arena.protocols import Bernoulli, Forecast, Forecaster, Nature, OutcomeLaw
 from arena.runner import _Timeout, _Watchdog, play, write_trace
 
@@ -339,7 +340,7 @@ class Mixed(Nature):
 def test_outcomes_equal_unbuffered_draws_from_the_stream():
     T = 3000  # several chunks of the buffered coins and of the recorder
     r = play("binary", "running_mean", Mixed(), T=T, seed=4, fast_path=False)
-    rng = nature_streams(4, Mixed())[1]
+    rng = nature_streams(4, Mixed().name)[1]
     want = []
     for t in range(1, T + 1):
         law = Mixed().respond(t, None, None)

@@ -48,7 +48,7 @@ def expert_weights(curves: pd.DataFrame, nature: str | None = None, forecasters:
                    ncols: int = 3) -> Figure:
     """The weights each forecaster puts on the experts against t (log x), one panel per forecaster.
 
-    Curves ``weight:<j>`` (mean over seeds, band: its 95% interval) of :mod:`arena.metrics.experts`;
+    Curves ``weight:<j>`` (mean over seeds, band: its 95% interval) of :mod:`arena.games.experts`;
     expert j is drawn in the j-th color of viridis, the same in every panel.
 
     Examples

@@ -66,7 +66,7 @@ def _read_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     change to ``matchups/``, the folder included so that a file added or removed counts), else
     :func:`arena.results.collect` of the matchups of the directory's tournament plan (all its
     matchups when it has none). Reading three files instead of one per matchup saves seconds
-    when :func:`arena.cli.finish` has just aggregated the directory."""
+    when :func:`arena.tournament.finish` has just aggregated the directory."""
     from arena.results import collect, planned
 
     try:
@@ -209,7 +209,7 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
     ----------
     out_dir : the results directory; its tables are read with :func:`arena.results.collect`
         (or, the same tables quicker, from the ``summary``/``curves``/``reliability`` Parquet
-        files that :func:`arena.results.write_tables` left there, when no matchup changed since)
+        files that :func:`arena.aggregate.write_tables` left there, when no matchup changed since)
         unless ``tables`` (keys ``summary``, ``curves``, ``reliability``) is given.
     leaderboard_metrics : the leaderboards of binary forecasts, and the headline metrics of a
         game without its own entry in :data:`HEADLINE_METRICS`.

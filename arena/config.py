@@ -1,0 +1,240 @@
+"""Compose and validate the command line's Hydra overrides before anything runs.
+
+:func:`prepare` composes every value of every sweep (the command line's, and a tournament's
+``hydra.sweeper.params``) and builds its matchup (:func:`arena.matchup.matchup_from_config`), so a
+bad config fails at once with one :class:`~arena.errors.ConfigError` line and writes nothing.
+The overrides are read by Hydra's own parser (a sweep is an ``Override`` whose
+``is_sweep_override()`` is true; its values come from ``sweep_string_iterator()``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+from omegaconf import DictConfig, OmegaConf
+
+from arena.errors import ConfigError, unknown_name
+from arena.tournament import auto_shards, matchup_config, plan
+
+#: The package of the arena's Hydra configs (installed); a source tree's ``conf/`` otherwise.
+CONFIG_MODULE = "arena.conf"
+
+#: The config groups whose option a command line names (an unknown one is reported with a suggestion).
+GROUPS = ("forecaster", "nature", "game", "tournament")
+
+#: The optional extra that provides each launcher outside the default install.
+LAUNCHER_EXTRAS = {"ray": "ray", "ray_local": "ray", "ray_cluster": "ray", "slurm": "slurm",
+                   "submitit_local": "slurm", "submitit_slurm": "slurm"}
+
+#: ``hydra.*`` overrides shape the run, not the matchups; but these decide which options exist.
+HYDRA_KEYS = ("hydra.searchpath", "hydra/launcher")
+
+
+def config_dir() -> str | None:
+    """The source tree's conf/ when ``arena.conf`` is not importable (running uninstalled)."""
+    import importlib.util
+
+    try:
+        if importlib.util.find_spec(CONFIG_MODULE) is not None:
+            return None
+    except ModuleNotFoundError:
+        pass
+    return str(Path(__file__).resolve().parent.parent / "conf")
+
+
+@contextlib.contextmanager
+def hydra_session(args: Sequence[str] = ()) -> Iterator[None]:
+    """Hydra initialized with the arena's configs, every plugin loaded and the search path of the
+    ``hydra.searchpath=[...]`` override among ``args``; cleared again on the way out."""
+    from hydra import initialize_config_dir, initialize_config_module
+    from hydra.core.global_hydra import GlobalHydra
+
+    from arena.registry import load_plugins, use_search_path_plugin
+
+    load_plugins()
+    use_search_path_plugin(args)
+    GlobalHydra.instance().clear()
+    try:
+        conf_dir = config_dir()
+        with (initialize_config_dir(conf_dir, version_base="1.3") if conf_dir
+              else initialize_config_module(CONFIG_MODULE, version_base="1.3")):
+            yield
+    finally:
+        GlobalHydra.instance().clear()
+        use_search_path_plugin()  # the folders were this command's: leave later compositions alone
+
+
+def validate(args: list[str], multirun: bool = False) -> int:
+    """The number of matchups the command will run (:func:`prepare`)."""
+    return prepare(args, multirun)[0]
+
+
+def prepare(args: list[str], multirun: bool = False) -> tuple[int, list[str]]:
+    """Compose every value of every sweep and build its matchup; raise one ConfigError line on the first
+    problem (whatever Hydra or OmegaConf raise about the overrides included).
+
+    Returns the number of matchups and the overrides the run must add: ``tournament.shards=N``
+    when the tournament says ``shards: auto`` (:func:`arena.tournament.auto_shards`), fixed here
+    once so that every job, on any launcher and node, deals the matchups alike.
+    """
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        with hydra_session(args):
+            return _prepare(args, multirun)
+    except ConfigError as exc:
+        raise ConfigError(_one_line(str(exc))) from None
+    except (HydraException, OmegaConfBaseException, ValueError) as exc:
+        raise ConfigError(f"{_one_line(str(exc))}. Check the override syntax (key=value, -m key=a,b)") from None
+
+
+def _one_line(message: str) -> str:
+    return " ".join(part.strip() for part in message.splitlines() if part.strip())
+
+
+def _prepare(args: list[str], multirun: bool) -> tuple[int, list[str]]:
+    overrides = [o for o in _parse(args)
+                 if not o.key_or_group.startswith("hydra") or o.key_or_group in HYDRA_KEYS]
+    fixed = [o.input_line for o in overrides if not o.is_sweep_override()]
+    sweeps = {o.get_key_element(): list(o.sweep_string_iterator()) for o in overrides if o.is_sweep_override()}
+    base = compose(fixed)
+    extra = []
+    if base.get("tournament") is not None and str(base.tournament.get("shards")) == "auto":
+        extra = [f"tournament.shards={auto_shards()}"]
+        fixed += extra
+        base = compose(fixed)
+    multirun = multirun or str(base.hydra.mode) == "RunMode.MULTIRUN"
+    if sweeps and not multirun:
+        key, values = next(iter(sweeps.items()))
+        raise ConfigError(f"{key}={','.join(values)} gives several values: add -m to play each one "
+                          f"(arena -m ... {key}={','.join(values)}), or write a list as {key}=[...]")
+    set_here = {o.key_or_group for o in overrides}
+    if multirun:  # the config's own sweeps, where the command line does not set the key
+        sweeps.update({k: v for k, v in _sweeper_params(base).items() if k not in sweeps and k not in set_here})
+    if base.get("tournament") is not None:
+        for key in ("T", "seed"):
+            if key in set_here or key in sweeps:
+                raise ConfigError(
+                    f"{key} is set per tournament: tournament {base.tournament.get('name')!r} plays its own "
+                    f"list (set tournament.{'T' if key == 'T' else 'seeds'}=[...]), or name a forecaster and "
+                    "a nature to play one matchup")
+        return _check_tournament(base), extra
+    _check_sweep(fixed, sweeps)
+    return (int(np.prod([len(v) for v in sweeps.values()])) if sweeps else 1), extra
+
+
+def _parse(args: Sequence[str]) -> list:
+    """The command line's overrides, as Hydra's parser reads them."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    try:
+        return OverridesParser.create().parse_overrides(list(args))
+    except Exception as exc:  # noqa: BLE001 (the parser raises several types; each is one line here)
+        raise ConfigError(f"cannot parse the overrides {list(args)}: {exc}") from None
+
+
+def _sweeper_params(base: DictConfig) -> dict[str, list[str]]:
+    """The config's own sweeps (``hydra.sweeper.params``: a tournament's shards), key -> values."""
+    node = base.hydra.sweeper.get("params")
+    params = OmegaConf.to_container(node, resolve=True) if node else {}
+    out = {}
+    for o in _parse([f"{key}={value}" for key, value in params.items()]):
+        values = list(o.sweep_string_iterator()) if o.is_sweep_override() else [o.get_value_element_as_str()]
+        out[o.get_key_element()] = list(dict.fromkeys(values))
+    return out
+
+
+def _check_sweep(fixed: list[str], sweeps: dict[str, list[str]]) -> None:
+    """Compose the fixed overrides with each value of each sweep, and build and load each matchup
+    (each nature at the longest horizon swept)."""
+    Ts = [int(v) for v in sweeps.get("T", []) if v.lstrip("-").isdigit()]
+    for overrides in [fixed] + [fixed + [f"{key}={v}"] for key, values in sweeps.items() for v in values]:
+        _check_matchup(compose(overrides), Ts)
+
+
+def _check_tournament(base: DictConfig) -> int:
+    """Build every forecaster and nature of the tournament once; check every horizon. Returns the
+    number of matchups."""
+    cfg = OmegaConf.masked_copy(base, [k for k in base if k != "hydra"])
+    entries = plan(cfg)
+    shards = base.tournament.get("shards", 1)
+    params = base.hydra.sweeper.get("params") or {}
+    if str(params.get("shard", "")) != f"range(0,{shards})":
+        raise ConfigError(f"tournament {base.tournament.get('name')!r}: hydra.sweeper.params.shard must be "
+                          f"range(0,{shards}) to match tournament.shards={shards}")
+    seen = set()
+    for entry in entries:
+        key = (entry[0], entry[2], entry[4])  # forecaster, nature, T: seeds need no second check
+        if key not in seen:
+            seen.add(key)
+            m = matchup_config(cfg, entry)
+            _check_matchup(m)
+    return len(entries)
+
+
+def _check_matchup(cfg: DictConfig, horizons: Sequence[int] = ()) -> None:
+    """Build the matchup of ``cfg``, load what its nature needs (a replayed file) and check that it can
+    play the longest of its T and ``horizons`` (the values of a sweep of T)."""
+    from arena.matchup import check_length, matchup_from_config
+    from arena.seeding import nature_streams
+
+    m = matchup_from_config(cfg)
+    m.nature.game = m.game  # as the arena does: natures may check their outcomes against the game's range
+    try:
+        m.nature.reset(nature_streams(0, m.nature.name)[0])
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"nature {m.nature.name!r}: {exc}") from None
+    try:
+        check_length(m.nature, max([m.T, *horizons]))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def compose(overrides: list[str]) -> DictConfig:
+    """The arena's config with ``overrides`` (Hydra initialized: :func:`hydra_session`); an unknown
+    option of a group is named with the closest one, a launcher that needs an extra with its install."""
+    import warnings
+
+    from hydra import compose as hydra_compose
+    from hydra.errors import ConfigCompositionException, MissingConfigException
+
+    from arena.registry import search_path_problem
+
+    if problem := search_path_problem():
+        raise ConfigError(problem)
+    try:
+        with warnings.catch_warnings():  # search_path_problem said it, as an error
+            warnings.filterwarnings("ignore", message=r"provider=.* is not available")
+            return hydra_compose("config", overrides=overrides, return_hydra_config=True)
+    except MissingConfigException as exc:
+        for o in _parse(overrides):
+            value = o.get_value_element_as_str()
+            if o.key_or_group in GROUPS and value not in _group_options(o.key_or_group):
+                raise ConfigError(unknown_name(o.key_or_group, value, _group_options(o.key_or_group))) from None
+            if o.key_or_group == "hydra/launcher":
+                raise _launcher_problem(value) from None
+        raise ConfigError(str(exc).splitlines()[0]) from None
+    except ConfigCompositionException as exc:
+        raise ConfigError(f"{exc}. Check the override syntax (key=value, -m key=a,b)") from None
+
+
+def _group_options(group: str) -> list[str]:
+    from hydra.core.global_hydra import GlobalHydra
+
+    return sorted(GlobalHydra.instance().config_loader().get_group_options(group))
+
+
+def _launcher_problem(value: str) -> ConfigError:
+    if value in LAUNCHER_EXTRAS:
+        extra = LAUNCHER_EXTRAS[value]
+        return ConfigError(f"hydra/launcher={value} needs the {extra!r} extra: "
+                           f"pip install 'defensive-forecasting-arena[{extra}]' (from a checkout: "
+                           f"pip install -e '.[{extra}]')")
+    return ConfigError(unknown_name("hydra/launcher", value, _group_options("hydra/launcher")))
+
+
+__all__ = ["CONFIG_MODULE", "compose", "config_dir", "hydra_session", "prepare", "validate"]

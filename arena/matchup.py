@@ -1,0 +1,142 @@
+"""A matchup, built and checked in one place: the game, the forecaster, nature, T, the seed, the referee.
+
+Every way into a game goes through :func:`build_matchup`: :func:`arena.play` (names or
+instances), the Gymnasium environment (no forecaster: the agent plays), and the command line,
+the tournaments and ``arena-rerun`` (a composed Hydra config, :func:`matchup_from_config`).
+The game is looked up, the plugins made and T, the seed and the time limit checked here only.
+
+Examples
+--------
+>>> m = build_matchup("binary", "k29", "iid_bernoulli", T=100, seed=3)
+>>> m.game.name, m.forecaster.name, m.nature.name, m.T, m.seed
+('binary', 'k29', 'iid_bernoulli', 100, 3)
+>>> build_matchup("quantile", "k29", "iid_normal", T=100)
+Traceback (most recent call last):
+...
+ValueError: forecaster 'k29' does not play the 'quantile' game (it plays ('binary',))
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from arena.errors import ConfigError
+from arena.games import Game, get_game, plays
+from arena.protocols import Forecaster, Nature
+from arena.referee import Referee
+from arena.registry import make_forecaster, make_nature
+
+#: Bytes the arena keeps per round (the recorder's arrays of forecasts, outcomes and contexts, with room
+#: for the referee's sorted copies); T must fit the machine's memory at this rate.
+BYTES_PER_ROUND = 200
+
+
+@dataclass(frozen=True)
+class Matchup:
+    """One checked matchup: what :func:`arena.runner.play_matchup` plays.
+
+    Attributes
+    ----------
+    game : the game, with its parameters.
+    forecaster : the forecaster (None in a Gymnasium environment, whose agent forecasts).
+    nature : nature.
+    T : the horizon (rounds).
+    seed : the root seed every stream derives from by name (:mod:`arena.seeding`).
+    referee : the referee's settings.
+    time_limit : seconds one plugin call may take (None: no limit).
+    """
+
+    game: Game
+    forecaster: Forecaster | None
+    nature: Nature
+    T: int
+    seed: int
+    referee: Referee
+    time_limit: float | None = None
+
+
+def build_matchup(game: str | Game, forecaster: str | Forecaster | None, nature: str | Nature, T: Any,
+                  seed: Any = 0, *, game_params: Mapping | None = None, forecaster_params: Mapping | None = None,
+                  nature_params: Mapping | None = None, referee: Referee | Mapping | None = None,
+                  time_limit: Any = None) -> Matchup:
+    """Look up the game, make the plugins (registered names or instances) and check everything.
+
+    Raises ValueError (an unknown plugin name: :class:`arena.registry.UnknownPluginError`) with
+    one line that names the bad value and the fix.
+    """
+    _check_horizon(T)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed={seed!r}: the seed must be a non-negative integer, e.g. seed=0")
+    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float))
+                                   or not 0 < time_limit < math.inf):
+        raise ValueError(f"time_limit={time_limit!r}: give the seconds a plugin call may take as a positive "
+                         "number, e.g. time_limit=10, or None for no limit (null in a config)")
+    g = get_game(game, **(game_params or {}))
+    fc = None if forecaster is None else make_forecaster(forecaster, **(forecaster_params or {}))
+    nat = make_nature(nature, **(nature_params or {}))
+    for kind, plugin in (("forecaster", fc), ("nature", nat)):
+        if plugin is not None and not plays(g, plugin):
+            raise ValueError(f"{kind} {plugin.name!r} does not play the {g.name!r} game (it plays {plugin.games})")
+    if referee is None or isinstance(referee, Mapping):  # else a referee object (the checks' scores nothing)
+        try:
+            referee = Referee(**(referee or {}))
+        except (TypeError, ValueError) as exc:  # the referee names itself in its own messages
+            raise ValueError(str(exc) if str(exc).startswith("referee:") else f"referee: {exc}") from None
+    if fc is not None:  # bounds are fixed before the game: no looser search than the referee accepts
+        referee.accepts(fc)
+    return Matchup(g, fc, nat, int(T), int(seed), referee, time_limit)
+
+
+def _check_horizon(T: Any) -> None:
+    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T <= 0:
+        raise ValueError(f"T={T!r}: the horizon must be a positive integer, e.g. T=1000")
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") if hasattr(os, "sysconf") else None
+    if memory and T * BYTES_PER_ROUND > memory:
+        raise ValueError(f"T={T} needs about {T * BYTES_PER_ROUND / 2**30:.0f} GiB (about {BYTES_PER_ROUND} bytes "
+                         f"a round) and this machine has {memory / 2**30:.0f} GiB; lower T to at most "
+                         f"{memory // BYTES_PER_ROUND}")
+
+
+def check_length(nature: Nature, T: int) -> None:
+    """Refuse a horizon longer than nature can play (a replayed series has so many rows)."""
+    if nature.length is not None and T > nature.length:
+        raise ValueError(f"T={T} exceeds the {nature.length} rounds nature {nature.name!r} can play; "
+                         f"lower T to at most {nature.length}")
+
+
+def matchup_from_config(cfg) -> Matchup:
+    """The matchup of one composed config (``game``, ``forecaster`` and ``nature`` nodes with a
+    ``_target_``, ``referee``, ``T``, ``seed``, ``time_limit``); every problem is a :class:`ConfigError`."""
+    from hydra.utils import instantiate
+    from omegaconf import OmegaConf
+
+    T, seed, time_limit = cfg.get("T"), cfg.get("seed"), cfg.get("time_limit")
+    game_params = OmegaConf.to_container(cfg.game, resolve=True)
+    game = str(game_params.pop("name"))
+    try:
+        forecaster, nature = (_instantiate(cfg[kind], kind, instantiate) for kind in ("forecaster", "nature"))
+        return build_matchup(game, forecaster, nature, T, seed, game_params=game_params,
+                             referee=OmegaConf.to_container(cfg.referee, resolve=True), time_limit=time_limit)
+    except ConfigError:
+        raise
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _instantiate(node, kind: str, instantiate):
+    try:
+        return instantiate(node, _convert_="all")
+    except Exception as exc:  # noqa: BLE001 (Hydra wraps the constructor's error; show the constructor's message)
+        cause = exc
+        while cause.__cause__ is not None:
+            cause = cause.__cause__
+        raise ConfigError(f"{kind}: {cause}") from None
+
+
+__all__ = ["Matchup", "build_matchup", "check_length", "matchup_from_config"]
