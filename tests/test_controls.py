@@ -118,6 +118,17 @@ def test_a_forecaster_declaring_a_looser_tolerance_is_refused_with_both_values()
     assert c.verdict == "holds" and c.extra["allowance"] > 0.99 * 300 * 299 / 2 > c.value
 
 
+def test_the_matchup_builder_refuses_a_looser_tolerance_and_accepts_with_a_looser_referee():
+    from arena.matchup import build_matchup
+
+    with pytest.raises(ValueError, match=r"^forecaster 'k29' declares tol=0\.01, looser than the referee accepts "
+                                         r"\(referee\.max_tol=5\.820766091346741e-11\)"):
+        build_matchup("binary", "k29", "iid_bernoulli", 10, forecaster_params={"tol": 0.01})
+    m = build_matchup("binary", "k29", "iid_bernoulli", 10, forecaster_params={"tol": 0.01},
+                      referee={"max_tol": 0.01})
+    assert m.referee.max_tol == 0.01
+
+
 @pytest.mark.parametrize("p", [1.5, -0.1, math.nan])
 def test_bernoulli_outside_zero_one_is_a_protocol_error(p):
     with pytest.raises(ProtocolError, match=r"Bernoulli\(p=.*\): p must be a probability in \[0, 1\]"):
