@@ -45,7 +45,7 @@ Common overrides:
   tournament.T=[200] tournament.seeds=[0,1] tournament.shards=8
   tournament.forecasters=[k29,ogd] tournament.natures=[iid_bernoulli]
   forecaster.PARAM=VALUE          a parameter of the forecaster (likewise nature.PARAM, game.PARAM)
-  referee.ece_bins=10 referee.n_checkpoints=20 referee.oi_features=[1,p,x] referee.M=1
+  referee.ece_bins=10 referee.n_checkpoints=20 referee.oi_features=[1,p,x] referee.M=1 referee.max_tol=5.8e-11
   results_root=results tournament_name=NAME   where results go (results_root/tournament_name)
   keep_trace=true time_limit=10 report=false
   replace_plan=true               let this plan replace another one stored in the directory

@@ -129,6 +129,8 @@ def check_referee_settings(settings: Mapping) -> None:
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= 10**6:
             raise ValueError(f"referee.{key}={value!r}: give a whole number from 1 to 1000000, "
                              f"e.g. referee.{key}={example}")
+    if not isinstance(settings.get("intercept", False), bool):
+        raise ValueError(f"referee.intercept={settings['intercept']!r}: give true or false")
     features = settings.get("oi_features", ["1", "p", "x"])
     if isinstance(features, (str, bytes)) or not isinstance(features, (list, tuple)) or not features \
             or not all(isinstance(f, (str, int)) and not isinstance(f, bool) for f in features):
