@@ -240,6 +240,7 @@ def run_job(cfg: DictConfig) -> None:
     with one_line_errors(out_dir):
         if os.environ.get(DRIVER_PID, str(os.getpid())) not in (str(os.getpid()), ""):
             exit_with_parent()  # a launcher's worker: it ends when the arena process that started it is gone
+            _ignore_ctrl_c()
         if cfg.get("tournament") is None:
             print(f"[arena] {metrics_text(run_matchup(cfg, out_dir))}", flush=True)
             return
@@ -257,6 +258,17 @@ def run_job(cfg: DictConfig) -> None:
             print(f"[arena] {progress.finished() + ' | ' if progress else ''}{text}", flush=True)
 
         play_supervised(out_dir, todo, play, lambda m, reason: play(m, reason))
+
+
+def _ignore_ctrl_c() -> None:
+    """In a worker: leave Ctrl-C to the ``arena`` process, which reports it and ends the run (the worker
+    then ends with it, :func:`arena.supervise.exit_with_parent`); a worker interrupted between two jobs
+    would print a traceback of the launcher's own."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 #: The environment variable that holds the pid of the ``arena`` process (set by :func:`arena.cli.main`).
