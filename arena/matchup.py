@@ -191,8 +191,11 @@ def unknown_parameter(kind: str, node, name: str) -> str:
     """The message for a parameter that plugin config ``node`` (with its ``_target_``) does not take:
     the closest parameter and every parameter it has (its config's keys and its constructor's).
 
-    >>> unknown_parameter("forecaster", {"_target_": "forecasters.baselines.OGD", "lr": 0.1}, "lrr")
-    "forecaster 'forecasters.baselines.OGD' has no parameter 'lrr'. Did you mean 'lr'? Its parameters: lr, schedule, M, intercept, clip; set one with forecaster.lr=..."
+    >>> message = unknown_parameter("forecaster", {"_target_": "forecasters.baselines.OGD", "lr": 0.1}, "lrr")
+    >>> message.split("?")[0]
+    "forecaster 'forecasters.baselines.OGD' has no parameter 'lrr'. Did you mean 'lr'"
+    >>> "Its parameters: lr, schedule, M," in message
+    True
     """
     import inspect
     from importlib import import_module
