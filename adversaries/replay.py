@@ -143,8 +143,8 @@ def _read(path: Path, label: str, column: str) -> pd.DataFrame:
         names = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False).iloc[0].tolist()
         twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
         if twice is not None:
-            raise ValueError(f"replay: file {label!r} has the column name {twice!r} twice in its header; "
-                             "give every column its own name")
+            raise ValueError(f"replay: file {label!r} has the column name {twice!r} twice in its header (looking "
+                             f"for column {column!r}); give every column its own name")
     return table
 
 
