@@ -86,7 +86,10 @@ def test_seed_stats_with_one_seed_or_no_spread():
     assert (one.loc[one["n"] == 1, ["ci_low", "ci_high", "std"]].isna()).all().all()
     flat = seed_stats(s.assign(regret=1.5), ["regret"])
     ok = flat[flat["n"] >= 2]
-    assert (ok["ci_low"] == 1.5).all() and (ok["ci_high"] == 1.5).all()
+    # identical values on every seed: one game repeated, an exact mean and no (zero-width) interval
+    assert len(ok) and (ok["mean"] == 1.5).all() and (ok["n_effective"] == 1).all()
+    assert ok[["half", "ci_low", "ci_high"]].isna().all().all() and ok["seed_invariant"].all()
+    assert not seed_stats(s, ["regret"])["seed_invariant"].any()
 
 
 def _welch(s: pd.DataFrame, fc: str, metric: str) -> tuple[float, float, int]:
