@@ -235,6 +235,37 @@ def compare(out_dir: Path | str, a: str, b: str, metric: str | None = None, alph
     return pd.DataFrame(finals), pd.concat(curves, ignore_index=True)
 
 
+def top_pairs(out_dir: Path | str, summary: pd.DataFrame, alpha: float = 0.05) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The anytime-valid comparison of the two best forecasters of each game and T (by the mean
+    over natures of the game's default score, :data:`DEFAULT_SCORE`), on every nature, first seed:
+    ``(final, curves)`` as :func:`compare` returns them. A pair whose per-round records cannot be
+    had (no trace, and no config to replay) gets one row with the reason in ``error``."""
+    from arena.aggregate import leaderboard
+
+    finals, curves = [], []
+    for game in sorted(summary["game"].dropna().astype(str).unique()) if "game" in summary else []:
+        s = summary.loc[summary["game"] == game]
+        metric = DEFAULT_SCORE.get(game, "brier")
+        if metric not in s:
+            continue
+        for T, board in leaderboard(s, [metric]).groupby("T", sort=True):
+            if len(board) < 2:
+                continue
+            a, b = board["forecaster"].iloc[0], board["forecaster"].iloc[1]
+            seed = int(s.loc[s["T"] == T, "seed"].min()) if "seed" in s else None
+            try:
+                final, curve = compare(out_dir, a, b, metric, alpha, game, seeds=[seed] if seed is not None else None,
+                                       T=int(T), summary=s)
+            except (OSError, ValueError, KeyError) as exc:
+                final, curve = pd.DataFrame([{"game": game, "T": T, "metric": metric, "forecaster_a": a,
+                                              "forecaster_b": b, "error": str(exc)}]), pd.DataFrame()
+            finals.append(final)
+            curves.append(curve)
+    if not finals:
+        return pd.DataFrame(), pd.DataFrame()
+    return pd.concat(finals, ignore_index=True), pd.concat(curves, ignore_index=True)
+
+
 def format_table(final: pd.DataFrame, alpha: float) -> str:
     """The final values as aligned text, one line per nature and seed."""
     head = f"{'nature':<22} {'seed':>4} {'T':>7} {'A - B':>10} {f'{1 - alpha:.0%} CS':>22} {'e(A better)':>11} " \
@@ -289,4 +320,4 @@ def main(argv: list[str] | None = None) -> None:
     print(f"[arena] wrote {stem}.csv, {stem}_curves.csv, " + ", ".join(str(p) for p in paths))
 
 
-__all__ = ["SCORES", "compare", "pair_scores", "per_round", "sequential_comparison", "verdict"]
+__all__ = ["SCORES", "compare", "pair_scores", "per_round", "sequential_comparison", "top_pairs", "verdict"]

@@ -33,7 +33,7 @@ from arena.plots.common import (
     certificate_margins,
     leaderboard_heatmap,
 )
-from arena.plots.style import _save, forecaster_styles
+from arena.plots.style import _safe, _save, forecaster_styles
 from arena.plots.tables import _headline, latex_table, markdown_summary
 
 #: Every figure :func:`report` draws, by name.
@@ -244,11 +244,32 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
                             "+- the half-width of its 95% interval; best in bold (arena.plots.latex_table)\n"
                             + latex_table(s, metrics) + "\n")
             written.append(path)
+    comparisons = None
     if not summary.empty:
+        comparisons, written = _top_comparisons(out_dir, summary, fig_dir, formats, written)
         path = out_dir / "summary.md"
-        path.write_text(markdown_summary(summary, written, out_dir, leaderboard_metrics))
+        path.write_text(markdown_summary(summary, written, out_dir, leaderboard_metrics, comparisons))
         written.append(path)
     return written
+
+
+def _top_comparisons(out_dir: Path, summary: pd.DataFrame, fig_dir: dict, formats: Sequence[str],
+                     written: list[Path]) -> tuple[pd.DataFrame, list[Path]]:
+    """The anytime-valid comparison of each game's top pair (:func:`arena.compare.top_pairs`), its
+    table ``compare_top.csv`` and its figure ``compare__<A>__<B>`` per game and T."""
+    from arena.compare import top_pairs
+    from arena.plots.compare import comparison_figure
+    from arena.results import write_table
+
+    final, curves = top_pairs(out_dir, summary)
+    if final.empty:
+        return final, written
+    written = [*written, write_table(final, out_dir, "compare_top")]
+    for (game, T), c in curves.groupby(["game", "T"], sort=True) if not curves.empty else []:
+        folder = fig_dir.get(game, next(iter(fig_dir.values())))
+        stem = folder / f"compare__{_safe(c['forecaster_a'].iloc[0])}__{_safe(c['forecaster_b'].iloc[0])}__T{T}"
+        written += _save(comparison_figure(c), stem, formats)
+    return final, written
 
 
 def _game_styles(*tables: pd.DataFrame) -> dict[str, dict[str, str]]:
