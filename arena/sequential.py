@@ -60,7 +60,7 @@ def _check(x: np.ndarray, lo: float, hi: float, alpha: float) -> np.ndarray:
     bad = ~((x >= lo - 1e-12) & (x <= hi + 1e-12))
     if bad.any():
         i = np.flatnonzero(bad.reshape(-1))[0]
-        raise ValueError(f"value {x.reshape(-1)[i]!r} at position {i} is outside the declared bounds [{lo}, {hi}]; "
+        raise ValueError(f"value {float(x.reshape(-1)[i])!r} at position {i} is outside the declared bounds [{lo}, {hi}]; "
                          "declare bounds that hold for every round")
     return np.clip(x, lo, hi)
 

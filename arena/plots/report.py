@@ -262,7 +262,7 @@ def _top_comparisons(out_dir: Path, summary: pd.DataFrame, fig_dir: dict, format
     from arena.results import write_table
 
     final, curves = top_pairs(out_dir, summary)
-    if final.empty:
+    if curves.empty:  # nothing compared (no per-round records): summary.md gives the reason
         return final, written
     written = [*written, write_table(final, out_dir, "compare_top")]
     for (game, T), c in curves.groupby(["game", "T"], sort=True) if not curves.empty else []:
