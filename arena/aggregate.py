@@ -282,22 +282,27 @@ def paired(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
 
 
 def write_aggregates(out_dir: Path | str, summary: pd.DataFrame) -> dict[str, Path]:
-    """Write ``seed_stats``, ``leaderboard`` and ``paired`` (every ranked metric) as Parquet and CSV.
+    """Write ``seed_stats``, ``leaderboard``, ``paired`` and ``minimax`` (every ranked metric;
+    :func:`arena.minimax.minimax_table`) as Parquet and CSV.
 
     Returns the Parquet paths by name; each file is written atomically (temp file + rename).
     """
+    from arena.minimax import minimax_table
+
     out_dir = Path(out_dir)
     ranked = metric_columns(summary, ranked=True)
-    tables = {"seed_stats": seed_stats(summary), "leaderboard": leaderboard(summary, ranked),
+    stats = seed_stats(summary)
+    tables = {"seed_stats": stats, "leaderboard": leaderboard(summary, ranked),
               "paired": pd.concat([paired(summary, m) for m in ranked], ignore_index=True) if ranked
-              else pd.DataFrame()}
+              else pd.DataFrame(),
+              "minimax": minimax_table(stats, ranked, {m: direction(m) for m in ranked})}
     return {name: write_table(df, out_dir, name) for name, df in tables.items()}
 
 
 def write_tables(out_dir: Path | str, only: set[str] | None = None) -> dict[str, Path]:
     """Aggregate a results directory (the matchups ``only``, when given) into summary/curves/reliability
     Parquet and CSV files (:func:`arena.results.collect`), and the tables across seeds of
-    :func:`write_aggregates` (seed_stats, leaderboard, paired)."""
+    :func:`write_aggregates` (seed_stats, leaderboard, paired, minimax)."""
     out_dir = Path(out_dir)
     tables = collect(out_dir, only)
     written = {name: write_table(df, out_dir, name) for name, df in tables.items() if not df.empty}
@@ -305,5 +310,6 @@ def write_tables(out_dir: Path | str, only: set[str] | None = None) -> dict[str,
     return written
 
 
-__all__ = ["DIRECTION", "LEVEL", "direction", "leaderboard", "mean_ci", "metric_columns", "paired", "seed_stats",
+__all__ = ["DIRECTION", "LEVEL", "direction", "leaderboard", "mean_ci", "metric_columns", "n_effective", "paired",
+           "seed_stats",
            "t_half_width", "t_quantile", "write_aggregates", "write_tables"]

@@ -12,6 +12,7 @@ from scipy import stats
 import arena
 from arena import aggregate
 from arena.aggregate import leaderboard, metric_columns, paired, seed_stats, write_aggregates
+from arena.minimax import minimax_table
 
 FORECASTERS = ("a", "b", "c")
 NATURES = ("n1", "n2")
@@ -191,9 +192,10 @@ def test_paired_equals_scipy_ttest_rel():
 def test_write_aggregates_writes_parquet_and_csv(tmp_path):
     s = _summary()
     paths = write_aggregates(tmp_path, s)
-    assert set(paths) == {"seed_stats", "leaderboard", "paired"}
+    assert set(paths) == {"seed_stats", "leaderboard", "paired", "minimax"}
     expected = {"seed_stats": seed_stats(s), "leaderboard": leaderboard(s),
-                "paired": pd.concat([paired(s, m) for m in ("brier", "regret")], ignore_index=True)}
+                "paired": pd.concat([paired(s, m) for m in ("brier", "regret")], ignore_index=True),
+                "minimax": minimax_table(seed_stats(s), ["brier", "regret"], {"brier": "min", "regret": "min"})}
     for name, path in paths.items():
         assert path == tmp_path / f"{name}.parquet"
         back = pd.read_parquet(path)
