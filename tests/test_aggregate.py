@@ -87,10 +87,13 @@ def test_seed_stats_with_one_seed_or_no_spread():
     assert (one.loc[one["n"] == 1, ["ci_low", "ci_high", "std"]].isna()).all().all()
     flat = seed_stats(s.assign(regret=1.5), ["regret"])
     ok = flat[flat["n"] >= 2]
-    # identical values on every seed: one game repeated, an exact mean and no (zero-width) interval
+    # identical values on every seed: no spread to measure, so no (zero-width) interval; the
+    # matchups are not seed-invariant, since their Brier scores vary
     assert len(ok) and (ok["mean"] == 1.5).all() and (ok["n_effective"] == 1).all()
-    assert ok[["half", "ci_low", "ci_high"]].isna().all().all() and ok["seed_invariant"].all()
-    assert not seed_stats(s, ["regret"])["seed_invariant"].any()
+    assert ok[["half", "ci_low", "ci_high"]].isna().all().all() and not ok["seed_invariant"].any()
+    # every metric identical on every seed: one game repeated, an exact mean
+    same = seed_stats(s.assign(regret=1.5, brier=0.25, coverage=0.9), ["regret"])
+    assert same.loc[same["n"] >= 2, "seed_invariant"].all() and not seed_stats(s, ["regret"])["seed_invariant"].any()
 
 
 def _welch(s: pd.DataFrame, fc: str, metric: str) -> tuple[float, float, int]:

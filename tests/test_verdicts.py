@@ -178,6 +178,12 @@ def test_seed_invariant_matchups_have_no_interval_anywhere():
     assert exact["exact"] and exact["n_effective"] == 1 and exact["mean_diff"] == pytest.approx(-0.2)
     assert np.isnan(exact["ci_low"]) and exact["significant"]
     assert not p.loc["iid", "exact"]
+    # a metric that merely repeats while another varies: no interval, but neither exact nor significant
+    s2 = s.assign(other=np.arange(len(s), dtype=float))
+    row = seed_stats(s2, ["loss"]).set_index(["forecaster", "nature"]).loc[("det", "adaptive")]
+    assert row["n_effective"] == 1 and np.isnan(row["half"]) and not row["seed_invariant"]
+    row = paired(s2, "loss").set_index("nature").loc["adaptive"]
+    assert not row["exact"] and not row["significant"] and np.isnan(row["half"])
     # a forecaster whose every nature is seed-invariant: an exact mean over natures, no interval
     only = s.loc[s["nature"] == "adaptive"]
     board = leaderboard(only, ["loss"])

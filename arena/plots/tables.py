@@ -152,7 +152,7 @@ def _md_top_paired(summary: pd.DataFrame, metric: str, board: pd.DataFrame, top:
     best is better, where worse (95% paired interval over seeds excludes 0, or an exact difference,
     marked "exact"), and how many natures are undecided."""
     names = board["forecaster"].tolist()
-    if len(names) < 2:
+    if len(names) < 2 or direction(metric) is None:  # better and worse need a direction
         return []
     best, lower = names[0], direction(metric) == "min"
     p = paired(summary, metric)
