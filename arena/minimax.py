@@ -14,7 +14,7 @@ over natures is at least the value; a pure strategy is optimal when the game has
 Examples
 --------
 >>> x, y, v = solve_zero_sum(np.array([[1.0, -1.0], [-1.0, 1.0]]))  # matching pennies
->>> x.round(6).tolist(), y.round(6).tolist(), abs(round(v, 6))
+>>> x.round(6).tolist(), y.round(6).tolist(), round(v, 6)
 ([0.5, 0.5], [0.5, 0.5], 0.0)
 
 References
@@ -60,7 +60,10 @@ def solve_zero_sum(payoff: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     if rows.status != 0 or cols.status != 0:  # cannot happen for a finite matrix; say so if it does
         raise RuntimeError(f"the LP solver failed: {rows.message} / {cols.message}")
     x, y = np.clip(rows.x[:m], 0, None), np.clip(cols.x[:n], 0, None)
-    return x / x.sum(), y / y.sum(), float(rows.x[m])
+    value = float(rows.x[m])
+    if abs(value) <= 1e-12 * max(1.0, float(np.abs(A).max())):  # the solver's rounding of a zero: no "-0"
+        value = 0.0
+    return x / x.sum(), y / y.sum(), value
 
 
 def minimax_table(stats: pd.DataFrame, metrics: Sequence[str], way: dict[str, str | None]) -> pd.DataFrame:
