@@ -46,6 +46,9 @@ SCORES = ("brier", "log_loss", "pinball", "calibration")
 DEFAULT_SCORE = {"quantile": "pinball"}
 #: Rounds at which the curves are kept (log-spaced, plus the last).
 CURVE_POINTS = 60
+#: The report replays the top pair's matchups only when they took at most this many seconds in
+#: all when they were played (their stored timing); arena-compare replays whatever it is asked.
+REPLAY_BUDGET = 60.0
 
 
 def _score(p: np.ndarray, y: np.ndarray, metric: str, game: dict) -> tuple[np.ndarray, float, float]:
@@ -239,7 +242,8 @@ def top_pairs(out_dir: Path | str, summary: pd.DataFrame, alpha: float = 0.05) -
     """The anytime-valid comparison of the two best forecasters of each game and T (by the mean
     over natures of the game's default score, :data:`DEFAULT_SCORE`), on every nature, first seed:
     ``(final, curves)`` as :func:`compare` returns them. A pair whose per-round records cannot be
-    had (no trace, and no config to replay) gets one row with the reason in ``error``."""
+    had (no trace, and no config to replay, or a replay that would take longer than
+    :data:`REPLAY_BUDGET`) gets one row with the reason in ``error``."""
     from arena.aggregate import leaderboard
 
     finals, curves = [], []
@@ -254,16 +258,31 @@ def top_pairs(out_dir: Path | str, summary: pd.DataFrame, alpha: float = 0.05) -
             a, b = board["forecaster"].iloc[0], board["forecaster"].iloc[1]
             seed = int(s.loc[s["T"] == T, "seed"].min()) if "seed" in s else None
             try:
+                cost = _replay_seconds(out_dir, s.loc[(s["T"] == T) & s["forecaster"].isin([a, b])
+                                                      & ((s["seed"] == seed) if seed is not None else True)])
+                if cost > REPLAY_BUDGET:
+                    raise ValueError(f"no traces, and replaying them would take about {cost:.0f} s: run "
+                                     f"`arena-compare DIR {a} {b}`, or the tournament with keep_trace=true")
                 final, curve = compare(out_dir, a, b, metric, alpha, game, seeds=[seed] if seed is not None else None,
                                        T=int(T), summary=s)
-            except (OSError, ValueError, KeyError) as exc:
+            except Exception as exc:  # noqa: BLE001 (a section of the report: its reason is printed there)
                 final, curve = pd.DataFrame([{"game": game, "T": T, "metric": metric, "forecaster_a": a,
-                                              "forecaster_b": b, "error": str(exc)}]), pd.DataFrame()
+                                              "forecaster_b": b, "error": f"{type(exc).__name__}: {exc}"}]), \
+                    pd.DataFrame()
             finals.append(final)
             curves.append(curve)
     if not finals:
         return pd.DataFrame(), pd.DataFrame()
     return pd.concat(finals, ignore_index=True), pd.concat(curves, ignore_index=True)
+
+
+def _replay_seconds(out_dir: Path | str, rows: pd.DataFrame) -> float:
+    """The seconds the matchups of ``rows`` without a stored trace took when played (their timing)."""
+    timing = [c for c in ("seconds_forecaster", "seconds_arena", "seconds_referee") if c in rows]
+    if "matchup_id" not in rows or not timing:
+        return 0.0
+    traced = rows["matchup_id"].map(lambda m: (Path(out_dir) / "traces" / f"{m}.parquet").is_file())
+    return float(rows.loc[~traced, timing].apply(pd.to_numeric, errors="coerce").fillna(0).to_numpy().sum())
 
 
 def format_table(final: pd.DataFrame, alpha: float) -> str:

@@ -271,3 +271,32 @@ def test_compare_errors_are_one_line(stored, capsys, args, message):
         main([str(out), *args])
     err = capsys.readouterr().err.strip()
     assert exc.value.code == 2 and len(err.splitlines()) == 1 and message in err, err
+
+
+def test_top_pairs_replays_within_budget_and_says_why_not(stored, monkeypatch):
+    import arena.compare as cmp
+
+    out, summary = stored
+    final, curves = cmp.top_pairs(out, summary)
+    assert "error" not in final or final["error"].isna().all()
+    assert set(final["nature"]) == {"iid_bernoulli", "anti_forecaster"} and set(final["seed"]) == {0}
+    monkeypatch.setattr(cmp, "REPLAY_BUDGET", 0.0)  # seed 0 has traces: nothing to replay, still done
+    assert not cmp.top_pairs(out, summary)[1].empty
+    slow = summary.assign(seed=summary["seed"].replace({0: 5, 1: 0}))  # now the first seed has no trace
+    final, curves = cmp.top_pairs(out, slow.loc[slow["seed"] == 0].assign(seconds_forecaster=100.0))
+    assert curves.empty and "replaying them would take about" in final["error"].iloc[0]
+    md = markdown_summary(slow.loc[slow["seed"] == 0], comparisons=final)
+    assert "not available (ValueError: no traces, and replaying them would take" in md
+
+
+def test_no_band_where_every_seed_gives_the_same_curve():
+    from arena.plots import regret_curves
+
+    c = pd.DataFrame({"forecaster": "f", "seed": [0, 1, 0, 1], "t": [1, 1, 2, 2], "metric": "bias",
+                      "value": [0.5, 0.5, 0.25, 0.25]})
+
+    def bands(fig):
+        return [col for col in fig.axes[0].collections if str(col.get_gid()).startswith("band:")]
+
+    assert not bands(regret_curves(c, "bias"))
+    assert bands(regret_curves(c.assign(value=[0.5, 0.4, 0.25, 0.2]), "bias"))
