@@ -117,13 +117,28 @@ def sequential_comparison(d: dict, alpha: float = 0.05) -> pd.DataFrame:
                          "e_a_better": e_a, "e_b_better": e_b})
 
 
-def verdict(row, alpha: float) -> str:
-    """"A better" / "B better" when an e-process reached 1/alpha (or, for calibration, the
-    confidence sequence excludes 0), else "undecided"."""
-    if np.isfinite(row["e_a_better"]):
-        return "A better" if row["e_a_better"] >= 1 / alpha else "B better" if row["e_b_better"] >= 1 / alpha \
-            else "undecided"
-    return "A better" if row["high"] < 0 else "B better" if row["low"] > 0 else "undecided"
+def verdict(seq: pd.DataFrame, alpha: float) -> tuple[str, float]:
+    """The verdict of a :func:`sequential_comparison` and the round it was reached: "A better" or
+    "B better" at the first round where an e-process reaches 1/alpha (for calibration: where the
+    confidence sequence excludes 0), else "undecided" (and NaN). Stopping at the first crossing
+    is what anytime validity allows: the chance of a wrong verdict is at most alpha.
+
+    Examples
+    --------
+    >>> seq = pd.DataFrame({"t": [1, 2, 3], "low": -1.0, "high": 1.0, "e_a_better": [1.0, 25.0, 3.0],
+    ...                     "e_b_better": [0.5, 0.1, 0.1]})
+    >>> verdict(seq, 0.05)
+    ('A better', 2.0)
+    """
+    if seq["e_a_better"].notna().any():
+        a, b = seq["e_a_better"] >= 1 / alpha, seq["e_b_better"] >= 1 / alpha
+    else:
+        a, b = seq["high"] < 0, seq["low"] > 0
+    either = (a | b).to_numpy()
+    if not either.any():
+        return "undecided", math.nan
+    i = int(np.argmax(either))
+    return ("A better" if a.iloc[i] else "B better"), float(seq["t"].iloc[i])
 
 
 # ----------------------------------------------------------------------------- per-round records
@@ -195,7 +210,9 @@ def compare(out_dir: Path | str, a: str, b: str, metric: str | None = None, alph
     finished: returns ``(final, curves)``.
 
     ``final``: one row per (nature, seed): ``n`` rounds, ``mean`` difference A - B at the end,
-    ``low``, ``high`` (the confidence sequence there), ``e_a_better``, ``e_b_better``, ``verdict``,
+    ``low``, ``high`` (the confidence sequence there), ``e_a_better``, ``e_b_better`` (the
+    e-values there), ``verdict`` and ``decided_at`` (:func:`verdict`: the first round where an
+    e-value reached 1/alpha),
     ``pairing`` ("common outcomes" when both saw the same outcomes, else "common random numbers")
     and ``source``. ``curves``: the same quantities at log-spaced rounds t.
     """
@@ -229,7 +246,7 @@ def compare(out_dir: Path | str, a: str, b: str, metric: str | None = None, alph
         curves.append(seq.iloc[keep].assign(**ids))
         last = seq.iloc[-1]
         finals.append({**ids, "n": n, **{k: last[k] for k in ("mean", "low", "high", "e_a_better", "e_b_better")},
-                       "verdict": verdict(last, alpha),
+                       **dict(zip(("verdict", "decided_at"), verdict(seq, alpha))),
                        "pairing": "common outcomes" if np.array_equal(ya[:n], yb[:n]) else "common random numbers",
                        "source": src_a if src_a == src_b else f"{src_a} / {src_b}"})
     if not finals:
@@ -288,13 +305,17 @@ def _replay_seconds(out_dir: Path | str, rows: pd.DataFrame) -> float:
 def format_table(final: pd.DataFrame, alpha: float) -> str:
     """The final values as aligned text, one line per nature and seed."""
     head = f"{'nature':<22} {'seed':>4} {'T':>7} {'A - B':>10} {f'{1 - alpha:.0%} CS':>22} {'e(A better)':>11} " \
-           f"{'e(B better)':>11}  verdict    pairing"
+           f"{'e(B better)':>11}  verdict (round)      pairing"
     lines = [head]
     for _, r in final.iterrows():
         cs = f"[{r['low']:.4g}, {r['high']:.4g}]"
         lines.append(f"{str(r['nature']):<22} {r['seed']:>4} {r['n']:>7} {r['mean']:>10.4g} {cs:>22} "
-                     f"{r['e_a_better']:>11.3g} {r['e_b_better']:>11.3g}  {r['verdict']:<10} {r['pairing']}")
+                     f"{r['e_a_better']:>11.3g} {r['e_b_better']:>11.3g}  {_decided(r):<19} {r['pairing']}")
     return "\n".join(lines)
+
+
+def _decided(r) -> str:
+    return r["verdict"] + (f" ({int(r['decided_at'])})" if np.isfinite(r["decided_at"]) else "")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -188,11 +188,14 @@ def _md_sequential(comparisons: pd.DataFrame | None, game: str | None, T) -> lis
         return [f"Anytime-valid comparison of `{first['forecaster_a']}` and `{first['forecaster_b']}`: not "
                 f"available ({first['error']}).", ""]
     rows = [(r["nature"], r["seed"], _fmt(r["mean"]), f"[{_fmt(r['low'])}, {_fmt(r['high'])}]",
-             _fmt(r["e_a_better"]), _fmt(r["e_b_better"]), r["verdict"], r["pairing"]) for _, r in c.iterrows()]
+             _fmt(r["e_a_better"]), _fmt(r["e_b_better"]),
+             r["verdict"] + (f" at t = {int(r['decided_at'])}" if np.isfinite(r["decided_at"]) else ""),
+             r["pairing"]) for _, r in c.iterrows()]
     return [f"#### Anytime-valid: `{first['forecaster_a']}` (A) vs `{first['forecaster_b']}` (B), "
             f"{first['metric']} per round", "",
             "Confidence sequence (95%, valid at every round at once) for the running mean of A's score minus "
-            "B's, and e-values against \"A is no better than B\" and the reverse (a verdict at e >= 20); "
+            "B's, and e-values against \"A is no better than B\" and the reverse, at the last round (a verdict "
+            "at the first round where one reaches 20); "
             f"all natures and seeds, curves and figure: `arena-compare DIR {first['forecaster_a']} "
             f"{first['forecaster_b']}`.", "",
             *_md_table(["nature", "seed", "A - B", "95% CS", "e(A better)", "e(B better)", "verdict", "pairing"],
