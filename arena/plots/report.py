@@ -241,10 +241,10 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
             path = fig_dir[game] / "table.tex"
             n = s["seed"].nunique() if "seed" in s else 1
             path.write_text(f"% {game or 'all games'}: mean over natures of the mean over {n} seed(s), "
-                            "+- the half-width of its 95% interval; best in bold (arena.plots.latex_table)\n"
+                            "+- the half-width of its 95% interval (none: one seed, or one value on every seed); "
+                            "best in bold (arena.plots.latex_table)\n"
                             + latex_table(s, metrics) + "\n")
             written.append(path)
-    comparisons = None
     if not summary.empty:
         comparisons, written = _top_comparisons(out_dir, summary, fig_dir, formats, written)
         path = out_dir / "summary.md"
