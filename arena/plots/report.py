@@ -198,8 +198,10 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
     - ``table.tex``: :func:`latex_table` of the game's :data:`HEADLINE_METRICS`.
 
     Each figure comes as PDF (fonts embedded as TrueType) and PNG; a figure without data is
-    skipped. Then ``summary.md`` (:func:`markdown_summary`). The paths come in that order,
-    whatever the number of processes.
+    skipped. Then the anytime-valid comparison of each game's two best forecasters
+    (:func:`arena.compare.top_pairs`: ``compare_top.parquet``/``.csv`` and a figure
+    ``compare__<A>__<B>__T<T>``, when their per-round records can be had) and ``summary.md``
+    (:func:`markdown_summary`). The paths come in that order, whatever the number of processes.
 
     The figures are drawn by this process and, where there is more than one CPU, by worker
     processes (one per CPU; set ``ARENA_PLOT_JOBS`` to choose the number of processes, 1 for
