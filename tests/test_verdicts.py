@@ -300,3 +300,13 @@ def test_no_band_where_every_seed_gives_the_same_curve():
 
     assert not bands(regret_curves(c, "bias"))
     assert bands(regret_curves(c.assign(value=[0.5, 0.4, 0.25, 0.2]), "bias"))
+
+
+def test_certificate_verdict_counts():
+    s = _summary({("f", "n1"): [1.0, 1.0, 1.0], ("g", "n1"): [2.0, 2.0, 2.0]})
+    s["cert.smce.verdict"] = ["holds", "fails", "n/a", None, None, None]  # g does not claim it
+    md = markdown_summary(s, leaderboard_metrics=("loss",))
+    assert "1 hold, 1 fail, 1 not applicable." in md and "| f | smce | 1 | 1 | 1 | n1 |" in md
+    assert "| g | smce |" not in md
+    old = s.drop(columns="cert.smce.verdict").assign(**{"cert.smce.holds": [True, False, True, None, None, None]})
+    assert "| f | smce | 2 | 1 | 0 | n1 |" in markdown_summary(old, leaderboard_metrics=("loss",))

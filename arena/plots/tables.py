@@ -166,7 +166,8 @@ def _md_top_paired(summary: pd.DataFrame, metric: str, board: pd.DataFrame, top:
 
         def names_of(mask) -> str:
             part = pair.loc[mask].sort_values("nature") if "nature" in pair else pair.loc[mask]
-            return ", ".join(f"{n}" + (" (exact)" if e else "") for n, e in zip(part.get("nature", ""), part["exact"]))
+            natures = part["nature"] if "nature" in part else [""] * len(part)
+            return ", ".join(f"{n}" + (" (exact)" if e else "") for n, e in zip(natures, part["exact"]))
 
         rows.append((other, names_of(better) or "none", names_of(worse) or "none", int((~pair["significant"]).sum())))
     return [f"Top comparisons: `{best}` against the next {len(rows)} (paired by seed; 95% interval over seeds "
@@ -203,23 +204,21 @@ def _md_sequential(comparisons: pd.DataFrame | None, game: str | None, T) -> lis
 
 
 def _md_certificates(summary: pd.DataFrame) -> list[str]:
-    """Per forecaster and certificate: how many matchups it holds, fails and does not apply to (the
-    ``cert.<name>.verdict`` column when present, else ``cert.<name>.holds``, NaN: not applicable)."""
+    """Per forecaster and certificate it claims: how many matchups it holds, fails and does not
+    apply to (the ``cert.<name>.verdict`` column, holds / fails / n/a, when present, else
+    ``cert.<name>.holds``); an empty value means the forecaster does not claim it there."""
     rows = []
     names = sorted({str(c)[5:].rsplit(".", 1)[0] for c in summary.columns
                     if str(c).startswith("cert.") and str(c).endswith((".holds", ".verdict"))})
     for name in names:
         col = f"cert.{name}.verdict"
         if col in summary:
-            verdicts = summary[col].fillna("n/a").astype(str)
+            verdicts = summary[col]
         else:
-            holds = summary[f"cert.{name}.holds"]
-            verdicts = holds.map(lambda h: "n/a" if pd.isna(h) else "holds" if bool(h) else "fails")
-        done = summary.assign(_v=verdicts.to_numpy())
+            verdicts = summary[f"cert.{name}.holds"].map(lambda h: h if pd.isna(h) else "holds" if h else "fails")
+        done = summary.assign(_v=verdicts.to_numpy()).loc[verdicts.notna().to_numpy()]
         for fc in order(done["forecaster"].unique()):
             part = done.loc[done["forecaster"] == fc]
-            if (part["_v"] == "n/a").all() and col not in summary:
-                continue  # a certificate the forecaster does not claim
             fails = part.loc[part["_v"] == "fails"]
             rows.append((fc, name, int((part["_v"] == "holds").sum()), len(fails), int((part["_v"] == "n/a").sum()),
                          ", ".join(sorted(fails["nature"].astype(str).unique())) if "nature" in fails else ""))
