@@ -16,7 +16,7 @@ import pandas as pd
 
 from arena.aggregate import direction, leaderboard, paired, seed_stats
 from arena.plots.binary import BINARY_METRICS
-from arena.plots.common import _last_T, _of_game
+from arena.plots.common import _last_T, _of_game, _verdicts
 from arena.plots.decision import DECISION_METRICS
 from arena.plots.experts import EXPERTS_METRICS
 from arena.plots.quantile import QUANTILE_METRICS
@@ -204,32 +204,41 @@ def _md_sequential(comparisons: pd.DataFrame | None, game: str | None, T) -> lis
 
 
 def _md_certificates(summary: pd.DataFrame) -> list[str]:
-    """Per forecaster and certificate it claims: how many matchups it holds, fails and does not
-    apply to (the ``cert.<name>.verdict`` column, holds / fails / n/a, when present, else
-    ``cert.<name>.holds``); an empty value means the forecaster does not claim it there."""
+    """Per forecaster and certificate: how many runs it holds, fails and does not apply to, the natures
+    where it fails with the worst value/bound, and why it does not apply."""
+
     rows = []
-    names = sorted({str(c)[5:].rsplit(".", 1)[0] for c in summary.columns
-                    if str(c).startswith("cert.") and str(c).endswith((".holds", ".verdict"))})
-    for name in names:
-        col = f"cert.{name}.verdict"
-        if col in summary:
-            verdicts = summary[col]
-        else:
-            verdicts = summary[f"cert.{name}.holds"].map(lambda h: h if pd.isna(h) else "holds" if h else "fails")
-        done = summary.assign(_v=verdicts.to_numpy()).loc[verdicts.notna().to_numpy()]
+    for col in (c for c in summary.columns if str(c).startswith("cert.") and str(c).endswith(".holds")):
+        name = str(col)[5:-6]
+        verdict = _verdicts(summary, name)
+        done = summary.loc[verdict.notna()]  # the runs whose forecaster claimed it
+        verdict = verdict.loc[done.index]
         for fc in order(done["forecaster"].unique()):
-            part = done.loc[done["forecaster"] == fc]
-            fails = part.loc[part["_v"] == "fails"]
-            rows.append((fc, name, int((part["_v"] == "holds").sum()), len(fails), int((part["_v"] == "n/a").sum()),
-                         ", ".join(sorted(fails["nature"].astype(str).unique())) if "nature" in fails else ""))
+            mine = done["forecaster"] == fc
+            fails = done.loc[mine & (verdict == "fails")]
+            na = done.loc[mine & (verdict == "n/a")]
+            worst = ""
+            if len(fails) and f"cert.{name}.value" in fails and f"cert.{name}.bound" in fails:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    r = (pd.to_numeric(fails[f"cert.{name}.value"], errors="coerce")
+                         / pd.to_numeric(fails[f"cert.{name}.bound"], errors="coerce"))
+                worst = _fmt(float(r.max())) if r.notna().any() else ""
+            why = str(na[f"cert.{name}.reason"].dropna().iloc[0]) if len(na) and f"cert.{name}.reason" in na \
+                and na[f"cert.{name}.reason"].notna().any() else ""
+            rows.append((fc, name, int((mine & (verdict == "holds")).sum()), len(fails), len(na),
+                         ", ".join(sorted(fails["nature"].astype(str).unique())) if "nature" in fails else "",
+                         worst, why))
     if not rows:
         return ["No certificates.", ""]
-    rank = {n: i for i, n in enumerate(order(summary["forecaster"].unique()))}
-    rows.sort(key=lambda r: (rank[r[0]], r[1]))
-    total = [sum(r[k] for r in rows) for k in (2, 3, 4)]
-    return [f"{total[0]} hold, {total[1]} fail, {total[2]} not applicable.", "",
-            *_md_table(["forecaster", "certificate", "holds", "fails", "n/a", "natures where it fails"], rows,
-                       "llrrrl")]
+    rows.sort(key=lambda r: (order(summary["forecaster"].unique()).index(r[0]), r[1]))
+    total = [f"{sum(r[2] for r in rows)} hold, {sum(r[3] for r in rows)} fail, "
+             f"{sum(r[4] for r in rows)} not applicable.", ""]
+    if not any(r[4] for r in rows):  # no certificate was not applicable: keep the table narrow
+        rows = [r[:4] + r[5:7] for r in rows]
+        return [*total, *_md_table(["forecaster", "certificate", "holds", "fails", "natures where it fails",
+                                    "worst value/bound"], rows, "llrrlr")]
+    return [*total, *_md_table(["forecaster", "certificate", "holds", "fails", "n/a", "natures where it fails",
+                                "worst value/bound", "why not applicable"], rows, "llrrrlrl")]
 
 
 def _md_forfeits(summary: pd.DataFrame) -> list[str]:
