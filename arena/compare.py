@@ -323,7 +323,12 @@ def main(argv: list[str] | None = None) -> None:
     written as ``compare__A__B__<metric>.csv`` (final values) and ``..._curves.csv``, and plotted."""
     import argparse
 
-    ap = argparse.ArgumentParser(prog="arena-compare", description=main.__doc__.split("\n")[0].split(": ", 1)[1])
+    ap = argparse.ArgumentParser(
+        prog="arena-compare",
+        description="Anytime-valid comparison of forecasters A and B on the rounds of a results directory: a "
+                    "confidence sequence for the running mean difference of their scores (A - B) and e-values "
+                    "against 'A is no better than B' and the reverse, per nature and seed; printed, written as "
+                    "CSV and plotted.")
     ap.add_argument("results", type=Path, help="a results directory")
     ap.add_argument("a", help="forecaster A (label as in the summary)")
     ap.add_argument("b", help="forecaster B")
