@@ -226,8 +226,9 @@ def leaderboard(summary: pd.DataFrame, metrics: Sequence[str] | None = None) -> 
 
     Columns: ``game``, ``T``, ``metric``, ``forecaster``, ``n_natures`` (natures with a value),
     ``mean``, ``half``, ``ci_low``, ``ci_high``, ``exact`` (every nature's matchup is
-    seed-invariant, :func:`seed_invariant`: the mean is exact, no interval), ``rank`` (1 = best in the metric's :func:`direction`; ties share the smallest rank,
-    "min" style), ``mean_rank`` (the mean over natures of the forecaster's rank on each nature),
+    seed-invariant, :func:`seed_invariant`: the mean is exact, no interval), ``rank`` (1 = best
+    in the metric's :func:`direction`; ties share the smallest rank, "min" style), ``mean_rank``
+    (the mean over natures of the forecaster's rank on each nature),
     ``worst`` and ``worst_nature`` (the worst seed mean over natures in the metric's direction, and
     the nature attaining it: the forecaster's worst case, the criterion defensive forecasting is
     built for; NaN for a metric that is not ranked) and ``worst_rank``. The interval treats the

@@ -60,13 +60,14 @@ def _check(x: np.ndarray, lo: float, hi: float, alpha: float) -> np.ndarray:
     bad = ~((x >= lo - 1e-12) & (x <= hi + 1e-12))
     if bad.any():
         i = np.flatnonzero(bad.reshape(-1))[0]
-        raise ValueError(f"value {float(x.reshape(-1)[i])!r} at position {i} is outside the declared bounds [{lo}, {hi}]; "
+        raise ValueError(f"value {float(x.reshape(-1)[i])!r} at position {i} is outside the declared bounds "
+                         f"[{lo}, {hi}]; "
                          "declare bounds that hold for every round")
     return np.clip(x, lo, hi)
 
 
 def _intrinsic_time(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
-    """V_t = sum_{i<=t} (x_i - g_i)^2 with g_i the mean of x_1..x_{i-1} (the midpoint before any), along the last axis."""
+    """V_t = sum_{i<=t} (x_i - g_i)^2, g_i the mean of x_1..x_{i-1} (the midpoint before any), along the last axis."""
     t = np.arange(1, x.shape[-1] + 1)
     mean = np.cumsum(x, axis=-1) / t
     g = np.concatenate([np.full(x.shape[:-1] + (1,), (lo + hi) / 2), mean[..., :-1]], axis=-1)

@@ -40,7 +40,8 @@ def comparison_figure(curves: pd.DataFrame, alpha: float = 0.05) -> Figure:
             label = str(nature).replace("_", " ") + ("" if many else f" (seed {seed})")
             t = g["t"].to_numpy(float)
             top.plot(t, g["mean"], color=color, label=label, gid=f"mean:{nature}:{seed}")
-            top.fill_between(t, g["low"], g["high"], color=color, alpha=0.3 / max(1, len(groups)) ** 0.5, linewidth=0, gid=f"cs:{nature}:{seed}")
+            top.fill_between(t, g["low"], g["high"], color=color, alpha=0.3 / max(1, len(groups)) ** 0.5,
+                             linewidth=0, gid=f"cs:{nature}:{seed}")
             if np.isfinite(g["e_a_better"]).any():
                 bottom.plot(t, g["e_a_better"], color=color, gid=f"e_a:{nature}:{seed}")
                 bottom.plot(t, g["e_b_better"], color=color, linestyle=":", gid=f"e_b:{nature}:{seed}")
