@@ -164,3 +164,10 @@ def rerun_main(argv: list[str] | None = None) -> None:
             print(f"[arena]   differs: {c}: stored {row[c]!r}, now {new.get(c)!r}")
         raise SystemExit(1)
     print(f"[arena]   identical to the stored row ({len(compared)} values compared; timing and memory aside)")
+
+
+def compare_main(argv: list[str] | None = None) -> None:
+    """``arena-compare RESULTS_DIR A B``: anytime-valid comparison of two forecasters (:func:`arena.compare.main`)."""
+    from arena.compare import main as compare
+
+    compare(argv)

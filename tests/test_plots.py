@@ -618,31 +618,28 @@ def test_markdown_summary_has_the_right_numbers(written):
             mean, half = _pm_value(r[2])
             assert int(r[0]) == rank and r[4] == str(len(NATURES))
             assert mean == pytest.approx(w["mean"], rel=5e-3) and half == pytest.approx(w["half"], rel=5e-2)
-        # the paired comparisons with the best whose interval excludes 0, by scipy
-        best = want.index[0]
-        expected = {}
+        # the top comparisons: the best against the next two, nature by nature, by scipy (an exact
+        # difference where every seed gives the same one)
+        best, others = want.index[0], list(want.index[1:3])
+        expected = {fc: ([], []) for fc in others}  # natures where the best is better, worse
         for nat in NATURES:
             x = s[(s["forecaster"] == best) & (s["nature"] == nat)].set_index("seed")[metric]
-            for fc in FORECASTERS:
-                if fc == best:
-                    continue
+            for fc in others:
                 y = s[(s["forecaster"] == fc) & (s["nature"] == nat)].set_index("seed")[metric]
+                d = y - x.loc[y.index]  # other - best: positive where the best is better
+                if len(d) >= 2 and d.nunique() == 1:
+                    if d.iloc[0] != 0:
+                        expected[fc][0 if d.iloc[0] > 0 else 1].append(f"{nat} (exact)")
+                    continue
                 ci = stats.ttest_rel(y, x.loc[y.index]).confidence_interval(0.95)
                 if ci.low > 0 or ci.high < 0:
-                    expected[(fc, nat)] = ((y - x.loc[y.index]).mean(), ci.low, ci.high)
+                    expected[fc][0 if ci.low > 0 else 1].append(nat)
         section = md.split(f"(`{metric}`, lower is better)", 1)[1]
-        if not expected:
-            assert section.split("####", 1)[0].split("Paired with the best")[1].split("\n")[0].endswith("none.")
-            continue
-        rows = _md_rows(section, f"Paired with the best, `{best}`")
-        got = {(r[0], r[1]): r for r in rows}
-        assert set(got) == set(expected)
-        for key, (diff, lo, hi) in expected.items():
-            r = got[key]
-            low, high = (float(v) for v in r[3].strip("[]").split(","))
-            assert float(r[2]) == pytest.approx(diff, rel=5e-3, abs=1e-12)
-            assert (low, high) == pytest.approx((lo, hi), rel=5e-3, abs=1e-12)
-            assert r[5] == ("better" if diff > 0 else "worse")
+        rows = _md_rows(section, f"Top comparisons: `{best}` against the next 2")
+        got = {r[0]: (r[1], r[2]) for r in rows}
+        assert set(got) == set(others)
+        for fc, (better, worse) in expected.items():
+            assert got[fc] == tuple(", ".join(sorted(v)) or "none" for v in (better, worse)), (fc, got[fc])
 
 
 def test_markdown_summary_counts_certificates_and_lists_forfeits(results):

@@ -6,7 +6,8 @@ Every function here is a pure function of the tidy tables of :mod:`arena.results
 pyplot's global state (no ``plt.show``), sized for a single paper column (3.4 in wide,
 8 pt type), and within a game every forecaster keeps its color and marker across figures
 (:func:`~arena.plots.style.forecaster_styles`, colorblind-safe palettes, derived from the data).
-Every curve is a mean across seeds with its 95% Student-t interval as a band, and the
+Every curve is a mean across seeds with its 95% Student-t interval as a band (none where every
+seed gives the same value), and the
 statistics of tables and summaries are those of :mod:`arena.aggregate`. Missing or NaN data
 never crash a plot: the figure says "no data" and :func:`report` skips it. :func:`report`
 saves PDFs with TrueType (Type 42) fonts.
@@ -19,6 +20,7 @@ The package, one module per concern:
 - :mod:`~arena.plots.binary`, :mod:`~arena.plots.quantile`, :mod:`~arena.plots.experts`,
   :mod:`~arena.plots.decision`: each game's own figures and the jobs of its report;
 - :mod:`~arena.plots.tables`: LaTeX tables and the Markdown summary;
+- :mod:`~arena.plots.compare`: the figure of an anytime-valid comparison (``arena-compare``);
 - :mod:`~arena.plots.report`: the report driver (:func:`report`).
 
 References

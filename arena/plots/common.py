@@ -2,7 +2,7 @@
 bands and certified bounds, the leaderboard heatmap and the certificates' margins.
 
 Every curve is a mean across seeds with its 95% Student-t interval as a band
-(:func:`arena.aggregate.mean_ci`); missing or NaN data never crash a figure: it says "no data".
+(:func:`arena.aggregate.mean_ci`; none where every seed gives the same value); missing or NaN data never crash a figure: it says "no data".
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ from arena.plots.common import (
     certificate_margins,
     leaderboard_heatmap,
 )
-from arena.plots.style import _save, forecaster_styles
+from arena.plots.style import _safe, _save, forecaster_styles
 from arena.plots.tables import _headline, latex_table, markdown_summary
 
 #: Every figure :func:`report` draws, by name.
@@ -200,8 +200,10 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
     - ``table.tex``: :func:`latex_table` of the game's :data:`HEADLINE_METRICS`.
 
     Each figure comes as PDF (fonts embedded as TrueType) and PNG; a figure without data is
-    skipped. Then ``summary.md`` (:func:`markdown_summary`). The paths come in that order,
-    whatever the number of processes.
+    skipped. Then the anytime-valid comparison of each game's two best forecasters
+    (:func:`arena.compare.top_pairs`: ``compare_top.parquet``/``.csv`` and a figure
+    ``compare__<A>__<B>__T<T>``, when their per-round records can be had) and ``summary.md``
+    (:func:`markdown_summary`). The paths come in that order, whatever the number of processes.
 
     The figures are drawn by this process and, where there is more than one CPU, by worker
     processes (one per CPU; set ``ARENA_PLOT_JOBS`` to choose the number of processes, 1 for
@@ -244,14 +246,35 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
             path = fig_dir[game] / "table.tex"
             n = s["seed"].nunique() if "seed" in s else 1
             path.write_text(f"% {game or 'all games'}: mean over natures of the mean over {n} seed(s), "
-                            "+- the half-width of its 95% interval; best in bold (arena.plots.latex_table)\n"
+                            "+- the half-width of its 95% interval (none: one seed, or one value on every seed); "
+                            "best in bold (arena.plots.latex_table)\n"
                             + latex_table(s, metrics) + "\n")
             written.append(path)
     if not summary.empty:
+        comparisons, written = _top_comparisons(out_dir, summary, fig_dir, formats, written)
         path = out_dir / "summary.md"
-        path.write_text(markdown_summary(summary, written, out_dir, leaderboard_metrics))
+        path.write_text(markdown_summary(summary, written, out_dir, leaderboard_metrics, comparisons))
         written.append(path)
     return written
+
+
+def _top_comparisons(out_dir: Path, summary: pd.DataFrame, fig_dir: dict, formats: Sequence[str],
+                     written: list[Path]) -> tuple[pd.DataFrame, list[Path]]:
+    """The anytime-valid comparison of each game's top pair (:func:`arena.compare.top_pairs`), its
+    table ``compare_top.csv`` and its figure ``compare__<A>__<B>`` per game and T."""
+    from arena.compare import top_pairs
+    from arena.plots.compare import comparison_figure
+    from arena.results import write_table
+
+    final, curves = top_pairs(out_dir, summary)
+    if curves.empty:  # nothing compared (no per-round records): summary.md gives the reason
+        return final, written
+    written = [*written, write_table(final, out_dir, "compare_top")]
+    for (game, T), c in curves.groupby(["game", "T"], sort=True) if not curves.empty else []:
+        folder = fig_dir.get(game, next(iter(fig_dir.values())))
+        stem = folder / f"compare__{_safe(c['forecaster_a'].iloc[0])}__{_safe(c['forecaster_b'].iloc[0])}__T{T}"
+        written += _save(comparison_figure(c), stem, formats)
+    return final, written
 
 
 def _game_styles(*tables: pd.DataFrame) -> dict[str, dict[str, str]]:
