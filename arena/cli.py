@@ -55,6 +55,7 @@ Other commands:
   arena-list [forecasters|natures|games|tournaments]   what there is, with parameters
   arena-report DIR                                      redraw a results directory's tables and figures
   arena-rerun DIR --row N [--trust]                     play a stored result row again and compare
+  arena-compare DIR A B                                 anytime-valid comparison of two forecasters
 
 Hydra's own options still work: --cfg job (print the config), --hydra-help, --info.
 Exit status: 0 done; 1 a run failed (one line says why); 2 a bad config; 130 interrupted.
