@@ -91,6 +91,7 @@ class MarginalQuantileDF(_QuantileForecaster):
     """
 
     name = "marginal_quantile_df"
+    family = "defensive"
     claims = ("quantile_marginal",)
 
     def reset(self, rng):
@@ -246,6 +247,7 @@ class ConditionalQuantileDF(_QuantileForecaster):
     """
 
     name = "conditional_quantile_df"
+    family = "defensive"
     claims = ("quantile_round", "quantile_group")
 
     def __init__(self, kernel=None, bins: int = 0):

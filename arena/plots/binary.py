@@ -38,7 +38,13 @@ from arena.plots.common import (
     _CURVE_COLUMNS,
     _clean,
     _draw_curves,
+    _facets,
+    _floor_note,
     _legend,
+    _log_floor,
+    _panel_title,
+    _seed_note,
+    _seeds,
     _no_data,
     _ok,
     _restrict,
@@ -73,24 +79,31 @@ def smce_vs_T(curves: pd.DataFrame, nature: str | None = None, ax: Axes | None =
     """
     own = ax is None
     with mpl.rc_context(_RC):
-        fig, ax = _axes(ax)
         df = _restrict(_clean(curves, need=_CURVE_COLUMNS), nature=nature)
         obs = df.loc[df["metric"] == "smce"] if not df.empty else df
         obs = obs.loc[obs["t"] > 0] if not obs.empty else obs
         if obs.empty:
+            fig, ax = _axes(ax)
             _no_data(ax, "smCE curves" + (f" for {nature}" if nature else ""))
             return fig
         obs = obs.assign(value=obs["value"] / obs["t"])
         bounds = df.loc[(df["metric"] == "smce_bound") & (df["t"] > 0)]
         stats = mean_ci(obs, ["forecaster", "t"])
-        _draw_curves(ax, stats, "t", True, styles, bounds, scale="x")
+        fig, panels = _facets(ax, stats["forecaster"].unique(), styles, sharey=True)
         t = np.geomspace(max(obs["t"].min(), 1), obs["t"].max(), 50)
-        ax.plot(t, np.sqrt(8 * t / 3) / t, color=_BOUND_COLOR, linewidth=0.6, gid="reference:k29")
-        _rounds_axes(ax, "smCE / T", nature)
-        extra = [(Line2D([], [], color=_BOUND_COLOR, linewidth=0.6), "K29 guarantee \u221a(8T/3) / T")]
-        if not bounds.empty:
-            extra.append((Line2D([], [], color=_BOUND_COLOR, linestyle="--", linewidth=0.9), "certified bound"))
-        _legend(ax, extra, outside=own, loc="lower left")
+        floor = _log_floor(np.r_[stats["mean"].to_numpy(float), np.sqrt(8 * t / 3) / t])
+        for a, names in panels:
+            part = stats.loc[stats["forecaster"].isin(names)]
+            extra = _draw_curves(a, part, "t", True, styles, bounds.loc[bounds["forecaster"].isin(names)],
+                                 scale="x", floor=floor)
+            # the K29 guarantee sqrt(8t/3)/t, a T^(-1/2) rate: the reference every curve is read against
+            a.plot(t, np.sqrt(8 * t / 3) / t, color=_BOUND_COLOR, linewidth=0.6, gid="reference:k29")
+            _rounds_axes(a, "smCE\u209c / t (smooth calibration\nerror per round)", None)
+            _floor_note(a, part["mean"], floor)
+            extra.append((Line2D([], [], color=_BOUND_COLOR, linewidth=0.6),
+                          "\u221a(8t/3) / t \u221d 1/\u221at (K29 guarantee)"))
+            _legend(a, extra, outside=own, loc="lower left")
+        _panel_title(fig, panels, nature.replace("_", " ") if nature else None, _seed_note(_seeds(stats)), own)
     return fig
 
 

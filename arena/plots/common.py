@@ -24,8 +24,13 @@ from arena.aggregate import mean_ci, seed_stats
 from arena.plots.style import (
     _BOUND_COLOR,
     _RC,
+    COLUMN_WIDTH,
     FIGSIZE,
+    FULL_WIDTH,
+    MAX_LINES,
     METRIC_LABELS,
+    MIN_BAND_SEEDS,
+    _new_figure,
     _axes,
     _fmt,
     _plain_log_ticks,
@@ -78,7 +83,7 @@ def _rounds_axes(ax: Axes, ylabel: str, nature: str | None, logy: bool = True) -
         _plain_log_ticks(ax.yaxis)
     ax.set_xscale("log")
     _plain_log_ticks(ax.xaxis)
-    ax.set_xlabel("rounds T")
+    ax.set_xlabel("round t (log scale)")
     ax.set_ylabel(ylabel)
     if nature:
         ax.set_title(nature.replace("_", " "))
@@ -91,42 +96,174 @@ def _no_data(ax: Axes, what: str) -> None:
 
 
 def _draw_mean(ax: Axes, g: pd.DataFrame, name: str, x: str, log: bool, style: Mapping[str, str],
-               scale: pd.Series | float = 1.0):
+               scale: pd.Series | float = 1.0, floor: float | None = None, phase: int = 0):
+    """A forecaster's mean line; its 95% interval as a band from :data:`MIN_BAND_SEEDS` seeds on.
+
+    ``floor``: on a log axis, values below it (zero included) are drawn at it (said on the
+    figure by :func:`_floor_note`); ``phase`` shifts the markers so that two lines drawn one
+    over the other both show theirs."""
     xs = g[x].to_numpy(float)
     mean = (g["mean"] / scale).to_numpy(float)
     half = (g["half"] / scale).to_numpy(float)
-    (line,) = ax.plot(xs, mean, color=style["color"], marker=style["marker"], markevery=max(1, len(xs) // 6),
-                      label=name, gid=f"mean:{name}")
-    ok = np.isfinite(half)
+    shown = np.maximum(mean, floor) if floor is not None else mean
+    every = max(1, len(xs) // 6)
+    (line,) = ax.plot(xs, shown, color=style["color"], marker=style["marker"],
+                      markevery=(phase % every, every), label=name.replace("_", " "), gid=f"mean:{name}")
+    seeds = g["n"].to_numpy(float) if "n" in g else np.full(len(xs), np.inf)
+    ok = np.isfinite(half) & (seeds >= MIN_BAND_SEEDS)
     if ok.any():
         lo, hi = mean - half, mean + half
         if log:  # a band crossing zero cannot be drawn on log axes: clip it at a tenth of the mean
             lo = np.maximum(lo, mean / 10)
+            if floor is not None:
+                lo, hi = np.maximum(lo, floor), np.maximum(hi, floor)
         ax.fill_between(xs, lo, hi, where=ok, color=style["color"], alpha=0.2, linewidth=0, gid=f"band:{name}")
     return line
 
 
-def _draw_bound(ax: Axes, b: pd.DataFrame, name: str, x: str, color: str, scale=1.0):
+def _log_floor(values: np.ndarray, decades: float = 3.0) -> float | None:
+    """The bottom of a log axis for ``values``: the smallest positive value, but no more than
+    ``decades`` decades under the largest (a dip to 1e-5 would squash the rest), at a whole decade;
+    None when no value is positive."""
+    v = np.asarray(values, float)
+    pos = v[np.isfinite(v) & (v > 0)]
+    if not pos.size:
+        return None
+    return float(10.0 ** np.floor(np.log10(max(pos.min(), pos.max() * 10.0 ** -decades))))
+
+
+def _floor_note(ax: Axes, values: np.ndarray, floor: float | None) -> None:
+    """Say on the axes that values under the log axis' floor (zeros too) are drawn on it, when some are."""
+    v = np.asarray(values, float)
+    if floor is not None and (v[np.isfinite(v)] < floor).any():
+        ax.set_ylim(bottom=floor / 1.25)
+        ax.text(0.99, 0.01, f"values < {floor:g} (zeros too) drawn at {floor:g}", transform=ax.transAxes,
+                ha="right", va="bottom", fontsize=5.5, color="0.35", gid="floor_note")
+
+
+def _draw_bound(ax: Axes, b: pd.DataFrame, name: str, x: str, color: str, scale=1.0, label: str | None = None):
     g = b.groupby(x)["value"].mean()
     xs = g.index.to_numpy(float)
-    ax.plot(xs, (g / (xs if scale == "x" else scale)).to_numpy(float), color=color,
-            linestyle="--", linewidth=0.9, gid=f"bound:{name}")
+    return ax.plot(xs, (g / (xs if scale == "x" else scale)).to_numpy(float), color=color,
+                   linestyle="--", linewidth=0.9, gid=f"bound:{name}", label=label)[0]
 
 
 def _draw_curves(ax: Axes, stats: pd.DataFrame, x: str, log: bool, styles: Mapping[str, dict] | None,
-                 bounds: pd.DataFrame | None = None, scale=1.0) -> None:
+                 bounds: pd.DataFrame | None = None, scale=1.0, floor: float | None = None) -> list:
     """Each forecaster's mean and band (``stats`` of :func:`arena.aggregate.mean_ci`), in :func:`order`,
-    and its certified bound dashed where ``bounds`` has one; ``styles`` completed for the names it lacks."""
+    and its certified bound dashed in its color where ``bounds`` has one; ``styles`` completed for the
+    names it lacks. Forecasters whose bounds are the same curve share one dashed line, labelled with
+    all their names. Returns the (handle, label) pairs of the bounds, for the legend."""
     styles = styles_for(stats["forecaster"].unique(), styles)
-    for name in order(stats["forecaster"].unique()):
-        _draw_mean(ax, stats.loc[stats["forecaster"] == name], name, x, log=log, style=styles[name])
-        b = bounds.loc[bounds["forecaster"] == name] if bounds is not None else None
-        if b is not None and not b.empty:
-            _draw_bound(ax, b, name, x, styles[name]["color"], scale=scale)
+    names = order(stats["forecaster"].unique())
+    for i, name in enumerate(names):
+        _draw_mean(ax, stats.loc[stats["forecaster"] == name], name, x, log=log, style=styles[name], floor=floor,
+                   phase=i)
+    drawn: dict[bytes, list[str]] = {}
+    first: dict[bytes, pd.DataFrame] = {}
+    for name in names:
+        b = bounds.loc[bounds["forecaster"] == name] if bounds is not None and not bounds.empty else None
+        if b is None or b.empty:
+            continue
+        key = np.round(b.groupby(x)["value"].mean().to_numpy(float), 9).tobytes()
+        drawn.setdefault(key, []).append(name)
+        first.setdefault(key, b)
+    extra = []
+    for key, who in drawn.items():
+        label = "bound of " + ", ".join(w.replace("_", " ") for w in who)
+        line = _draw_bound(ax, first[key], who[0], x, styles[who[0]]["color"], scale=scale)
+        extra.append((line, label))
+    return extra
+
+
+def _seeds(stats: pd.DataFrame) -> int:
+    """The number of seeds behind the means of ``stats`` (the largest count of a point)."""
+    return int(stats["n"].max()) if "n" in stats and stats["n"].notna().any() else 0
+
+
+def _seed_note(n: int) -> str:
+    """What the lines of a figure are: means over ``n`` seeds, and whether the bands are drawn."""
+    if n <= 1:
+        return "one seed"
+    band = "band: 95% t-interval" if n >= MIN_BAND_SEEDS else f"no band: < {MIN_BAND_SEEDS} seeds"
+    return f"mean of {n} seeds; {band}"
+
+
+#: The order of families' panels.
+FAMILIES = ("defensive", "baseline")
+
+
+def _groups(names: Sequence[str], styles: Mapping[str, dict]) -> list[tuple[str | None, list[str]]]:
+    """The forecasters of each panel: all in one when they are at most :data:`MAX_LINES`, else by
+    family (``styles[name]["family"]``), a family of more than MAX_LINES in panels of at most that many.
+
+    Examples
+    --------
+    >>> _groups(["a", "b"], {})
+    [(None, ['a', 'b'])]
+    >>> st = {n: {"family": "defensive" if n < "e" else "baseline"} for n in "abcdefgh"}
+    >>> _groups(list("abcdefgh"), st)
+    [('defensive', ['a', 'b', 'c', 'd']), ('baseline', ['e', 'f', 'g', 'h'])]
+    """
+    names = order(names)
+    if len(names) <= MAX_LINES:
+        return [(None, names)]
+    fams: dict[str, list[str]] = {}
+    for n in names:
+        fams.setdefault(str(styles.get(n, {}).get("family", "")), []).append(n)
+    out = []
+    for fam in sorted(fams, key=lambda f: (FAMILIES.index(f) if f in FAMILIES else len(FAMILIES), f)):
+        part = fams[fam]
+        k = math.ceil(len(part) / MAX_LINES)
+        size = math.ceil(len(part) / k)
+        for j in range(k):
+            out.append((fam or None, part[j * size:(j + 1) * size]))
+    return out
+
+
+_FAMILY_TITLES = {"defensive": "defensive forecasters", "baseline": "baselines"}
+
+
+def _facets(ax: Axes | None, names: Sequence[str], styles: Mapping[str, dict] | None,
+            height: float = FIGSIZE[1], sharey: bool = False) -> tuple[Figure, list[tuple[Axes, list[str]]]]:
+    """The axes of a figure of per-forecaster curves and the forecasters each shows: ``ax`` with all
+    of them when given; else one column-wide panel, or one panel per group of :func:`_groups` side
+    by side at full width (two per row)."""
+    if ax is not None:
+        return ax.figure, [(ax, order(names))]
+    groups = _groups(names, styles_for(names, styles))
+    if len(groups) == 1:
+        fig = _new_figure((COLUMN_WIDTH, height))
+        return fig, [(fig.add_subplot(), groups[0][1])]
+    ncols = 2
+    nrows = math.ceil(len(groups) / ncols)
+    fig = _new_figure((FULL_WIDTH, height * nrows))
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharey=sharey).ravel()
+    for a in axes[len(groups):]:
+        a.set_visible(False)
+    for a, (fam, _) in zip(axes, groups):
+        a.set_gid(f"panel:{fam}")
+    return fig, [(a, part) for a, (_, part) in zip(axes, groups)]
+
+
+def _panel_title(fig: Figure, panels: list, title: str | None, note: str, own: bool) -> None:
+    """The title of a figure: ``title`` (e.g. the nature) and ``note`` (seeds); with several panels
+    each names its family and the figure carries the title."""
+    if not own:
+        return
+    if len(panels) == 1:
+        ax = panels[0][0]
+        ax.set_title(((title or "") + (f" ({note})" if note else "")).strip(), fontsize=7)
+        return
+    for a, _ in panels:
+        fam = str(a.get_gid() or "").removeprefix("panel:")
+        a.set_title(_FAMILY_TITLES.get(fam, fam if fam != "None" else ""), fontsize=7)
+    fig.suptitle(((title or "") + (f" ({note})" if note else "")).strip(), fontsize=8)
 
 
 def _legend(ax: Axes, extra: list | None = None, outside: bool = False, **kw) -> None:
-    """Forecasters then ``extra`` (handle, label) pairs; below the axes when the figure is ours."""
+    """Forecasters then ``extra`` (handle, label) pairs; below the axes when the figure is ours
+    (it never covers data; the layout makes room for it)."""
     handles, labels = ax.get_legend_handles_labels()
     for h, lab in extra or []:
         handles.append(h)
@@ -134,13 +271,9 @@ def _legend(ax: Axes, extra: list | None = None, outside: bool = False, **kw) ->
     if not handles:
         return
     style = {"frameon": False, "handlelength": 1.8, "columnspacing": 0.8, "borderaxespad": 0.2,
-             "handletextpad": 0.4}
-    if outside:  # never covers data; the figure grows by one line of text per legend row
-        ncol = 3 if len(handles) > 4 else 2
-        fig = ax.figure
-        w, h = fig.get_size_inches()
-        fig.set_size_inches(w, h + 0.13 * math.ceil(len(handles) / ncol))
-        fig.legend(handles, labels, loc="outside lower center", ncol=ncol, **style)
+             "handletextpad": 0.4, "fontsize": 6.5}
+    if outside:
+        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, **style)
     else:
         ax.legend(handles, labels, ncol=2 if len(handles) > 4 else 1, **style, **kw)
 
@@ -148,46 +281,64 @@ def _legend(ax: Axes, extra: list | None = None, outside: bool = False, **kw) ->
 #: Curves whose certified bound is not ``<metric>_bound``: (bound curve, its scale ("x": divided
 #: by t), log y axis). The bias is nonnegative and falls like 1/t for the defensive forecasters.
 _CURVE_BOUNDS = {"bias": ("bit_bound", "x", True)}
+#: Axis labels of curves against t: the symbol, then what it is.
+CURVE_LABELS = {
+    "bias": "bias |\u03a3\u209b(p\u209b \u2212 y\u209b)| / t",
+    "regret_linear": "regret R\u209c to the best\nlinear forecast \u27e8w, x\u209c\u27e9, \u2016w\u2016 \u2264 M",
+    "regret_constant": "regret R\u209c to the best\nconstant forecast",
+    "regret_experts": "regret R\u209c to the best expert\n(loss units)",
+    "regret_decision_expected": "expected decision regret R\u209c\n(loss units)",
+}
 
 
 def regret_curves(curves: pd.DataFrame, metric: str = "regret_linear", nature: str | None = None,
                   ax: Axes | None = None, styles: Mapping[str, dict] | None = None) -> Figure:
-    """Regret (or another curve, e.g. ``bias``) against T (log x axis): per forecaster the mean
-    across seeds and, as a band, its 95% Student-t interval.
+    """Regret (or another curve, e.g. ``bias``) against t (log x axis): per forecaster the mean
+    across seeds and, from :data:`~arena.plots.style.MIN_BAND_SEEDS` seeds on, its 95% Student-t
+    interval as a band. More than :data:`~arena.plots.style.MAX_LINES` forecasters are split into
+    panels by family.
 
     Where the curves hold ``<metric>_bound`` (a forecaster certifying it; for ``bias``, the
     bit-prediction bound ``bit_bound`` on abs(sum(p - y)), drawn divided by t), the bound is
-    dashed in the forecaster's color. Regret can be negative (the comparators are norm-bounded),
-    so the y axis is linear with zero marked (log for ``bias``, where a zero mean is not drawn).
+    dashed in the forecaster's color and named in the legend. Regret can be negative (the
+    comparators are norm-bounded), so its y axis is linear with zero marked; the bias is drawn on a
+    log axis whose floor is at most three decades under its largest value, values under it
+    (zeros too) drawn on it and said so. The panels of a figure do not share their y axes: a
+    bound near 0 stays visible beside baselines with large regret.
 
     Parameters
     ----------
     curves : long table (forecaster, seed, t, metric, value[, nature]).
     metric : the curve to draw, e.g. ``"regret_linear"``, ``"regret_constant"`` or ``"bias"``.
     nature : keep only this nature; by default every row is used.
-    ax : axes to draw on; a new single-column figure by default.
-    styles : color and marker per forecaster (:func:`arena.plots.style.forecaster_styles`); by
-        default those of the forecasters drawn.
+    ax : axes to draw on (every forecaster on it); a new figure by default.
+    styles : color, marker and family per forecaster (:func:`arena.plots.style.forecaster_styles`);
+        by default those of the forecasters drawn.
     """
     own = ax is None
     with mpl.rc_context(_RC):
-        fig, ax = _axes(ax)
         df = _restrict(_clean(curves, need=_CURVE_COLUMNS), nature=nature)
         obs = df.loc[df["metric"] == metric] if not df.empty else df
         if obs.empty:
+            fig, ax = _axes(ax)
             _no_data(ax, f"{metric} curves" + (f" for {nature}" if nature else ""))
             return fig
         bound, scale, logy = _CURVE_BOUNDS.get(metric, (f"{metric}_bound", 1.0, False))
         bounds = df.loc[df["metric"] == bound]
         stats = mean_ci(obs, ["forecaster", "t"])
-        _draw_curves(ax, stats, "t", logy, styles, bounds, scale=scale)
-        if not logy:
-            ax.axhline(0.0, color="0.7", linewidth=0.5, zorder=0)
-        _rounds_axes(ax, METRIC_LABELS.get(metric, metric), nature, logy)
-        extra = []
-        if not bounds.empty:
-            extra.append((Line2D([], [], color=_BOUND_COLOR, linestyle="--", linewidth=0.9), "certified bound"))
-        _legend(ax, extra, outside=own, loc="best")
+        fig, panels = _facets(ax, stats["forecaster"].unique(), styles)
+        for a, names in panels:
+            part = stats.loc[stats["forecaster"].isin(names)]
+            floor = _log_floor(part["mean"]) if logy else None
+            extra = _draw_curves(a, part, "t", logy, styles, bounds.loc[bounds["forecaster"].isin(names)],
+                                 scale=scale, floor=floor)
+            if not logy:
+                a.axhline(0.0, color="0.7", linewidth=0.5, zorder=0)
+            _rounds_axes(a, CURVE_LABELS.get(metric, METRIC_LABELS.get(metric, metric)), None, logy)
+            if logy:
+                _floor_note(a, part["mean"], floor)
+            _legend(a, extra, outside=own, loc="best")
+        _panel_title(fig, panels, nature.replace("_", " ") if nature else None, _seed_note(_seeds(stats)), own)
     return fig
 
 
