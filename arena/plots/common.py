@@ -238,11 +238,12 @@ def _facets(ax: Axes | None, names: Sequence[str], styles: Mapping[str, dict] | 
     ncols = 2
     nrows = math.ceil(len(groups) / ncols)
     fig = _new_figure((FULL_WIDTH, height * nrows))
-    axes = fig.subplots(nrows, ncols, squeeze=False, sharey=sharey).ravel()
-    for a in axes[len(groups):]:
-        a.set_visible(False)
+    # a subfigure per panel: each has its legend below it, and the layout makes room for it
+    subs = fig.subfigures(nrows, ncols, squeeze=False).ravel()
+    axes = [sub.add_subplot() for sub in subs[:len(groups)]]
     for a, (fam, _) in zip(axes, groups):
         a.set_gid(f"panel:{fam}")
+    fig._arena_sharey = sharey
     return fig, [(a, part) for a, (_, part) in zip(axes, groups)]
 
 
@@ -251,6 +252,11 @@ def _panel_title(fig: Figure, panels: list, title: str | None, note: str, own: b
     each names its family and the figure carries the title."""
     if not own:
         return
+    if getattr(fig, "_arena_sharey", False) and len(panels) > 1:  # one y range for panels to be compared
+        lo = min(a.get_ylim()[0] for a, _ in panels)
+        hi = max(a.get_ylim()[1] for a, _ in panels)
+        for a, _ in panels:
+            a.set_ylim(lo, hi)
     if len(panels) == 1:
         ax = panels[0][0]
         ax.set_title(((title or "") + (f" ({note})" if note else "")).strip(), fontsize=7)
@@ -272,8 +278,16 @@ def _legend(ax: Axes, extra: list | None = None, outside: bool = False, **kw) ->
         return
     style = {"frameon": False, "handlelength": 1.8, "columnspacing": 0.8, "borderaxespad": 0.2,
              "handletextpad": 0.4, "fontsize": 6.5}
-    if outside:
-        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, **style)
+    if outside:  # below the panel, in its (sub)figure: the figure grows by a line of text per legend row
+        ncol = 2
+        root = ax.get_figure(root=True)
+        rows = math.ceil(len(handles) / ncol)
+        grown = getattr(root, "_arena_legend_rows", 0)
+        if rows > grown:
+            w, h = root.get_size_inches()
+            root.set_size_inches(w, h + 0.12 * (rows - grown))
+            root._arena_legend_rows = rows
+        ax.figure.legend(handles, labels, loc="outside lower center", ncol=ncol, **style)
     else:
         ax.legend(handles, labels, ncol=2 if len(handles) > 4 else 1, **style, **kw)
 

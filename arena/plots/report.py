@@ -106,7 +106,7 @@ def _processes(n_jobs: int) -> int:
     return max(1, min(n, n_jobs))
 
 
-def _run_jobs(jobs: list[tuple], done=None) -> list[list[Path]]:
+def _run_jobs(jobs: list[tuple], on_done=None) -> list[list[Path]]:
     """Draw every job; the results come in the jobs' order, whichever process drew them.
 
     This process draws jobs from the end of the list at once; worker processes of joblib's
@@ -114,15 +114,15 @@ def _run_jobs(jobs: list[tuple], done=None) -> list[list[Path]]:
     caller's ``__main__``) take jobs from the front, one each at a time, as soon as they are
     ready; the two meet in the middle. A worker that cannot start or that dies, or a job that
     does not pickle, leaves its job to this process; an error in a figure is raised here,
-    whoever drew it. ``done(job)``, when given, is called as each job is drawn (from this thread or
+    whoever drew it. ``on_done(job)``, when given, is called as each job is drawn (from this thread or
     the pool's), e.g. to print progress."""
-    done = done or (lambda job: None)
+    on_done = on_done or (lambda job: None)
     workers = _processes(len(jobs)) - 1
     if workers < 1 or not sys.executable or getattr(sys, "frozen", False):  # a frozen app is no python
         out = []
         for job in jobs:
             out.append(_draw_job(job))
-            done(job)
+            on_done(job)
         return out
     results: list[list[Path] | None] = [None] * len(jobs)
     lock = threading.Lock()
@@ -162,7 +162,7 @@ def _run_jobs(jobs: list[tuple], done=None) -> list[list[Path]]:
                     i = pending.pop(future)
                     try:
                         results[i] = future.result()
-                        done(jobs[i])
+                        on_done(jobs[i])
                     except (BrokenExecutor, pickle.PicklingError):
                         with lock:
                             left.append(i)
@@ -178,7 +178,7 @@ def _run_jobs(jobs: list[tuple], done=None) -> list[list[Path]]:
     try:
         while (i := take(front=False)) is not None:
             results[i] = _draw_job(jobs[i])
-            done(jobs[i])
+            on_done(jobs[i])
     finally:
         with lock:  # whatever happened here, the pool takes no more jobs
             span[0] = span[1]
@@ -187,7 +187,7 @@ def _run_jobs(jobs: list[tuple], done=None) -> list[list[Path]]:
         raise errors[0]
     for i in sorted(left):
         results[i] = _draw_job(jobs[i])
-        done(jobs[i])
+        on_done(jobs[i])
     return results  # type: ignore[return-value]
 
 
@@ -378,7 +378,7 @@ def _draw(root: Path, jobs: list[tuple], quiet: bool) -> list[Path]:
     todo = [i for i in range(len(jobs)) if old.get(rel[i]) != keys[i] or not all(f.exists() for f in files[i])]
     if not quiet:
         print(f"[arena] figures: {len(todo)} to draw, {len(jobs) - len(todo)} up to date in {root}", flush=True)
-    _run_jobs([jobs[i] for i in todo], done=_Progress(len(todo), quiet))
+    _run_jobs([jobs[i] for i in todo], on_done=_Progress(len(todo), quiet))
     if jobs or old:
         write_text_atomic(json.dumps(dict(zip(rel, keys)), indent=0, sort_keys=True), manifest_path)
     return [f for fs in files for f in fs]

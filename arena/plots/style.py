@@ -144,7 +144,10 @@ class _DecadeFormatter(ticker.Formatter):
 
     def set_locs(self, locs):
         self.locs = list(locs)
-        pos = [abs(v) for v in self.locs if v]
+        if self.axis is not None:  # only the ticks in view are labelled
+            lo, hi = sorted(self.axis.get_view_interval())
+            locs = [v for v in self.locs if lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9)] or self.locs
+        pos = [abs(v) for v in locs if v]
         self.plain = not pos or (min(pos) >= 1e-3 and max(pos) < 1e4)
 
     def __call__(self, v, pos=None):
