@@ -72,9 +72,9 @@ figure img{max-width:100%;border:1px solid #eee}figcaption{font-size:12px;max-wi
 """
 #: Sort a table by the column whose head is clicked (numbers as numbers), again to reverse.
 _SCRIPT = """
-document.querySelectorAll("table.sortable th").forEach(function (th, col) {
+document.querySelectorAll("table.sortable th").forEach(function (th) {
   th.addEventListener("click", function () {
-    var table = th.closest("table"), body = table.tBodies[0];
+    var col = th.cellIndex, table = th.closest("table"), body = table.tBodies[0];
     var asc = !th.classList.contains("asc");
     table.querySelectorAll("th").forEach(function (h) { h.classList.remove("asc", "desc"); });
     th.classList.add(asc ? "asc" : "desc");
@@ -156,6 +156,17 @@ def _caption(kind: str, stem: Path, args: Sequence) -> str:
     return text.format(nature=nature or "every nature", metric=METRIC_LABELS.get(metric, metric))
 
 
+def _tournament(out_dir: Path) -> str:
+    """The tournament's name from its plan, if it has one (not the folder's name: the page of a
+    directory copied elsewhere is the same)."""
+    import json
+
+    try:
+        return str(json.loads((out_dir / "plan.json").read_text()).get("tournament") or "")
+    except (OSError, ValueError, AttributeError):
+        return ""
+
+
 def write_index(out_dir: Path, summary: pd.DataFrame, figures: Sequence[tuple[Path, str, Sequence]],
                 written: Sequence[Path]) -> Path:
     """Write ``out_dir/index.html`` and return its path.
@@ -171,7 +182,8 @@ def write_index(out_dir: Path, summary: pd.DataFrame, figures: Sequence[tuple[Pa
     out_dir = Path(out_dir)
     have = {Path(p).resolve() for p in written}
     n = len(summary)
-    parts = [f"<h1>Results: {html.escape(out_dir.resolve().name)}</h1>",
+    name = _tournament(out_dir)
+    parts = [f"<h1>Arena results{': ' + html.escape(name) if name else ''}</h1>",
              f'<p class="note">{n} matchups. Means are over seeds, then over natures; \u00b1 is the half-width of '
              "the 95% Student-t interval across seeds. Click a column's head to sort a table.</p>"]
     # certificates: failures first, in red
@@ -223,7 +235,7 @@ def write_index(out_dir: Path, summary: pd.DataFrame, figures: Sequence[tuple[Pa
         pdf = stem.with_name(f"{stem.name}.pdf")
         link = f' <a href="{_rel(pdf, out_dir)}">PDF</a>' if pdf.resolve() in have else ""
         caption = html.escape(_caption(kind, stem, args))
-        parts.append(f'<figure><img src="{_rel(shown, out_dir)}" alt="{html.escape(stem.name)}" loading="lazy">'
+        parts.append(f'<figure><img src="{_rel(shown, out_dir)}" alt="{html.escape(stem.name)}">'
                      f"<figcaption>{caption}{link}</figcaption></figure>")
     # downloads
     files = sorted(p for p in out_dir.glob("*") if p.suffix in (".parquet", ".csv", ".md"))
@@ -231,7 +243,7 @@ def write_index(out_dir: Path, summary: pd.DataFrame, figures: Sequence[tuple[Pa
         f'<li><a href="{_rel(p, out_dir)}">{html.escape(p.name)}</a></li>' for p in files) + "</ul>")
     page = ("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
             "<meta name=viewport content='width=device-width, initial-scale=1'>"
-            f"<title>Arena results: {html.escape(out_dir.resolve().name)}</title><style>{_STYLE}</style></head>"
+            f"<title>Arena results{': ' + html.escape(name) if name else ''}</title><style>{_STYLE}</style></head>"
             "<body>" + "\n".join(parts) + f"<script>{_SCRIPT}</script></body></html>\n")
     path = out_dir / "index.html"
     write_text_atomic(page, path)

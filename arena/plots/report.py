@@ -356,7 +356,8 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
         return written
     if not summary.empty:
         path = out_dir / "summary.md"
-        write_text_atomic(markdown_summary(summary, written, out_dir, leaderboard_metrics), path)
+        page = [out_dir / "index.html"] if html else []  # written below; the summary links it too
+        write_text_atomic(markdown_summary(summary, [*written, *page], out_dir, leaderboard_metrics), path)
         written.append(path)
     if html:
         from arena.plots.html import write_index

@@ -136,17 +136,17 @@ class _DecadeFormatter(ticker.Formatter):
 
     Examples
     --------
-    >>> f = _DecadeFormatter(); f.set_locs([10, 100, 1000]); [f(v) for v in f.locs]
+    >>> f = _DecadeFormatter(); f.set_locs([10, 100, 1000]); [f(v) for v in f.ticks]
     ['10', '100', '1000']
-    >>> f.set_locs([1e3, 1e4, 1e5, 1e6]); [f(v) for v in f.locs]
+    >>> f.set_locs([1e3, 1e4, 1e5, 1e6]); [f(v) for v in f.ticks]
     ['10\u00b3', '10\u2074', '10\u2075', '10\u2076']
     """
 
     def set_locs(self, locs):
-        self.locs = list(locs)
+        self.ticks = list(locs)
         if self.axis is not None:  # only the ticks in view are labelled
             lo, hi = sorted(self.axis.get_view_interval())
-            locs = [v for v in self.locs if lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9)] or self.locs
+            locs = [v for v in self.ticks if lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9)] or self.ticks
         pos = [abs(v) for v in locs if v]
         self.plain = not pos or (min(pos) >= 1e-3 and max(pos) < 1e4)
 
