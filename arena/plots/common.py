@@ -377,13 +377,12 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
         cols = sorted(summary["nature"].astype(str).unique())
         grid = means.reindex(index=rows, columns=cols)
         values = grid.to_numpy(float)
-        size = (max(FIGSIZE[0], 1.4 + 0.55 * len(cols)), max(1.6, 1.0 + 0.22 * len(rows)))
+        wide = 1.4 + 0.55 * len(cols) > COLUMN_WIDTH  # a paper's column, or its full width
+        size = (FULL_WIDTH if wide else COLUMN_WIDTH, max(1.6, 1.0 + 0.22 * len(rows)))
         fig, ax = _axes(ax, size)
         finite = values[np.isfinite(values)]
-        if finite.size and finite.min() > 0 and finite.max() / finite.min() > 100:
-            norm = LogNorm(finite.min(), finite.max())
-        else:
-            norm = Normalize(finite.min(), finite.max()) if finite.size else Normalize(0, 1)
+        norm, extend, note = _color_norm(finite)
+        scale, unit = _cell_scale(finite)
         cmap = mpl.colormaps["viridis"].with_extremes(bad="0.85")
         # no resampling: one flat cell per value (in PDF the 11 x 9 pixels themselves)
         im = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, norm=norm, aspect="auto", interpolation="none")
@@ -396,7 +395,8 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
                                            linewidth=0, gid=f"forfeit:{fc}:{nat}"))
                 if (fc, nat) not in forfeits.index:
                     continue
-                text = "F" if all_f else _fmt(v) + (" F" if any_f else "")
+                text = "F" if all_f else (f"{v / scale:#.3g}".rstrip(".") if np.isfinite(v) else "--") + \
+                    (" F" if any_f else "")
                 light = np.isfinite(v) and np.mean(cmap(norm(v))[:3]) < 0.5
                 ax.text(j, i, text, ha="center", va="center", fontsize=6, color="white" if light else "black",
                         gid=f"value:{fc}:{nat}", in_layout=False)  # inside its cell: nothing to lay out
@@ -406,10 +406,49 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
         ax.tick_params(length=0)
         for s in ax.spines.values():
             s.set_visible(False)
-        cb = fig.colorbar(im, ax=ax, fraction=0.06, pad=0.02)
-        cb.set_label(METRIC_LABELS.get(metric, metric) + " (mean over seeds)", fontsize=7)
+        cb = fig.colorbar(im, ax=ax, fraction=0.06, pad=0.02, extend=extend)
+        cb.set_label(METRIC_LABELS.get(metric, metric) + unit + "\nmean over seeds" + note, fontsize=7)
         cb.ax.tick_params(labelsize=6)
     return fig
+
+
+def _color_norm(finite: np.ndarray) -> tuple[Normalize, str, str]:
+    """The heatmap's color scale: log when the values are positive and span more than two decades;
+    else linear, its top clipped at the largest value that is not an outlier (beyond the upper
+    quartile plus three interquartile ranges), so that one outlier does not wash out the rest
+    (the colorbar's arrow and label say so). Returns (norm, colorbar extend, note)."""
+    if not finite.size:
+        return Normalize(0, 1), "neither", ""
+    lo, hi = float(finite.min()), float(finite.max())
+    if lo > 0 and hi / lo > 100:
+        return LogNorm(lo, hi), "neither", " (log color scale)"
+    q1, q3 = np.percentile(finite, [25, 75])
+    fence = q3 + 3 * (q3 - q1)
+    if hi > fence and (finite <= fence).sum() >= 2:
+        top = float(finite[finite <= fence].max())
+        return Normalize(lo, top), "max", f"\ncolor clipped above {_fmt(top)}"
+    return Normalize(lo, hi), "neither", ""
+
+
+_POWERS = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
+def _cell_scale(finite: np.ndarray) -> tuple[float, str]:
+    """One number format for every cell: three significant digits, and a common power of ten (said
+    in the colorbar's label) when the values are below 0.001 or from 10000 on.
+
+    Examples
+    --------
+    >>> _cell_scale(np.array([8.62e-4, 0.00101]))
+    (0.001, ' (\u00d710\u207b\u00b3)')
+    >>> _cell_scale(np.array([0.5, 0.02]))
+    (1.0, '')
+    """
+    nz = np.abs(finite[finite != 0]) if finite.size else finite
+    if not nz.size or (nz.min() >= 1e-3 and nz.max() < 1e4):
+        return 1.0, ""
+    e = int(np.floor(np.log10(nz.max())))
+    return 10.0 ** e, f" (\u00d710{str(e).translate(_POWERS)})"
 
 
 def _certificate_ratios(summary: pd.DataFrame | None) -> pd.DataFrame:
@@ -425,8 +464,18 @@ def _certificate_ratios(summary: pd.DataFrame | None) -> pd.DataFrame:
             continue
         v, b = (pd.to_numeric(ok[f"cert.{name}.{k}"], errors="coerce").astype(float) for k in ("value", "bound"))
         keep = np.isfinite(v) & np.isfinite(b) & (b > 0)
+        # a certificate that does not apply is no pass: left out (its verdict n/a, or no verdict at all)
+        if f"cert.{name}.verdict" in ok:
+            verdict = ok[f"cert.{name}.verdict"].astype("string").str.lower()
+            keep &= verdict.notna() & (verdict != "n/a")
+            fails = (verdict == "fails").fillna(False).to_numpy(bool)
+        elif f"cert.{name}.holds" in ok:
+            keep &= ok[f"cert.{name}.holds"].notna()
+            fails = (ok[f"cert.{name}.holds"] == False).to_numpy(bool)  # noqa: E712  (None is not False)
+        else:
+            fails = (v > b).to_numpy(bool)
         frames.append(ok.loc[keep, [c for c in ("forecaster", "nature", "seed") if c in ok]].assign(
-            certificate=name, ratio=(v / b)[keep]))
+            certificate=name, ratio=(v / b)[keep], fails=fails[keep.to_numpy(bool)]))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["forecaster", "certificate",
                                                                                        "ratio"])
 
@@ -435,11 +484,13 @@ def certificate_margins(summary: pd.DataFrame, ax: Axes | None = None,
                         styles: Mapping[str, dict] | None = None) -> Figure:
     """Every certificate of every finished matchup as its observed value over its certified bound.
 
-    One row per forecaster and certificate (labelled with the certificate; the forecaster is
-    in the legend), one point per matchup (nature and seed) in the forecaster's color and
-    marker; the certified bound is the dashed line at 1 (a point right of it exceeds the
-    bound). Ratios below -1 (a negative regret) are drawn at -1. ``styles``: color and marker per
-    forecaster (:func:`arena.plots.style.forecaster_styles`; by default those of the forecasters drawn).
+    One row per forecaster and certificate (labelled "forecaster: certificate" in the
+    forecaster's color), one point per matchup (nature and seed) in the forecaster's color and
+    marker; the certified bound is the dashed line at 1. A failed certificate (its verdict
+    ``fails``, or ``holds`` false) gets a red cross; a certificate that does not apply (verdict
+    ``n/a``, or no verdict) is not drawn, never as a pass. Ratios below -1 (a negative regret)
+    are drawn at -1 as left-pointing triangles, and the axis says so. ``styles``: color and marker
+    per forecaster (:func:`arena.plots.style.forecaster_styles`; by default those of the forecasters drawn).
 
     Examples
     --------
@@ -455,30 +506,45 @@ def certificate_margins(summary: pd.DataFrame, ax: Axes | None = None,
         styles = styles_for(names, styles)
         rows = sorted({(f, c) for f, c in zip(ratios["forecaster"], ratios["certificate"])},
                       key=lambda fc: (names.index(fc[0]), fc[1]))
-        fig, ax = _axes(ax, (FIGSIZE[0], 0.75 + 0.17 * max(len(rows), 1)))
+        fig, ax = _axes(ax, (COLUMN_WIDTH, 0.9 + 0.15 * max(len(rows), 1)))
         if not rows:
             _no_data(ax, "certificates")
             return fig
         for i, (name, cert) in enumerate(rows):
-            part = ratios.loc[(ratios["forecaster"] == name) & (ratios["certificate"] == cert), "ratio"]
+            sel = (ratios["forecaster"] == name) & (ratios["certificate"] == cert)
+            part = ratios.loc[sel, "ratio"].to_numpy(float)
+            fails = ratios.loc[sel, "fails"].to_numpy(bool) if "fails" in ratios else part > 1
             style = styles[name]
             jitter = 0.25 * (np.arange(len(part)) % 5 - 2) / 2  # points of one row spread over its height
-            first = i == 0 or rows[i - 1][0] != name
-            ax.scatter(np.maximum(part.to_numpy(float), -1.0), i + jitter, s=9, color=style["color"],
-                       marker=style["marker"], alpha=0.7, linewidths=0, gid=f"ratio:{name}:{cert}",
-                       label=name if first else None)
-            if first and i:
+            low = part < -1
+            ax.scatter(np.maximum(part, -1.0), i + jitter, s=9, color=style["color"],
+                       marker=style["marker"], alpha=0.7, linewidths=0, gid=f"ratio:{name}:{cert}")
+            if low.any():  # clipped: drawn at -1 as a left-pointing triangle, said in the axis label
+                ax.scatter(np.full(low.sum(), -1.0), (i + jitter)[low], s=12, facecolors="none",
+                           marker=style["marker"], edgecolors="black", linewidths=0.6, gid=f"clipped:{name}:{cert}",
+                           clip_on=False)
+            if fails.any():  # a failed certificate: a red cross over its point
+                ax.scatter(np.maximum(part[fails], -1.0), (i + jitter)[fails], s=22, color="#C00000", marker="x",
+                           linewidths=0.9, gid=f"fails:{name}:{cert}", zorder=4)
+            if i and rows[i - 1][0] != name:
                 ax.axhline(i - 0.5, color="0.85", linewidth=0.5, zorder=0)
         ax.axvline(1.0, color=_BOUND_COLOR, linestyle="--", linewidth=0.9, gid="bound")
         ax.axvline(0.0, color="0.8", linewidth=0.5, zorder=0)
-        ax.set_yticks(range(len(rows)), [c.replace("_", " ") for _, c in rows], fontsize=6)
+        labels = [f"{n.replace('_', ' ')}: {c.replace('_', ' ')}" for n, c in rows]
+        ax.set_yticks(range(len(rows)), labels, fontsize=6)
+        for tick, (n, _) in zip(ax.get_yticklabels(), rows):  # the label in the forecaster's color too
+            tick.set_color(styles[n]["color"])
         ax.tick_params(axis="y", length=0)
         ax.set_ylim(len(rows) - 0.5, -0.5)
-        low = ratios["ratio"].min()
-        ax.set_xlim(min(-0.05, low - 0.05) if low > -1 else -1.05, max(1.1, ratios["ratio"].max() * 1.05))
-        ax.set_xlabel("certificate value / certified bound")
-        _legend(ax, [(Line2D([], [], color=_BOUND_COLOR, linestyle="--", linewidth=0.9), "certified bound")],
-                outside=own, loc="best")
+        top = float(np.nanmax(ratios["ratio"].to_numpy(float)))
+        ax.set_xlim(-1.08, max(1.1, top * 1.05))
+        clipped = bool((ratios["ratio"] < -1).any())
+        ax.set_xlabel("certificate value / bound" + ("\n(black edge: < \u22121, drawn at \u22121)"
+                                                                if clipped else ""), loc="right")
+        n_fail = int(ratios["fails"].sum()) if "fails" in ratios else 0
+        if own:
+            ax.set_title(f"one point per matchup; {n_fail} fail" + (" (red \u00d7)" if n_fail else ""),
+                         fontsize=7, loc="right")
     return fig
 
 
