@@ -239,7 +239,7 @@ def reliability_grid(reliability: pd.DataFrame, nature: str, forecasters: Sequen
 
 #: The grid of reliability panels, in inches: panel side, gaps between panels (room for a
 #: title above each), and margins (tick labels and axis labels left and below, the title above).
-_GRID = {"side": 1.75, "wgap": 0.12, "hgap": 0.28, "left": 0.5, "right": 0.12, "bottom": 0.42, "top": 0.26,
+_GRID = {"side": 0.93, "wgap": 0.1, "hgap": 0.28, "left": 0.5, "right": 0.12, "bottom": 0.42, "top": 0.26,
          "title_line": 0.15}
 
 
@@ -290,7 +290,8 @@ FIGURES = {
     "regret_linear": lambda curves, nature, styles: regret_curves(curves, "regret_linear", nature=nature,
                                                                   styles=styles),
     "bias": lambda curves, nature, styles: regret_curves(curves, "bias", nature=nature, styles=styles),
-    "reliability": lambda pooled, nature, names, styles: _reliability_grid(pooled, nature, names, 3, styles),
+    # six panels a row: the grid is a paper's full width (6.75 in)
+    "reliability": lambda pooled, nature, names, styles: _reliability_grid(pooled, nature, names, 6, styles),
 }
 
 
