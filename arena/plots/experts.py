@@ -82,8 +82,8 @@ def expert_weights(curves: pd.DataFrame, nature: str | None = None, forecasters:
             fig, ax = _axes(None)
             _no_data(ax, "expert weights" + (f" for {nature}" if nature else ""))
             return fig
-        cols = min(ncols, len(names))
-        rows = math.ceil(len(names) / cols)
+        rows = math.ceil(len(names) / ncols)
+        cols = math.ceil(len(names) / rows)  # rows as even as can be: 7 panels are 4 + 3, not 6 + 1
         # a paper's full width; every panel keeps its own tick labels (none is left without)
         fig = _new_figure((FULL_WIDTH if cols > 2 else COLUMN_WIDTH, 1.55 * rows + 0.7))
         axes = fig.subplots(rows, cols, squeeze=False, sharey=True)
@@ -113,7 +113,7 @@ def expert_weights(curves: pd.DataFrame, nature: str | None = None, forecasters:
         fig.supylabel("weight on expert j", fontsize=7)
         handles, labels = axes[0][0].get_legend_handles_labels()
         if n_exp <= 8:  # one entry per expert; more: the colorbar of j
-            fig.legend(handles, labels, loc="outside lower center", ncol=min(n_exp, 8), frameon=False, fontsize=6.5)
+            fig.legend(handles, labels, loc="outside right center", ncol=1, frameon=False, fontsize=6.5)
         else:
             sm = mpl.cm.ScalarMappable(norm=mpl.colors.Normalize(0, n_exp - 1), cmap=cmap)
             fig.colorbar(sm, ax=axes.ravel().tolist(), label="expert j", fraction=0.03)
