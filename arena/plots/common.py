@@ -395,7 +395,8 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
                                            linewidth=0, gid=f"forfeit:{fc}:{nat}"))
                 if (fc, nat) not in forfeits.index:
                     continue
-                text = "F" if all_f else (f"{v / scale:#.3g}".rstrip(".") if np.isfinite(v) else "--") + \
+                shown = np.format_float_positional(v / scale, precision=3, unique=False, fractional=False, trim="k").rstrip(".")
+                text = "F" if all_f else (shown if np.isfinite(v) else "--") + \
                     (" F" if any_f else "")
                 light = np.isfinite(v) and np.mean(cmap(norm(v))[:3]) < 0.5
                 ax.text(j, i, text, ha="center", va="center", fontsize=6, color="white" if light else "black",
@@ -407,26 +408,35 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
         for s in ax.spines.values():
             s.set_visible(False)
         cb = fig.colorbar(im, ax=ax, fraction=0.06, pad=0.02, extend=extend)
-        cb.set_label(METRIC_LABELS.get(metric, metric) + unit + "\nmean over seeds" + note, fontsize=7)
+        cb.set_label("mean over seeds" + unit + note, fontsize=6.5)
+        ax.set_title(f"{METRIC_LABELS.get(metric, metric)} (`{metric}`)".replace("`", ""), fontsize=7, loc="left")
         cb.ax.tick_params(labelsize=6)
     return fig
 
 
 def _color_norm(finite: np.ndarray) -> tuple[Normalize, str, str]:
     """The heatmap's color scale: log when the values are positive and span more than two decades;
-    else linear, its top clipped at the largest value that is not an outlier (beyond the upper
-    quartile plus three interquartile ranges), so that one outlier does not wash out the rest
-    (the colorbar's arrow and label say so). Returns (norm, colorbar extend, note)."""
+    else linear, clipped to the values that are not outliers (within three interquartile ranges of
+    the quartiles), so that one outlier does not wash out the rest (the colorbar's arrows and
+    label say so). Returns (norm, colorbar extend, note).
+
+    Examples
+    --------
+    >>> norm, extend, note = _color_norm(np.array([0.01, 0.012, 0.011, 0.013, 0.24]))
+    >>> float(norm.vmax), extend
+    (0.013, 'max')
+    """
     if not finite.size:
         return Normalize(0, 1), "neither", ""
     lo, hi = float(finite.min()), float(finite.max())
     if lo > 0 and hi / lo > 100:
-        return LogNorm(lo, hi), "neither", " (log color scale)"
+        return LogNorm(lo, hi), "neither", "\nlog color scale"
     q1, q3 = np.percentile(finite, [25, 75])
-    fence = q3 + 3 * (q3 - q1)
-    if hi > fence and (finite <= fence).sum() >= 2:
-        top = float(finite[finite <= fence].max())
-        return Normalize(lo, top), "max", f"\ncolor clipped above {_fmt(top)}"
+    inside = finite[(finite >= q1 - 3 * (q3 - q1)) & (finite <= q3 + 3 * (q3 - q1))]
+    if inside.size >= 2 and (inside.min() > lo or inside.max() < hi):
+        a, b = float(inside.min()), float(inside.max())
+        extend = {(True, True): "both", (True, False): "min", (False, True): "max"}[(a > lo, b < hi)]
+        return Normalize(a, b), extend, f"\ncolor clipped to [{_fmt(a, 2)}, {_fmt(b, 2)}]"
     return Normalize(lo, hi), "neither", ""
 
 
@@ -434,18 +444,19 @@ _POWERS = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u20
 
 
 def _cell_scale(finite: np.ndarray) -> tuple[float, str]:
-    """One number format for every cell: three significant digits, and a common power of ten (said
+    """One number format for every cell: three significant digits, written out (never 5.9e-05 beside
+    0.0101), and a common power of ten (said
     in the colorbar's label) when the values are below 0.001 or from 10000 on.
 
     Examples
     --------
-    >>> _cell_scale(np.array([8.62e-4, 0.00101]))
-    (0.001, ' (\u00d710\u207b\u00b3)')
+    >>> _cell_scale(np.array([8.62e-4, 1.2e-4]))
+    (0.0001, ' (\u00d710\u207b\u2074)')
     >>> _cell_scale(np.array([0.5, 0.02]))
     (1.0, '')
     """
     nz = np.abs(finite[finite != 0]) if finite.size else finite
-    if not nz.size or (nz.min() >= 1e-3 and nz.max() < 1e4):
+    if not nz.size or 1e-3 <= nz.max() < 1e4:  # three significant digits read well from 0.00100 to 9999
         return 1.0, ""
     e = int(np.floor(np.log10(nz.max())))
     return 10.0 ** e, f" (\u00d710{str(e).translate(_POWERS)})"
