@@ -395,7 +395,7 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
                                            linewidth=0, gid=f"forfeit:{fc}:{nat}"))
                 if (fc, nat) not in forfeits.index:
                     continue
-                shown = np.format_float_positional(v / scale, precision=3, unique=False, fractional=False, trim="k").rstrip(".")
+                shown = _sig3(v / scale)
                 text = "F" if all_f else (shown if np.isfinite(v) else "--") + \
                     (" F" if any_f else "")
                 light = np.isfinite(v) and np.mean(cmap(norm(v))[:3]) < 0.5
@@ -441,6 +441,19 @@ def _color_norm(finite: np.ndarray) -> tuple[Normalize, str, str]:
 
 
 _POWERS = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
+def _sig3(v: float) -> str:
+    """Three significant digits, written out with their trailing zeros.
+
+    Examples
+    --------
+    >>> [_sig3(v) for v in (0.24, 5.9e-5, 12.0, 1234.5, 0.0, -0.0415)]
+    ['0.240', '0.0000590', '12.0', '1234', '0', '-0.0415']
+    """
+    if not np.isfinite(v) or v == 0:
+        return "0" if v == 0 else "--"
+    return f"{v:.{max(0, 2 - int(np.floor(np.log10(abs(v)))))}f}"
 
 
 def _cell_scale(finite: np.ndarray) -> tuple[float, str]:
