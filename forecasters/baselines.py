@@ -183,6 +183,15 @@ class OGD(Forecaster):
     The gradient uses the unclipped prediction; the announced forecast is clipped to
     [0, 1] when ``clip`` (otherwise an out-of-range forecast forfeits the game).
 
+    ``paper: true`` is the paper's online gradient method (§6): w_t = w_{t-1} - α (p_{t-1} - y_{t-1})
+    x_{t-1}, p_t = <w_t, x_t>, with α = ``lr`` fixed, no projection and no intercept (``schedule``,
+    ``M`` and ``intercept`` are then not used). It claims ``ogd_regret``: regret to every <u, x>
+    with ||u|| <= referee.M is at most M^2/α + α sum_t (p_t - y_t)^2 ||x_t||^2 (Zinkevich's
+    argument on the half squared loss; the paper prints M^2/(2α) + α M^2 B^4 T/2, which assumes
+    |p_t - y_t| <= M B). The game needs forecasts in [0, 1]: the announced forecast is p_t clipped
+    (clipping only lowers (p - y)^2 for y in {0, 1}, so the bound still holds); the update uses the
+    unclipped p_t, and the referee recomputes those iterates from the contexts, outcomes and ``lr``.
+
     Examples
     --------
     >>> from arena import play
@@ -194,7 +203,7 @@ class OGD(Forecaster):
     name = "ogd"
 
     def __init__(self, lr: float = 0.1, schedule: str = "sqrt", M: float = 10.0, intercept: bool = True,
-                 clip: bool = True):
+                 clip: bool = True, paper: bool = False):
         if not (_is_number(lr) and math.isfinite(lr)):
             raise ValueError(f"ogd: lr={lr!r} is not a finite number; give a step size such as lr: 0.1")
         if not lr > 0:
@@ -205,11 +214,15 @@ class OGD(Forecaster):
             raise ValueError(f"ogd: M={M!r} is not a finite number; give the radius of the projection ball, e.g. M: 10")
         if not M > 0:
             raise ValueError(f"ogd: M={M!r} must be > 0 (the radius of the projection ball), e.g. M: 10")
-        for key, value in (("intercept", intercept), ("clip", clip)):
+        for key, value in (("intercept", intercept), ("clip", clip), ("paper", paper)):
             if not isinstance(value, (bool, np.bool_)):
                 raise ValueError(f"ogd: {key}={value!r} must be true or false, e.g. {key}: true")  # noqa: TRY004
         self.lr, self.schedule, self.M = float(lr), schedule, float(M)
-        self.intercept, self.clip = bool(intercept), bool(clip)
+        self.intercept, self.clip, self.paper = bool(intercept), bool(clip), bool(paper)
+
+    @property
+    def claims(self) -> tuple[str, ...]:
+        return ("ogd_regret",) if self.paper else ()
 
     def reset(self, rng):
         super().reset(rng)
@@ -218,7 +231,7 @@ class OGD(Forecaster):
 
     def _z(self, x) -> np.ndarray:
         x = np.asarray(x, float).reshape(-1)
-        return np.concatenate(([1.0], x)) if self.intercept else x
+        return np.concatenate(([1.0], x)) if self.intercept and not self.paper else x
 
     def _raw(self, x) -> float:
         z = self._z(x)
@@ -228,13 +241,17 @@ class OGD(Forecaster):
 
     def predict(self, x):
         raw = self._raw(x)
+        if self.paper:  # announced clipped into the game's [0, 1]; the update and the bound use the unclipped p_t
+            return min(max(raw, 0.0), 1.0)
         return min(max(raw, 0.0), 1.0) if self.clip else raw
 
     def update(self, x, p, y):
         self._t += 1
         z = self._z(x)
-        lr = self.lr if self.schedule == "fixed" else self.lr / np.sqrt(self._t)
+        lr = self.lr if self.schedule == "fixed" or self.paper else self.lr / np.sqrt(self._t)
         self._w = self._w - lr * (self._raw(x) - y) * z
+        if self.paper:
+            return  # no projection
         norm = np.linalg.norm(self._w)
         if norm > self.M:
             self._w *= self.M / norm

@@ -39,13 +39,13 @@ def page(tmp_path_factory):
 
 
 def test_verdicts_put_failures_first_and_never_count_na_as_a_pass():
-    s = pd.DataFrame({"forecaster": ["a", "a", "a", "b", "b"], "nature": ["n", "m", "o", "n", "m"],
-                      "cert.x.holds": [True, True, None, True, False]})
-    v = verdicts(s)
+    s = pd.DataFrame({"forecaster": ["a", "a", "a", "b", "b", "c"], "nature": ["n", "m", "o", "n", "m", "n"],
+                      "cert.x.holds": [True, True, None, True, False, None]})
+    v = verdicts(s)  # results with only `holds`: a missing one is a certificate not claimed (c: no row)
     assert v[["forecaster", "holds", "fails", "n/a", "failing natures"]].values.tolist() == [
-        ["b", 1, 1, 0, "m"], ["a", 2, 0, 1, ""]]
-    # the Certificates' three verdicts, where the results have them, win over holds
-    s["cert.x.verdict"] = ["holds", "n/a", "n/a", "fails", "fails"]
+        ["b", 1, 1, 0, "m"], ["a", 2, 0, 0, ""]]
+    # the three verdicts, where the results have them, win over holds; n/a is counted, never as a pass
+    s["cert.x.verdict"] = ["holds", "n/a", "n/a", "fails", "fails", None]
     v = verdicts(s)
     assert v[["forecaster", "holds", "fails", "n/a"]].values.tolist() == [["b", 0, 2, 0], ["a", 1, 0, 2]]
 

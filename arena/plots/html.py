@@ -11,7 +11,7 @@ caption, and links to the Parquet and CSV tables.
 Examples
 --------
 >>> import pandas as pd
->>> s = pd.DataFrame({"forecaster": ["a", "a"], "nature": ["n", "m"], "cert.x.holds": [True, False]})
+>>> s = pd.DataFrame({"forecaster": ["a", "a"], "nature": ["n", "m"], "cert.x.verdict": ["holds", "fails"]})
 >>> verdicts(s)[["forecaster", "certificate", "holds", "fails", "failing natures"]].values.tolist()
 [['a', 'x', 1, 1, 'm']]
 """
@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from arena.aggregate import leaderboard
+from arena.plots.common import _verdicts
 from arena.plots.style import METRIC_LABELS, _fmt, order
 from arena.plots.tables import _headline
 from arena.results import write_text_atomic
@@ -96,31 +97,27 @@ document.querySelectorAll("table.sortable th").forEach(function (th) {
 
 
 def verdicts(summary: pd.DataFrame) -> pd.DataFrame:
-    """Per forecaster and certificate: how many matchups it holds, fails and does not apply to, and
-    the natures where it fails; failures first. Verdicts are the ``cert.<name>.verdict`` columns
-    (holds / fails / n/a) where the results have them, else ``cert.<name>.holds`` (missing: n/a)."""
-    rows = []
+    """Per forecaster and certificate it claims: how many matchups it holds, fails and does not
+    apply to (n/a, never counted as a pass), and the natures where it fails; failures first. The
+    verdicts are those of the certificates figure (:func:`arena.plots.common._verdicts`)."""
+    columns = ["forecaster", "certificate", "holds", "fails", "n/a", "failing natures"]
     if summary is None or summary.empty or "forecaster" not in summary:
-        return pd.DataFrame(columns=["forecaster", "certificate", "holds", "fails", "n/a", "failing natures"])
+        return pd.DataFrame(columns=columns)
     names = sorted({str(c)[5:].rsplit(".", 1)[0] for c in summary.columns
                     if str(c).startswith("cert.") and str(c).endswith((".holds", ".verdict"))})
+    rows = []
     for name in names:
-        if f"cert.{name}.verdict" in summary:
-            v = summary[f"cert.{name}.verdict"].astype("string").str.lower().fillna("n/a")
-        else:
-            h = summary[f"cert.{name}.holds"]
-            v = pd.Series(np.where(h.isna(), "n/a", np.where(h.fillna(False).astype(bool), "holds", "fails")),
-                          index=summary.index)
+        v = _verdicts(summary, name)
         for fc in order(summary["forecaster"]):
-            mine = v.loc[summary["forecaster"].astype(str) == fc]
-            if (mine == "n/a").all():
-                continue  # a certificate the forecaster never claims is not its verdict
+            mine = v.loc[summary["forecaster"].astype(str) == fc].dropna()  # NaN: not claimed
+            if mine.empty:
+                continue
             fails = summary.loc[mine.index[mine == "fails"]]
             rows.append({"forecaster": fc, "certificate": name, "holds": int((mine == "holds").sum()),
                          "fails": int((mine == "fails").sum()), "n/a": int((mine == "n/a").sum()),
                          "failing natures": ", ".join(sorted(fails["nature"].astype(str).unique()))
                          if "nature" in fails else ""})
-    out = pd.DataFrame(rows, columns=["forecaster", "certificate", "holds", "fails", "n/a", "failing natures"])
+    out = pd.DataFrame(rows, columns=columns)
     return out.sort_values(["fails", "forecaster", "certificate"], ascending=[False, True, True], kind="stable")
 
 
