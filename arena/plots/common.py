@@ -257,6 +257,15 @@ def _panel_title(fig: Figure, panels: list, title: str | None, note: str, own: b
         hi = max(a.get_ylim()[1] for a, _ in panels)
         for a, _ in panels:
             a.set_ylim(lo, hi)
+    legends = [(a.figure, a.figure.legends[-1]) for a, _ in panels if a.figure is not fig and a.figure.legends]
+    rows = max((len(leg.legend_handles) for _, leg in legends), default=0)
+    for sub, leg in legends:  # legends of one length: the panels above them get one height
+        handles, labels = list(leg.legend_handles), [t.get_text() for t in leg.get_texts()]
+        if len(handles) < rows:
+            leg.remove()
+            pad = rows - len(handles)
+            sub.legend(handles + [Line2D([], [], alpha=0)] * pad, labels + [""] * pad, loc="outside lower center",
+                       ncol=2, **_LEGEND_STYLE)
     if len(panels) == 1:
         ax = panels[0][0]
         ax.set_title(((title or "") + (f" ({note})" if note else "")).strip(), fontsize=7)
@@ -265,6 +274,10 @@ def _panel_title(fig: Figure, panels: list, title: str | None, note: str, own: b
         fam = str(a.get_gid() or "").removeprefix("panel:")
         a.set_title(_FAMILY_TITLES.get(fam, fam if fam != "None" else ""), fontsize=7)
     fig.suptitle(((title or "") + (f" ({note})" if note else "")).strip(), fontsize=8)
+
+
+_LEGEND_STYLE = {"frameon": False, "handlelength": 1.8, "columnspacing": 0.8, "borderaxespad": 0.2,
+                 "handletextpad": 0.4, "fontsize": 6.5}
 
 
 def _legend(ax: Axes, extra: list | None = None, outside: bool = False, **kw) -> None:
@@ -276,8 +289,7 @@ def _legend(ax: Axes, extra: list | None = None, outside: bool = False, **kw) ->
         labels.append(lab)
     if not handles:
         return
-    style = {"frameon": False, "handlelength": 1.8, "columnspacing": 0.8, "borderaxespad": 0.2,
-             "handletextpad": 0.4, "fontsize": 6.5}
+    style = _LEGEND_STYLE
     if outside:  # below the panel, in its (sub)figure: the figure grows by a line of text per legend row
         ncol = 2
         root = ax.get_figure(root=True)

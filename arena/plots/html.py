@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 
 from arena.aggregate import leaderboard
-from arena.plots.common import _verdicts
-from arena.plots.style import METRIC_LABELS, _fmt, order
+from arena.plots.common import _sig3, _verdicts
+from arena.plots.style import METRIC_LABELS, order
 from arena.plots.tables import _headline
 from arena.results import write_text_atomic
 
@@ -123,7 +123,7 @@ def verdicts(summary: pd.DataFrame) -> pd.DataFrame:
 
 def _cell(v) -> str:
     if isinstance(v, (float, np.floating)):
-        return f'<td class="num" data-v="{float(v)!r}">{html.escape(_fmt(float(v)))}</td>'
+        return f'<td class="num" data-v="{float(v)!r}">{html.escape(_sig3(float(v)))}</td>'
     if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
         return f'<td class="num">{int(v)}</td>'
     return f"<td>{html.escape(str(v))}</td>"
@@ -182,7 +182,10 @@ def write_index(out_dir: Path, summary: pd.DataFrame, figures: Sequence[tuple[Pa
     name = _tournament(out_dir)
     parts = [f"<h1>Arena results{': ' + html.escape(name) if name else ''}</h1>",
              f'<p class="note">{n} matchups. Means are over seeds, then over natures; \u00b1 is the half-width of '
-             "the 95% Student-t interval across seeds. Click a column's head to sort a table.</p>"]
+             "the 95% Student-t interval across seeds. Click a column's head to sort a table.</p>",
+             '<p class="note"><a href="#certificates">certificates</a> \u00b7 <a href="#leaderboards">leaderboards</a>'
+             ' \u00b7 <a href="#tables">attacks and comparisons</a> \u00b7 <a href="#figures">figures</a> \u00b7 '
+             '<a href="#files">tables to download</a></p>']
     # certificates: failures first, in red
     v = verdicts(summary)
     parts.append("<h2 id=certificates>Certificate verdicts</h2>")
