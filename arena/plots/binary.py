@@ -47,6 +47,7 @@ from arena.plots.common import (
     _seeds,
     _no_data,
     _ok,
+    _only,
     _restrict,
     _rounds_axes,
     regret_curves,
@@ -317,5 +318,5 @@ def jobs(summary: pd.DataFrame, curves: pd.DataFrame, rel: pd.DataFrame, fig_dir
                          formats, rc))
     for metric in metrics:
         if metric in summary and not _clean(_ok(summary), metric).empty:
-            jobs.append(("leaderboard", (summary, metric), fig_dir / f"leaderboard__{_safe(metric)}", formats, rc))
+            jobs.append(("leaderboard", (_only(summary, metric), metric), fig_dir / f"leaderboard__{_safe(metric)}", formats, rc))
     return jobs

@@ -71,6 +71,17 @@ def _last_T(summary: pd.DataFrame) -> pd.DataFrame:
     return summary
 
 
+def _only(summary: pd.DataFrame, *columns: str, prefix: str | None = None) -> pd.DataFrame:
+    """The columns of ``summary`` a figure reads: the matchups' keys and status, ``columns`` and those
+    starting with ``prefix``. A figure's job carries only these, so that its digest (the report's
+    manifest) changes only when they do, and so that less travels to a worker process."""
+    from arena.aggregate import KEY_COLUMNS
+
+    keep = [c for c in summary.columns if c in KEY_COLUMNS or c in ("status", *columns)
+            or (prefix is not None and str(c).startswith(prefix))]
+    return summary[keep]
+
+
 def _of_game(df: pd.DataFrame, game: str) -> pd.DataFrame:
     """The rows of one game (all rows of a table without a game column)."""
     return df.loc[df["game"] == game] if df is not None and not df.empty and "game" in df else df
@@ -626,5 +637,5 @@ def _curve_jobs(game: str, figures: dict[str, str | None], metrics: Sequence[str
                 jobs.append((kind, (cur, nat, styles), fig_dir / f"{kind}__{_safe(nat)}", formats, rc))
     for metric in metrics:
         if metric in part and not _clean(_ok(part), metric).empty:
-            jobs.append(("leaderboard", (part, metric), fig_dir / f"leaderboard__{_safe(metric)}", formats, rc))
+            jobs.append(("leaderboard", (_only(part, metric), metric), fig_dir / f"leaderboard__{_safe(metric)}", formats, rc))
     return jobs

@@ -31,6 +31,7 @@ from arena.plots.common import (
     _log_floor,
     _no_data,
     _ok,
+    _only,
     _panel_title,
     _restrict,
     _rounds_axes,
@@ -278,6 +279,6 @@ def jobs(summary: pd.DataFrame, curves: pd.DataFrame, fig_dir: Path, formats: Se
         if metric in summary and not _clean(_ok(summary), metric).empty:
             # only the natures where the metric exists (group errors need groups): a NaN cell reads "F"
             has = summary.groupby("nature")[metric].transform(lambda v: v.notna().any())
-            jobs.append(("leaderboard", (summary.loc[has], metric), fig_dir / f"leaderboard__{_safe(metric)}",
+            jobs.append(("leaderboard", (_only(summary.loc[has], metric), metric), fig_dir / f"leaderboard__{_safe(metric)}",
                          formats, rc))
     return jobs

@@ -33,6 +33,7 @@ from arena.plots.common import (
     _certificate_ratios,
     _clean,
     _of_game,
+    _only,
     certificate_margins,
     leaderboard_heatmap,
 )
@@ -337,7 +338,8 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
         for module in (quantile, experts, decision):  # each game's own figures, if the game is there
             game_jobs += module.jobs(s, c, fig_dir[game], formats, rc, styles)
         if not _certificate_ratios(s).empty:
-            game_jobs.append(("certificates", (s, styles), fig_dir[game] / "certificates", formats, rc))
+            game_jobs.append(("certificates", (_only(s, prefix="cert."), styles), fig_dir[game] / "certificates",
+                              formats, rc))
         if _single_matchup(s):  # a heatmap of one cell says nothing a table does not
             game_jobs = [j for j in game_jobs if j[0] != "leaderboard"]
         jobs += paper_jobs(game, s, game_jobs) if paper else game_jobs
