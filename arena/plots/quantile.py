@@ -235,9 +235,9 @@ def coverage_vs_L(summary: pd.DataFrame, metric: str = "coverage_error", ax: Axe
         _draw_curves(ax, stats, "L", False, styles)
         ax.set_xscale("log")
         _plain_log_ticks(ax.xaxis)
-        ax.set_xlabel("Lipschitz constant L of nature's CDF (log scale; points dodged)")
-        ax.set_ylabel(METRIC_LABELS.get(metric, metric))
-        ax.set_title(_seed_note(_seeds(stats)), fontsize=7)
+        ax.set_xlabel("Lipschitz constant L of nature's CDF (log)")
+        ax.set_ylabel(METRIC_LABELS.get(metric, metric) + " at T")
+        ax.set_title(_seed_note(_seeds(stats)) + "; points dodged in L", fontsize=7)
         _legend(ax, outside=own, loc="best")
     return fig
 
