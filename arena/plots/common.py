@@ -279,7 +279,7 @@ def _panel_title(fig: Figure, panels: list, title: str | None, note: str, own: b
                        ncol=2, **_LEGEND_STYLE)
     if len(panels) == 1:
         ax = panels[0][0]
-        ax.set_title(((title or "") + (f" ({note})" if note else "")).strip(), fontsize=7)
+        ax.set_title(((title or "") + (f"\n({note})" if note and title else note)).strip(), fontsize=7)
         return
     for a, _ in panels:
         fam = str(a.get_gid() or "").removeprefix("panel:")
