@@ -427,6 +427,8 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
         ax.set_xticks(range(len(cols)), [c.replace("_", " ") for c in cols], rotation=35, ha="right",
                       rotation_mode="anchor")
         ax.set_yticks(range(len(rows)), rows)
+        ax.set_xlabel("nature")
+        ax.set_ylabel("forecaster")
         ax.tick_params(length=0)
         for s in ax.spines.values():
             s.set_visible(False)
