@@ -52,7 +52,18 @@ from arena.plots.common import (
     _rounds_axes,
     regret_curves,
 )
-from arena.plots.style import _BOUND_COLOR, _RC, FIGSIZE, _axes, _new_figure, _safe, order, styles_for
+from arena.plots.style import (
+    _BOUND_COLOR,
+    _RC,
+    COLUMN_WIDTH,
+    FIGSIZE,
+    FULL_WIDTH,
+    _axes,
+    _new_figure,
+    _safe,
+    order,
+    styles_for,
+)
 
 #: The headline metrics of the binary game: its LaTeX table and its leaderboards.
 BINARY_METRICS = ("smce_over_T", "brier", "bias")
@@ -211,7 +222,7 @@ def reliability_diagram(reliability: pd.DataFrame, forecaster: str, nature: str,
         and :data:`arena.plots.style.MARKERS`.
     """
     with mpl.rc_context(_RC):
-        fig, ax = _axes(ax, (FIGSIZE[1] + 0.4, FIGSIZE[1]))
+        fig, ax = _axes(ax, (COLUMN_WIDTH, FIGSIZE[1]))
         _reliability_frame(ax, f"{forecaster} vs {nature}".replace("_", " "))
         df = reliability if reliability is not None else pd.DataFrame()
         df = _restrict(df, forecaster=forecaster, nature=nature)
@@ -250,8 +261,11 @@ def _reliability_grid(pooled: dict[str, pd.DataFrame], nature: str, names: list[
     n = max(len(names), 1)
     ncols = min(ncols, n)
     nrows = math.ceil(n / ncols)
-    g = _GRID
-    width = g["left"] + ncols * g["side"] + (ncols - 1) * g["wgap"] + g["right"]
+    # a paper's column (up to three panels a row) or its full width: the panels' side follows
+    width = COLUMN_WIDTH if ncols <= 3 else FULL_WIDTH
+    g = dict(_GRID)
+    g["side"] = min(1.75, (width - g["left"] - g["right"] - (ncols - 1) * g["wgap"]) / ncols)
+    g["left"] += (width - g["left"] - g["right"] - ncols * g["side"] - (ncols - 1) * g["wgap"]) / 2  # centered
     title = textwrap.wrap(f"reliability: {nature.replace('_', ' ')} (marker area and bars: count per bin; "
                           "tallest bar labelled)", width=int(width / 0.065))  # 8 pt characters per line
     top = g["top"] + g["title_line"] * len(title)
