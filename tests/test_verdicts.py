@@ -292,14 +292,16 @@ def test_top_pairs_replays_within_budget_and_says_why_not(stored, monkeypatch):
 def test_no_band_where_every_seed_gives_the_same_curve():
     from arena.plots import regret_curves
 
-    c = pd.DataFrame({"forecaster": "f", "seed": [0, 1, 0, 1], "t": [1, 1, 2, 2], "metric": "bias",
-                      "value": [0.5, 0.5, 0.25, 0.25]})
+    # five seeds: enough for a band (arena.plots.style.MIN_BAND_SEEDS), unless every seed agrees
+    seeds = list(range(5))
+    c = pd.DataFrame({"forecaster": "f", "seed": seeds * 2, "t": [1] * 5 + [2] * 5, "metric": "bias",
+                      "value": [0.5] * 5 + [0.25] * 5})
 
     def bands(fig):
         return [col for col in fig.axes[0].collections if str(col.get_gid()).startswith("band:")]
 
     assert not bands(regret_curves(c, "bias"))
-    assert bands(regret_curves(c.assign(value=[0.5, 0.4, 0.25, 0.2]), "bias"))
+    assert bands(regret_curves(c.assign(value=[0.5, 0.4, 0.45, 0.42, 0.48, 0.25, 0.2, 0.22, 0.21, 0.24]), "bias"))
 
 
 def test_certificate_verdict_counts():
