@@ -409,7 +409,7 @@ def _play_oblivious(env: ForecastEnv, fc: Forecaster, dog: _Watchdog | None = No
             or not callable(fc.play_oblivious) or not fc.can_play_oblivious):
         return None
     try:
-        X, y, y_prob = _oblivious_outcomes(env)
+        X, y, y_prob = _oblivious_outcomes(env, timed=dog is not None)
     except Exception:  # noqa: BLE001 (the step loop reproduces the error at its round)
         env.t = -1
         return None
@@ -436,26 +436,30 @@ def _play_oblivious(env: ForecastEnv, fc: Forecaster, dog: _Watchdog | None = No
     lo, hi = env.game.forecast_low, env.game.forecast_high
     if any(a.shape != y.shape for a in (p_mean, p, p_int)) or not np.all((p >= lo) & (p <= hi)):
         return None
-    rec = env.recorder
-    rec.X[:], rec.p_mean[:], rec.p[:], rec.p_internal[:], rec.y[:], rec.y_prob[:] = X, p_mean, p, p_int, y, y_prob
+    rec, seen = env.recorder, set()
+    for name, a in zip(("X", "p_mean", "p", "p_internal", "y", "y_prob"), (X, p_mean, p, p_int, y, y_prob)):
+        # the recorder takes the arrays (a copy would cost as much memory again); one handed out twice is copied
+        setattr(rec, name, a.copy() if id(a) in seen or not a.flags.owndata else a)
+        seen.add(id(a))
     rec.n, rec.forecasts = env.T, None
     env.t = env.T + 1
     return t_fc
 
 
-def _oblivious_outcomes(env: ForecastEnv) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _oblivious_outcomes(env: ForecastEnv, timed: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Contexts, outcomes and P(y = 1) of every round, drawn as ForecastEnv.step draws them.
 
     Nature's stream runs context(t), respond(t) in round order (an oblivious nature ignores
     the forecast it is shown); the outcome stream gives one uniform per Bernoulli law or
-    plain outcome (batched) and its own draws to any other law, in round order.
+    plain outcome (batched) and its own draws to any other law, in round order. ``timed``: a
+    time limit watches nature's calls (each call marks ``env.progress``).
     """
     nature, T, d = env.nature, env.T, env.nature.context_dim
     X = np.zeros((T, d))
     y, probs, coin = [0.0] * T, [0.0] * T, [False] * T  # lists: cheaper per round than arrays
     y_prob = np.full(T, np.nan)
     rng, shown, x, progress = env._outcome_rng, Forecast.point(0.5), env._x, env.progress
-    raw, pending = None, 0  # pending: the first round whose single uniform is not drawn yet
+    raw, pending, first = None, 0, 0  # pending: the first round whose single uniform is not drawn yet
 
     def draw_pending(stop: int) -> None:
         s = slice(pending, stop)
@@ -463,7 +467,27 @@ def _oblivious_outcomes(env: ForecastEnv) -> tuple[np.ndarray, np.ndarray, np.nd
         y[s] = np.where(c, np.where(uniform < q, 1.0, 0.0), y[s]).tolist()
         y_prob[s] = np.where(c, 1.0 - (1.0 - q), np.nan)  # 1 - Bernoulli.cdf(0)
 
-    for i in range(T):
+    if type(nature).context is Nature.context and not timed:  # no contexts: respond is the only call
+        i, chunk = 0, 1 << 14
+        while i < T:  # answers a chunk at a time, in a comprehension (quicker than the loop below)
+            stop = min(i + chunk, T)
+            answers = [nature.respond(t, x, shown) for t in range(i + 1, stop + 1)]
+            if all(type(a) is Bernoulli for a in answers):
+                probs[i:stop], coin[i:stop] = [a.p for a in answers], [True] * (stop - i)
+                i = stop
+                continue
+            for j, answer in enumerate(answers, start=i):  # other laws: in round order, as below
+                if type(answer) is Bernoulli:
+                    probs[j], coin[j] = answer.p, True
+                elif isinstance(answer, OutcomeLaw):
+                    draw_pending(j)
+                    y[j], y_prob[j] = float(answer.sample(rng)), 1.0 - answer.cdf(0.0)
+                    pending = j + 1
+                else:
+                    y[j] = float(answer)
+            i = stop
+        first = T  # every round is answered
+    for i in range(first, T):
         if i:
             progress[3] = i  # context (for the time limit)
             new = nature.context(i + 1)

@@ -129,8 +129,9 @@ def bench_per_step(repeats: int, quick: bool) -> None:
     def run_ogd():
         ogd.reset(np.random.default_rng(0))
         for t in range(T):
-            ogd.predict(X[t])
-            ogd.update(X[t], 0.5, y[t])
+            x = X[t]  # one context object a round, as the arena's loop hands it to predict and update
+            ogd.predict(x)
+            ogd.update(x, 0.5, y[t])
 
     t_ogd = median_time(run_ogd, repeats) / T
     record("ogd predict+update per step", T, t_ogd, f"{t_ogd * 1e6:.2f} us/step")
@@ -201,8 +202,9 @@ def bench_hedge(repeats, T, X, y):
     def run_hedge():
         h.reset(np.random.default_rng(0))
         for t in range(T):
-            h.predict(advice[t])
-            h.update(advice[t], 0.5, y[t])
+            x = advice[t]
+            h.predict(x)
+            h.update(x, 0.5, y[t])
 
     t_h = median_time(run_hedge, repeats) / T
     record(f"hedge predict+update per step (N={N})", T, t_h, f"{t_h * 1e6:.2f} us/step")

@@ -96,17 +96,17 @@ _CHILD_MASK = (1 << 32) - 1
 _MAX_NODES = 2**31 - 1
 
 
-@numba.njit(inline="always")
+@numba.njit(cache=True, inline="always")
 def _key(ints, n):
     return ints[n, 0] & _KEY_MASK
 
 
-@numba.njit(inline="always")
+@numba.njit(cache=True, inline="always")
 def _bit(ints, n):
     return (ints[n, 0] >> _KEY_BITS) - 1
 
 
-@numba.njit(inline="always")
+@numba.njit(cache=True, inline="always")
 def _child(ints, n, side):
     return (ints[n, 1] >> (32 * side)) & _CHILD_MASK
 
@@ -182,8 +182,25 @@ def _insert(meta, nodes, k, s0, s2, sq):
     meta[0] = n_nodes + 2
 
 
-@numba.njit(inline="always")
+@numba.njit(cache=True)
+def _try_insert(meta, nodes, p, w, scale):
+    """Insert (p, w) if p is on the key grid and a node pair is free: 0 done, 1 off the grid, 2 full."""
+    kf = p * scale
+    if not (0.0 <= kf <= scale and kf == math.floor(kf)):
+        return 1
+    if meta[0] + 2 > nodes.shape[0]:
+        return 2
+    _insert(meta, nodes, np.int64(kf), w, w * p * p, w * (1.0 - p) * (1.0 - p))
+    return 0
+
+
+@numba.njit(cache=True, inline="always")
 def _half(ints, node, m, side):
+    """The node holding the keys of one half (side 0: left) of the current block of 2^m keys.
+
+    ``node`` holds exactly the block's keys, so its crit bit is at most m - 1; below that
+    (a compressed edge, or a leaf) all its keys fall in one half.
+    """
     if node < 0:
         return np.int64(-1)
     if _bit(ints, node) == m - 1:
@@ -428,13 +445,11 @@ class FSTrie:
 
     def try_insert(self, p: float, w: float) -> bool:
         """Add the point p with weight w if p is on the key grid; False (nothing added) if not."""
-        kf = p * self._scale
-        if not (0.0 <= kf <= self._scale and kf == math.floor(kf)):
-            return False
-        if self.meta[0] + 2 > len(self.nodes):
+        done = _try_insert(self.meta, self.nodes, p, w, self._scale)  # one compiled call: a step loop makes many
+        if done == 2:
             self.reserve(2)
-        _insert(self.meta, self.nodes, np.int64(kf), w, w * p * p, w * (1.0 - p) * (1.0 - p))
-        return True
+            done = _try_insert(self.meta, self.nodes, p, w, self._scale)
+        return done == 0
 
     def insert(self, p: float, w: float) -> None:
         """Add the point p with weight w (p must be on the key grid)."""

@@ -29,7 +29,7 @@ from arena.games.base import Game, bind
 from arena.kernels import FermiSobolev, Kernel, cross_sums, kernel_gap
 from arena.metrics import calibration as cal
 from arena.metrics.regret import regret_constant, regret_linear
-from arena.metrics.smce import smce
+from arena.metrics.smce import smce, smce_both
 from arena.protocols import ProtocolError
 
 # Floating-point allowance per kernel evaluation in the search-precision certificate.
@@ -60,6 +60,7 @@ class BinaryGame(Game):
     def score(self, referee, rec, forecaster):
         summary = metrics(referee, rec.X, rec.p, rec.y, rec.y_prob, grid=forecaster.N)
         run = BinaryRun(rec, forecaster)  # shared by certificates and curves: S_t is computed once
+        run.smce_whole = summary["smce"]
         if run.same_p:
             run.smce_internal = summary["smce"]
         return summary, curves(referee, rec, forecaster.claims, run), bind(CERTIFICATES, run, referee)
@@ -75,6 +76,7 @@ class BinaryRun:
         self.T = len(self.y)
         self.forecaster = forecaster
         self.kernel: Kernel | None = forecaster.kernel_object
+        self.smce_whole: float | None = None  # smce(p, y, "paper") of the whole run, once the summary has it
 
     @cached_property
     def S(self) -> np.ndarray:
@@ -210,13 +212,14 @@ def metrics(referee, X, p, y, y_prob=None, grid: int | None = None) -> dict[str,
     """Every binary metric of a run under the referee's settings; ``grid`` = N adds the
     per-grid-point calibration error of forecasts rounded to {0, 1/N, ..., 1}."""
     T = len(y)
+    smce_paper, smce_pm = smce_both(p, y)
     out = {
         "bias": cal.bias(p, y),
         "brier": cal.brier(p, y),
         "log_loss": cal.log_loss(p, y),
         "ece": cal.ece(p, y, referee.ece_bins),
-        "smce": smce(p, y, "paper"),
-        "smce_pm": smce(p, y, "pm"),
+        "smce": smce_paper,
+        "smce_pm": smce_pm,
         "oi_gap": math.sqrt(max(kernel_gap(referee.oi_kernel, X, p, y - p), 0.0)),
         "regret_constant": regret_constant(p, y),
         "regret_linear": regret_linear(p, y, X, referee.M),
@@ -239,7 +242,10 @@ def curves(referee, rec, claims, run: BinaryRun) -> pd.DataFrame:
         diag_c, slack_c = np.cumsum(run.diag), np.cumsum(run.slack)
     for t in checkpoints(len(rec.y), referee.n_checkpoints):
         X, p, y = rec.X[:t], rec.p[:t], rec.y[:t]
-        m = {"bias": cal.bias(p, y), "brier": cal.brier(p, y), "smce": smce(p, y, "paper"),
+        # the last checkpoint is the whole run: its smCE is the summary's (BinaryGame.score)
+        whole = t == len(rec.y) and run.smce_whole is not None
+        m = {"bias": cal.bias(p, y), "brier": cal.brier(p, y),
+             "smce": run.smce_whole if whole else smce(p, y, "paper"),
              "regret_constant": regret_constant(p, y),
              "regret_linear": regret_linear(p, y, X, referee.M)}
         if "smce" in claims:
