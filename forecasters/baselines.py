@@ -234,7 +234,7 @@ class OGD(Forecaster):
         z = self._z(x)
         if self._w is None:
             self._w = np.zeros(z.size)
-        return float(self._w @ z)
+        return float(self._w.dot(z))  # w @ z (matmul calls the same dot for two vectors) at half its overhead
 
     def predict(self, x):
         raw = self._raw(x)
