@@ -468,14 +468,16 @@ def _oblivious_outcomes(env: ForecastEnv, timed: bool = False) -> tuple[np.ndarr
         y_prob[s] = np.where(c, 1.0 - (1.0 - q), np.nan)  # 1 - Bernoulli.cdf(0)
 
     if type(nature).context is Nature.context and not timed:  # no contexts: respond is the only call
-        i, chunk = 0, 1 << 14
+        i, chunk, q = 0, 1 << 14, np.empty(T)
         while i < T:  # answers a chunk at a time, in a comprehension (quicker than the loop below)
             stop = min(i + chunk, T)
             answers = [nature.respond(t, x, shown) for t in range(i + 1, stop + 1)]
-            if all(type(a) is Bernoulli for a in answers):
-                probs[i:stop], coin[i:stop] = [a.p for a in answers], [True] * (stop - i)
+            if pending == 0 and first == 0 and all(type(a) is Bernoulli for a in answers):
+                q[i:stop] = [a.p for a in answers]  # Bernoulli laws so far: their p in an array
                 i = stop
                 continue
+            if first == 0:  # the rounds before this chunk were all Bernoulli laws: to the lists
+                probs[:i], coin[:i], first = q[:i].tolist(), [True] * i, T
             for j, answer in enumerate(answers, start=i):  # other laws: in round order, as below
                 if type(answer) is Bernoulli:
                     probs[j], coin[j] = answer.p, True
@@ -486,6 +488,9 @@ def _oblivious_outcomes(env: ForecastEnv, timed: bool = False) -> tuple[np.ndarr
                 else:
                     y[j] = float(answer)
             i = stop
+        if first == 0:  # every round a Bernoulli law: draw_pending(T) on arrays
+            y_prob[:] = 1.0 - (1.0 - q)
+            return X, np.where(rng.random(T) < q, 1.0, 0.0), y_prob
         first = T  # every round is answered
     for i in range(first, T):
         if i:
