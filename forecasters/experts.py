@@ -36,13 +36,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import expit
 
 from arena.games.experts import EXPERT_LOSSES, LOSS_FUNCTIONS, advice_function, lipschitz_of
+from arena.lazy import LazyModule
 from arena.logspace import log_softmax, logsumexp, logsumexp_rows
 from arena.protocols import Context, Forecaster
 from arena.registry import register
 from arena.search import DEFAULT_TOL, anticorrelation_search
+
+_special = LazyModule("scipy.special")  # expit: the log loss only; scipy.special is slow to import
 
 
 #: The largest double below 1 and the smallest above 0: a mixture forecast is exactly 0 or 1 only
@@ -344,7 +346,7 @@ class Aggregating(ExpertsForecaster):
                 return 0.0
             if lA0 == -math.inf:
                 return 1.0
-            return _guard(float(expit(lA1 - lA0)), 1.0, 1.0)
+            return _guard(float(_special.expit(lA1 - lA0)), 1.0, 1.0)
         g0 = -logsumexp(logw - eta * f**2) / eta
         g1 = -logsumexp(logw - eta * (1.0 - f) ** 2) / eta
         return float(min(max(0.5 * (1.0 + g0 - g1), 0.0), 1.0))
@@ -365,7 +367,7 @@ class Aggregating(ExpertsForecaster):
                 lA1 = logsumexp_rows(logw + eta * np.log(X)) / eta
                 lA0 = logsumexp_rows(logw + eta * np.log1p(-X)) / eta
             with np.errstate(invalid="ignore"):
-                p = _guard(expit(lA1 - lA0), 1.0, 1.0)
+                p = _guard(_special.expit(lA1 - lA0), 1.0, 1.0)
             return np.where(lA1 == -np.inf, 0.0, np.where(lA0 == -np.inf, 1.0, p))
         g0 = -logsumexp_rows(logw - eta * X**2) / eta
         g1 = -logsumexp_rows(logw - eta * (1.0 - X) ** 2) / eta
