@@ -356,6 +356,16 @@ except ImportError:  # pragma: no cover
     Callback = object  # type: ignore[misc,assignment]
 
 
+def _skip_shard_validation() -> None:
+    """Hydra's basic sweeper composes every job's config in this process before launching the batch,
+    to find a bad override early; the jobs of a tournament differ only in ``shard``, and ``arena``
+    checked the tournament before Hydra started (:func:`arena.config.prepare`). Those compositions are
+    serial (about 0.3 s each, two shards per core): skip them. Each job still composes its own config."""
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+
+    BasicSweeper.validate_batch_is_legal = lambda self, batch: None
+
+
 class SummaryCallback(Callback):
     """Records a tournament's plan before its jobs start; aggregates and reports a sweep once all its
     matchups finished (or a single run)."""
@@ -363,6 +373,7 @@ class SummaryCallback(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         if config.get("tournament") is not None:
             start_tournament(config, Path(config.hydra.sweep.dir))
+            _skip_shard_validation()
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         out_dir = Path(config.hydra.sweep.dir)

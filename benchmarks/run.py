@@ -240,6 +240,14 @@ def bench_tournament(quick: bool, repeats: int = 3) -> None:
         record(f"tournament 6x6x5 on {n_jobs} worker(s)", T, seconds,
                " ".join(f"{v:.1f}" for v in times[n_jobs]) + " s")
     record("tournament parallel speed-up (1 worker / 2)", T, 0.0, "(>= 1.6 meets the target)", out[1] / out[2])
+    # Amdahl: t(n) = S + P / n; two worker counts give the serial seconds S and the parallel work P
+    parallel = 2.0 * (out[1] - out[2])
+    serial = max(out[1] - parallel, 0.0)
+    record("tournament serial seconds S (Amdahl, from 1 and 2 workers)", T, serial,
+           f"serial fraction {serial / out[1]:.2f}")
+    for n in (16, 64):
+        record(f"tournament Amdahl estimate on {n} workers", T, serial + parallel / n, "speed-up over 1 worker",
+               out[1] / (serial + parallel / n))
 
 
 def bench_memory(quick: bool) -> None:
@@ -286,7 +294,7 @@ def main() -> None:
     print(f"{'benchmark':<46} {'size':>10} {'median':>13}  {'figure':<34} ratio")
     benches = {"k29": lambda: bench_k29(args.repeats, args.quick), "smce": lambda: bench_smce(args.repeats, args.quick),
                "per_step": lambda: bench_per_step(args.repeats, args.quick),
-               "tournament": lambda: bench_tournament(args.quick), "memory": lambda: bench_memory(args.quick),
+               "tournament": lambda: bench_tournament(args.quick, args.repeats), "memory": lambda: bench_memory(args.quick),
                "import": lambda: bench_import(args.quick)}
     for name, fn in benches.items():
         if args.only is None or name in args.only:
