@@ -327,6 +327,21 @@ def _group_codes(df: pd.DataFrame, path: Path, label: str, group_columns: tuple,
     return out, tuple(levels)
 
 
+def check_intercept(who: str, intercept) -> bool:
+    """``intercept`` as a bool, or a one-line error.
+
+    Examples
+    --------
+    >>> check_intercept("replay", "yes")
+    Traceback (most recent call last):
+    ...
+    ValueError: replay: intercept='yes' must be true or false, e.g. intercept: true
+    """
+    if not isinstance(intercept, (bool, np.bool_)):
+        raise ValueError(f"{who}: intercept={intercept!r} must be true or false, e.g. intercept: true")
+    return bool(intercept)
+
+
 @register
 class Replay(Nature):
     """Replays the outcomes (and optional contexts) recorded in a column of a CSV or Parquet file.
@@ -347,6 +362,9 @@ class Replay(Nature):
         Numeric columns that form the context x_t.
     start : int, default 0
         First row to replay.
+    intercept : bool, default False
+        Append a constant 1 to the context, x_t = (row's context_columns, 1), so that linear
+        forecasters and the linear comparators <w, x> get an intercept.
 
     Examples
     --------
@@ -367,16 +385,21 @@ class Replay(Nature):
     games = ("binary",)
     adaptive = False
 
-    def __init__(self, path: str | os.PathLike, column: str, context_columns: Iterable[str] = (), start: int = 0):
+    def __init__(self, path: str | os.PathLike, column: str, context_columns: Iterable[str] = (), start: int = 0,
+                 intercept: bool = False):
         if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
             raise ValueError(f"{self.name}: path={path!r} is not a file path; give one, e.g. path: data/rain.csv")
         self.path = os.fspath(path)
         self.column, self.context_columns = check_columns(self.name, column, context_columns)
         self.start = check_count(self.name, "start", start, 0, minimum=0)
+        self.intercept = check_intercept(self.name, intercept)
+
+    #: Whether a constant 1 is appended to every context (the subclasses without the parameter: no).
+    intercept: bool = False
 
     @property
     def context_dim(self) -> int:
-        return len(self.context_columns)
+        return len(self.context_columns) + int(self.intercept)
 
     @property
     def length(self) -> int:
@@ -427,8 +450,9 @@ class Replay(Nature):
 
     def context(self, t: int) -> Context:
         if not self.context_columns:
-            return EMPTY_CONTEXT
-        return self._series().x[self._row(t)].copy()
+            return np.ones(1) if self.intercept else EMPTY_CONTEXT
+        x = self._series().x[self._row(t)]
+        return np.append(x, 1.0) if self.intercept else x.copy()
 
     def respond(self, t: int, x: Context, forecast: Forecast) -> float:
         return float(self._series().y[self._row(t)])
@@ -475,7 +499,8 @@ class SeattleRain(Replay):
     path = "pkg:adversaries/data/seattle_weather.csv"
     column = "rain_tomorrow"
 
-    def __init__(self, context_columns: Iterable[str] = (), start: int = 0) -> None:
+    def __init__(self, context_columns: Iterable[str] = (), start: int = 0, intercept: bool = False) -> None:
+        self.intercept = check_intercept(self.name, intercept)
         _, ctx = check_columns(self.name, self.column, context_columns)
         for c in ctx:
             if c not in SEATTLE_CONTEXTS:

@@ -15,7 +15,13 @@ when nature exposes its law P(y = 1 | x), over y, otherwise at the drawn y). The
 are the best in a class on the same test set: the best expert (experts game), the best
 linear predictor <w, x> with ||w|| <= M (contexts; squared loss, fitted to P(y = 1 | x) when
 known), and the best constant. For ℓ∞ DF (and the aggregating algorithm) §11 bounds the
-expected excess risk over the best expert by log N / (λ n) (squared loss) or log N / n (log).
+expected excess risk over the best expert by log N / (λ n) (squared loss) or log N / n (log)
+(``bound``), and with probability 1 - δ over the training set by
+R(n)/n + 2B sqrt((log(2/δ) + log|Ω|)/n) (``bound_hp``; |Ω| = N comparisons to the experts, B = 1
+the range of a squared-loss difference; NaN for the log loss, which is unbounded). The command
+line prints the seed mean of the excess risk with a 95% t-interval over the seeds and the
+fraction of seeds within ``bound_hp``. The quantile game is refused (its batch risk would be
+the pinball loss with conditional coverage, not scored here).
 
 A sweep over n uses one online pass of the largest n per seed: the training sets are nested
 (S_n = the first n examples of one i.i.d. stream), so the risk of A_{S_n} is the mean of the
@@ -177,6 +183,51 @@ def _bound(forecaster: Forecaster, game: Game, N: int, n: int) -> float:
     return math.log(N) / (rate * n)
 
 
+def high_probability_bound(expected: float, N: int, n: int, delta: float, B: float = 1.0) -> float:
+    """§11 Prop. online-to-batch, with probability 1 - delta over the training set:
+    R(n)/n + 2B sqrt((log(2/delta) + log|Omega|)/n), with ``expected`` = R(n)/n and |Omega| = N.
+
+    Examples
+    --------
+    >>> round(high_probability_bound(0.0, 1, 100, 2 / math.e), 12)
+    0.2
+    """
+    return expected + 2.0 * B * math.sqrt((math.log(2.0 / delta) + math.log(N)) / n)
+
+
+def interval(values, level: float = 0.95) -> tuple[float, float, float]:
+    """(mean, low, high): the mean of ``values`` and its Student-t ``level`` interval (NaN bounds for one value).
+
+    Examples
+    --------
+    >>> [round(v, 6) for v in interval([1.0, 2.0, 3.0])]
+    [2.0, -0.484138, 4.484138]
+    """
+    from scipy import stats
+
+    v = np.asarray(values, float)
+    v = v[np.isfinite(v)]
+    if len(v) < 2:
+        m = float(v.mean()) if len(v) else math.nan
+        return m, math.nan, math.nan
+    half = float(stats.t.ppf(0.5 + level / 2, len(v) - 1) * v.std(ddof=1) / math.sqrt(len(v)))
+    return float(v.mean()), float(v.mean()) - half, float(v.mean()) + half
+
+
+def summarize(table: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """Per forecaster and n over the seeds: mean risk, mean excess risk with its t-interval, both bounds,
+    and the fraction of seeds whose excess risk is within the high-probability bound."""
+    rows = []
+    for (fc, n), part in table.groupby(["forecaster", "n"], sort=False):
+        mean, lo, hi = interval(part["excess_risk"], level)
+        hp = part["bound_hp"]
+        within = float(np.mean(part["excess_risk"] <= hp)) if hp.notna().all() else math.nan
+        rows.append({"forecaster": fc, "n": n, "seeds": len(part), "risk": float(part["risk"].mean()),
+                     "excess_risk": mean, "excess_low": lo, "excess_high": hi, "bound": float(part["bound"].mean()),
+                     "bound_hp": float(hp.mean()), "within_hp": within})
+    return pd.DataFrame(rows)
+
+
 def _spec(item) -> tuple[str, str, dict]:
     """(label, name, params) of a forecaster entry: a name or {name, params, label}."""
     if isinstance(item, str):
@@ -189,7 +240,7 @@ def _spec(item) -> tuple[str, str, dict]:
 
 
 def sweep(forecasters, nature, game="binary", ns=(10, 30, 100, 300), test_size: int = 1000,
-          seeds=(0, 1, 2), comparator: str = "auto", M: float = 1.0) -> pd.DataFrame:
+          seeds=(0, 1, 2), comparator: str = "auto", M: float = 1.0, delta: float = 0.05) -> pd.DataFrame:
     """Excess test risk of the online-to-batch predictor against n, per forecaster and seed.
 
     Parameters
@@ -200,11 +251,13 @@ def sweep(forecasters, nature, game="binary", ns=(10, 30, 100, 300), test_size: 
     ns : training-set sizes; test_size : held-out test points per seed.
     comparator : ``auto`` (best expert in the experts game, best linear predictor with contexts,
         else best constant) or one of those.
+    delta : the failure probability of the high-probability bound.
 
     Returns
     -------
     One row per forecaster, n and seed: risk (of A_S), every comparator's risk, the chosen
-    comparator and excess_risk = risk - its risk, the §11 bound (NaN when none), seconds.
+    comparator and excess_risk = risk - its risk, the §11 bound in expectation and the
+    high-probability one (NaN when none), seconds.
 
     Examples
     --------
@@ -213,6 +266,11 @@ def sweep(forecasters, nature, game="binary", ns=(10, 30, 100, 300), test_size: 
     [['linf_df', 5, 'best_expert'], ['linf_df', 20, 'best_expert']]
     """
     g = _game(game)
+    if g.name not in ("binary", "experts"):
+        raise ValueError(f"online-to-batch: the {g.name!r} game is not supported (the batch risk here is the squared "
+                         "or log loss of a probability); use game: binary or game: experts")
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
+        raise ValueError(f"online-to-batch: delta={delta!r} must be in (0, 1), e.g. delta: 0.05")
     if comparator not in COMPARATORS:
         raise ValueError(f"online-to-batch: comparator={comparator!r}; expected one of {', '.join(COMPARATORS)}")
     ns = sorted({int(n) for n in ns})
@@ -241,9 +299,12 @@ def sweep(forecasters, nature, game="binary", ns=(10, 30, 100, 300), test_size: 
             secs = time.perf_counter() - t0
             for n in ns:
                 risk = float(np.mean(risks[:n]))
+                bound = _bound(fc, g, test.X.shape[1], n)
+                bounded = str(getattr(g, "loss", "squared")) == "squared"  # log-loss differences are unbounded
+                hp = high_probability_bound(bound, test.X.shape[1], n, delta) if bounded else math.nan
                 row = {"forecaster": label, "nature": nat.name, "game": g.name, "n": n, "seed": int(seed),
                        "test_size": int(test_size), "risk": risk, "comparator": chosen,
-                       "excess_risk": risk - comps[chosen], "bound": _bound(fc, g, test.X.shape[1], n),
+                       "excess_risk": risk - comps[chosen], "bound": bound, "bound_hp": hp, "delta": float(delta),
                        "seconds": secs}
                 row.update({f"risk_{k}": v for k, v in comps.items()})
                 rows.append(row)
@@ -305,13 +366,13 @@ def run(cfg: dict) -> tuple[pd.DataFrame, list[Path]]:
     from arena.plots.style import _save
     from arena.results import write_atomic
 
-    known = {"game", "nature", "forecasters", "ns", "test_size", "seeds", "comparator", "M", "out"}
+    known = {"game", "nature", "forecasters", "ns", "test_size", "seeds", "comparator", "M", "delta", "out"}
     unknown = set(cfg) - known
     if unknown:
         raise ValueError(f"online-to-batch config: unknown keys {sorted(unknown)}; known: {sorted(known)}")
     table = sweep(cfg["forecasters"], cfg["nature"], cfg.get("game", "binary"), cfg.get("ns", (10, 100)),
                   int(cfg.get("test_size", 1000)), cfg.get("seeds", (0,)), cfg.get("comparator", "auto"),
-                  float(cfg.get("M", 1.0)))
+                  float(cfg.get("M", 1.0)), float(cfg.get("delta", 0.05)))
     out = Path(cfg.get("out", "results/batch"))
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(table, out / "batch.parquet")
@@ -332,8 +393,8 @@ def main(argv: list[str] | None = None) -> None:
     except (ValueError, FileNotFoundError) as exc:
         print(f"arena-batch: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    summary = table.groupby(["forecaster", "n"])[["risk", "excess_risk", "bound"]].mean()
-    print(summary.to_string(float_format=lambda v: f"{v:.5f}"))
+    summary = summarize(table)  # seed means, 95% t-intervals, both bounds, the fraction within the hp bound
+    print(summary.to_string(index=False, float_format=lambda v: f"{v:.5f}"))
     for p in paths:
         print(f"[arena-batch] {p}")
 

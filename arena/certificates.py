@@ -1,7 +1,14 @@
 """Certificates: a guarantee of the paper evaluated on one run, and each guarantee's bound.
 
 A :class:`Certificate` holds the observed quantity, the bound the theory gives for this
-very run, and whether the first is within the second (:func:`within`, the tolerance rule).
+very run, and its verdict: ``holds``, ``fails`` or ``n/a`` (not applicable: the guarantee's
+premise is absent, with the reason; never a vacuous pass). :func:`judged` applies the
+tolerance rule (:func:`within`) and turns a non-number into ``n/a``.
+
+Bounds are fixed before the game (SPEC §6): a finite root-finding precision leaves a slack
+σ = 2 Σ_t max(0, w_t S_t(p_t)) in the kernel identity, and every bound adds the *allowance*
+A(T, tol) that the largest tolerance the referee accepts (:data:`MAX_TOL`) can explain
+(:func:`search_allowance`), never the σ measured in the run, which is reported beside it.
 Each bound formula is written once here, as a function of the run's sums, and used both by
 the certificate (at the end of the run) and by its curve (at every checkpoint), so a
 correction reaches both. The games (:mod:`arena.games`) compute the sums; this module
@@ -19,10 +26,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+#: The largest search tolerance the referee accepts by default (``referee.max_tol``): the width of
+#: the last bisection interval of the shipped defensive forecasters.
+MAX_TOL = 2.0**-34
+#: The three verdicts of a certificate.
+VERDICTS = ("holds", "fails", "n/a")
+
 #: The tolerance rule's default allowances: value <= bound (1 + RTOL) + ATOL counts as holding
 #: (the floating-point rounding of sums over T rounds).
 RTOL = 1e-12
 ATOL = 1e-12
+#: Floating-point allowance per kernel evaluation (relative to sup |k|) in the search allowance.
+_FLOAT_EPS = 1e-12
 
 
 @dataclass(frozen=True)
@@ -34,7 +49,7 @@ class Certificate:
     name : the certificate's name (a forecaster claims it by this name).
     value : the observed quantity.
     bound : the bound the theory gives for this run.
-    holds : True or False; None when the certificate does not apply (see ``note``).
+    holds : True or False; None when the certificate does not apply (``note`` says why).
     probabilistic : True for a guarantee in expectation or with high probability (judged on
         the average over seeds, not on one run).
     note : why it does not apply, or how to read the value.
@@ -44,8 +59,11 @@ class Certificate:
     Examples
     --------
     >>> c = Certificate("bit", 0.5, 1.0, True)
-    >>> c.holds, c.probabilistic, c.extra
-    (True, False, {})
+    >>> c.holds, c.verdict, c.probabilistic, c.extra
+    (True, 'holds', False, {})
+    >>> n = Certificate("quantile_round", 0.0, 1.0, None, note="every round was a point mass")
+    >>> n.verdict, n.reason
+    ('n/a', 'every round was a point mass')
     """
 
     name: str
@@ -55,6 +73,16 @@ class Certificate:
     probabilistic: bool = False
     note: str = ""
     extra: dict = field(default_factory=dict)
+
+    @property
+    def verdict(self) -> str:
+        """``"holds"``, ``"fails"`` or ``"n/a"`` (not applicable)."""
+        return "n/a" if self.holds is None else ("holds" if self.holds else "fails")
+
+    @property
+    def reason(self) -> str:
+        """Why the certificate does not apply ("" when it does)."""
+        return (self.note or "not applicable") if self.holds is None else ""
 
 
 def within(value: float, bound: float, rtol: float = RTOL, atol: float = ATOL) -> bool:
@@ -69,14 +97,35 @@ def within(value: float, bound: float, rtol: float = RTOL, atol: float = ATOL) -
 
 
 def judged(name: str, value: float, bound: float, rtol: float = RTOL, atol: float = ATOL, **kw) -> Certificate:
-    """A certificate whose verdict is the tolerance rule :func:`within`.
+    """A certificate whose verdict is the tolerance rule :func:`within`; not applicable when the
+    value or the bound is not a number (an overflow of the inputs) or the bound is infinite
+    (nothing is certified), never a NaN verdict.
 
     Examples
     --------
-    >>> judged("bit", 0.5, 1.0).holds
-    True
+    >>> judged("bit", 0.5, 1.0).holds, judged("bit", 2.0, 1.0).verdict
+    (True, 'fails')
+    >>> c = judged("kernel", float("nan"), 1.0)
+    >>> c.verdict, c.reason.startswith("the value is not a number")
+    ('n/a', True)
     """
-    return Certificate(name, float(value), float(bound), within(value, bound, rtol, atol), **kw)
+    value, bound = float(value), float(bound)
+    why = _not_a_verdict(value, bound)
+    if why:
+        kw["note"] = why + (f"; {kw['note']}" if kw.get("note") else "")
+        return Certificate(name, value, bound, None, **kw)
+    return Certificate(name, value, bound, within(value, bound, rtol, atol), **kw)
+
+
+def _not_a_verdict(value: float, bound: float) -> str:
+    """Why (value, bound) gives no verdict: a NaN (an overflow) or an infinite bound; "" otherwise."""
+    if math.isnan(value):
+        return "the value is not a number (the run's inputs overflow floating point)"
+    if math.isnan(bound):
+        return "the bound is not a number (the run's inputs overflow floating point)"
+    if bound == math.inf:
+        return "the bound is infinite (nothing to certify)"
+    return ""
 
 
 def not_applicable(name: str, note: str, probabilistic: bool = False, value: float = math.nan,
@@ -109,13 +158,52 @@ def checkpoints(T: int, n: int = 20) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- bound formulas
+def search_allowance(T: int, tol: float, lip: float, sup: float) -> float:
+    """A(T, tol): the most slack σ = 2 Σ_t max(0, w_t S_t(p_t)) a bisection of width ``tol`` can leave
+    in T rounds, fixed before the game.
+
+    The search returns an exact end point (w_t S_t(p_t) <= 0) or the midpoint of an interval of
+    width <= tol around a root, so |S_t(p_t)| <= Lip(S_t) tol/2 with Lip(S_t) <= lip Σ_{s<t} |w_s|,
+    ``lip`` a bound on |dk/dp| over p in [0, 1]; with |w| <= 1 and a floating-point allowance
+    of 1e-12 max(sup |k|, 1) per kernel evaluation,
+    σ <= (lip tol + 2e-12 max(sup, 1)) T (T - 1)/2.
+
+    Examples
+    --------
+    >>> search_allowance(1, 2.0**-34, 1.0, 4 / 3)
+    0.0
+    >>> round(search_allowance(10**4, 2.0**-34, 1.0, 4 / 3), 6)
+    0.003043
+    """
+    return (lip * tol + 2.0 * _FLOAT_EPS * max(sup, 1.0)) * T * (T - 1) / 2.0
+
+
+def decision_allowance(T: int, B: float, tol: float) -> float:
+    """A(T, tol) of the §5 decision search, fixed before the game: 2 Σ_t of what round t may leave,
+    1/(10 t^2) for a two-point forecast (the width rule of the randomized search), B (t - 1) tol for a
+    point forecast of the deterministic search (|C_t| <= B (t - 1)), and the floating-point rounding
+    of the sums (64 eps times their largest magnitudes).
+
+    Examples
+    --------
+    >>> 0 < decision_allowance(100, 1.0, 2.0**-34) < 0.4
+    True
+    """
+    t = np.arange(1, int(T) + 1, dtype=float)
+    eps = np.finfo(float).eps
+    per = (1.0 / (10.0 * t * t) + 8 * eps * B * B * (t - 1) + B * (t - 1) * tol
+           + 64 * eps * (1 + 4 * B * B * (t - 1)) * (1 + (B + B * B) * (t - 1)))
+    return float(2.0 * per.sum())
+
+
 def bit_bound() -> float:
     """§2: |sum_t (p_t - y_t)| <= 1."""
     return 1.0
 
 
 def smce_bound(diag: float, sigma: float) -> float:
-    """§8: smCE <= sqrt(2) sqrt(sum_t w_t^2 k(z_t, z_t) + sigma), for a kernel with k_FS as a summand.
+    """§8: smCE <= sqrt(2) sqrt(sum_t w_t^2 k(z_t, z_t) + A), for a kernel with k_FS as a summand
+    (``sigma``: the allowance A).
 
     Examples
     --------
@@ -125,15 +213,38 @@ def smce_bound(diag: float, sigma: float) -> float:
     return math.sqrt(2.0) * math.sqrt(diag + sigma)
 
 
-def linear_regret_bound(M: float, diag: float, sigma: float) -> float:
-    """§6/§8: regret to ||w|| <= M linear predictors <= (sqrt 5 + sqrt(1 + 4M^2)) sqrt(sum w^2 k + sigma).
+def linear_regret_bound(M: float, diag: float, sigma: float, intercept: bool = False) -> float:
+    """§6/§8: regret to ||w|| <= M linear predictors <= (sqrt 5 + sqrt(1 + 4M^2)) sqrt(sum w^2 k + A)
+    (``sigma``: the allowance A).
+
+    With an intercept, h(x) = <w, x> + a with ||(w, a)|| <= M: the comparator's v in
+    l(h, 1) - l(h, 0) = 1 - 2h = <v, Phi> for Phi = [1, p, x] is (1 - 2a, 0, -2w), of norm
+    sqrt((1 - 2a)^2 + 4||w||^2) <= 1 + 2M, which replaces sqrt(1 + 4M^2).
 
     Examples
     --------
     >>> round(linear_regret_bound(1.0, 1.0, 0.0), 6) == round(2 * math.sqrt(5), 6)
     True
+    >>> linear_regret_bound(1.0, 1.0, 0.0, intercept=True) == math.sqrt(5) + 3
+    True
     """
-    return (math.sqrt(5.0) + math.sqrt(1.0 + 4.0 * M * M)) * math.sqrt(diag + sigma)
+    v = 1.0 + 2.0 * M if intercept else math.sqrt(1.0 + 4.0 * M * M)
+    return (math.sqrt(5.0) + v) * math.sqrt(diag + sigma)
+
+
+def ogd_regret_bound(M: float, lr: float, grad2: float) -> float:
+    """§6, the online gradient method w_t = w_{t-1} - α (p_{t-1} - y_{t-1}) x_{t-1} (no projection, w_1 = 0):
+    regret to ||u|| <= M linear predictors <= M^2/α + α sum_t (p_t - y_t)^2 ||x_t||^2 (``grad2`` the sum).
+
+    Zinkevich's argument on the half squared loss f_t(w) = (<w, x_t> - y_t)^2/2 (convex, gradient
+    (p_t - y_t) x_t): sum_t f_t(w_t) - f_t(u) <= ||u||^2/(2α) + (α/2) sum_t ||grad_t||^2; times 2.
+
+    Examples
+    --------
+    >>> ogd_regret_bound(1.0, 0.5, 4.0)
+    4.0
+    """
+    return M * M / lr + lr * grad2
 
 
 def rounded_calibration_bound(T: int, N: int, delta: float, printed: bool = False) -> float:
@@ -172,7 +283,7 @@ def experts_regret_bound(N: int, sigma: float, rate: float) -> float:
 
 
 def decision_regret_bound(B: float, T: int, sigma: float = 0.0) -> float:
-    """§5: regret of the actions <= 2 sqrt(2 B^2 T + sigma), sigma the search's slack.
+    """§5: regret of the actions <= 2 sqrt(2 B^2 T + A), A the allowance of the search (``sigma``).
 
     Examples
     --------

@@ -58,7 +58,7 @@ import numpy as np
 import pandas as pd
 
 from arena.games import GAMES, Game, get_game, plays
-from arena.protocols import EMPTY_CONTEXT, Bernoulli, Forecast, Forecaster, Nature
+from arena.protocols import EMPTY_CONTEXT, Bernoulli, Forecast, Forecaster, Nature, OutcomeLaw
 from arena.registry import NATURES, load_plugins
 from arena.runner import Result, play
 
@@ -77,6 +77,7 @@ __all__ = [
     "check_claims_hold",
     "check_constructor_stores_only",
     "check_contexts_shape",
+    "check_laws_agree_with_samples",
     "check_env",
     "check_env_with_nature",
     "check_fast_path_matches_step_loop",
@@ -278,6 +279,9 @@ def _default_forecasters(few: bool = False) -> list[Forecaster]:
 
 class _NullReferee:
     """Scores nothing: the checks only need the recorded trace."""
+
+    def accepts(self, forecaster) -> None:
+        """Any search tolerance: nothing is certified."""
 
     def score(self, game, rec, forecaster):
         return {}, {}, self.curves(rec, forecaster)
@@ -632,10 +636,11 @@ def check_claims_hold(forecaster, *, T: int = 200, seeds: Sequence[int] = (0, 1)
                       params: dict | None = None, game: str | Game | None = None, referee=None) -> list[dict]:
     """Every certificate the forecaster claims holds on every run against ``natures`` (SPEC §6).
 
-    Deterministic certificates must hold on every run. Probabilistic ones
+    Deterministic certificates must hold on every run where they apply (a certificate whose
+    premise is absent is ``n/a``, reported with its reason, never a pass). Probabilistic ones
     (``Certificate.probabilistic``, e.g. rounded calibration: at most delta of runs may
     fail) are reported, not asserted per run. Returns one dict per (nature, seed,
-    certificate): nature, seed, certificate, value, bound, holds, probabilistic.
+    certificate): nature, seed, certificate, value, bound, holds, verdict, reason, probabilistic.
     """
     from arena.referee import Referee
 
@@ -656,13 +661,13 @@ def check_claims_hold(forecaster, *, T: int = 200, seeds: Sequence[int] = (0, 1)
                                    f"such certificate against nature {nat.name!r}")
             for name, c in res.certificates.items():
                 report.append({"nature": nat.name, "seed": seed, "certificate": name, "value": c.value,
-                               "bound": c.bound, "holds": c.holds, "probabilistic": c.probabilistic})
-                if c.probabilistic:
+                               "bound": c.bound, "holds": c.holds, "verdict": c.verdict, "reason": c.reason,
+                               "probabilistic": c.probabilistic})
+                if c.probabilistic or c.holds is None:  # not applicable (the reason is in the report): no verdict
                     continue
                 if c.holds is not True:
                     raise CheckFailure(
-                        f"{check}: {_label(fc)} claims the {name!r} certificate, which "
-                        f"{'failed' if c.holds is False else 'was not evaluated'} against nature {nat.name!r} "
+                        f"{check}: {_label(fc)} claims the {name!r} certificate, which failed against nature {nat.name!r} "
                         f"(T={res.recorder.n}, seed={seed}): value {c.value!r} > bound {c.bound!r}"
                         + (f" ({c.note})" if c.note else "")
                         + ". A deterministic certificate that fails on any run is a bug (SPEC §6)")
@@ -815,6 +820,61 @@ def _check_cdf_at_atoms(check: str, nat, fc, rec, seed: int) -> None:
             if (F == 0.0 and y <= v) or (F == 1.0 and y > v):
                 raise CheckFailure(f"{check}: {where}: its law gives P(y <= {v!r}) = {F!r} but sampling it gave "
                                    f"y = {y!r}; sample() and cdf() disagree")
+
+
+#: Draws per law in :func:`check_laws_agree_with_samples`, and its Kolmogorov-Smirnov level.
+LAW_DRAWS = 2000
+LAW_ALPHA = 1e-6
+
+
+def ks_distance(law, draws: np.ndarray) -> float:
+    """max over the drawn values v of |F_n(v) - F(v)|, F_n the empirical CDF of ``draws`` and F = ``law.cdf``.
+
+    Examples
+    --------
+    >>> round(ks_distance(Bernoulli(0.5), np.array([0.0, 0.0, 0.0, 1.0])), 6)
+    0.25
+    """
+    v, counts = np.unique(np.asarray(draws, float), return_counts=True)
+    emp = np.cumsum(counts) / counts.sum()
+    return float(np.max(np.abs(emp - np.array([law.cdf(float(a)) for a in v]))))
+
+
+def check_laws_agree_with_samples(nature, *, T: int = DEFAULT_T, seed: int = 0, params: dict | None = None,
+                                  game: str | Game | None = None, laws: int = 3, draws: int = LAW_DRAWS) -> None:
+    """The laws a nature returns are what they sample: a Kolmogorov-Smirnov test of ``cdf`` against
+    ``draws`` samples of up to ``laws`` of them (level :data:`LAW_ALPHA`), and in the quantile game
+    no mass at ymin (F(ymin) = 0, every draw > ymin: SPEC §7)."""
+    check = "check_laws_agree_with_samples"
+    make = _factory(nature, params, Nature, check)
+    g = _game_for(nature, game, check)
+    nat, seen = make(), []
+    respond = nat.respond
+
+    def spy(t, x, forecast):
+        answer = respond(t, x, forecast)
+        if isinstance(answer, OutcomeLaw):
+            seen.append(answer)
+        return answer
+
+    nat.respond = spy  # an instance attribute: the arena calls it in place of the method
+    _play(check, g, ConstantProbe(0.5), nat, _horizon(T, nat), seed)
+    if not seen:
+        raise NotApplicable(f"{_label(nature)} answers with plain outcomes, not laws")
+    rng = np.random.default_rng(seed)
+    crit = math.sqrt(-math.log(LAW_ALPHA / 2) / (2 * draws))
+    for i in np.unique(np.linspace(0, len(seen) - 1, min(laws, len(seen))).astype(int)):
+        law = seen[i]
+        y = np.array([law.sample(rng) for _ in range(draws)], float)
+        where = f"{_label(nature)}: the law of round t={i + 1} ({law!r})"
+        ymin = getattr(g, "ymin", None)
+        if ymin is not None and (law.cdf(ymin) > 0.0 or np.any(y <= ymin)):
+            raise CheckFailure(f"{check}: {where} has mass at ymin={ymin!r} (F(ymin) = {law.cdf(ymin)!r}, "
+                               f"{int(np.sum(y <= ymin))} of {draws} draws <= ymin); quantile outcomes must be > ymin")
+        d = ks_distance(law, y)
+        if d > crit:
+            raise CheckFailure(f"{check}: {where}: its cdf disagrees with its sample (Kolmogorov-Smirnov distance "
+                               f"{d:.4g} over {draws} draws > {crit:.4g}, level {LAW_ALPHA:g}); fix cdf() or sample()")
 
 
 def check_contexts_shape(nature, *, T: int = DEFAULT_T, seed: int = 0, params: dict | None = None,
@@ -999,7 +1059,8 @@ _FORECASTER_CHECKS = (check_forecasts_in_range, check_no_lookahead, check_same_s
                       check_reset_clears_state, check_claims_hold, check_constructor_stores_only,
                       check_fast_path_matches_step_loop)
 _NATURE_CHECKS = (check_outcomes_valid, check_contexts_shape, check_same_seed_same_game, check_reset_clears_state,
-                  check_oblivious_ignores_forecast, check_constructor_stores_only, check_env_with_nature)
+                  check_oblivious_ignores_forecast, check_constructor_stores_only, check_env_with_nature,
+                  check_laws_agree_with_samples)
 
 
 def all_checks(kind: str) -> list[Callable]:

@@ -88,6 +88,8 @@ def build_matchup(game: str | Game, forecaster: str | Forecaster | None, nature:
             referee = Referee(**(referee or {}))
         except (TypeError, ValueError) as exc:  # the referee names itself in its own messages
             raise ValueError(str(exc) if str(exc).startswith("referee:") else f"referee: {exc}") from None
+    if fc is not None:  # bounds are fixed before the game: no looser search than the referee accepts
+        referee.accepts(fc)
     return Matchup(g, fc, nat, int(T), int(seed), referee, time_limit)
 
 

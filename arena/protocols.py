@@ -171,8 +171,22 @@ class OutcomeLaw(ABC):
     """A distribution of the outcome, returned by a nature instead of a sample.
 
     The arena samples from it with its own outcome stream, and the referee uses it to
-    compute expected metrics exactly.
+    compute expected metrics exactly. ``sample`` and ``cdf`` are the contract; the attributes
+    below are everything else the referee reads, each with a default under which the
+    certificates that need it are *not applicable* (never a vacuous pass) and the expected
+    metrics that need it are not reported. ``arena.checks.check_laws_agree_with_samples``
+    checks that ``cdf`` is the law of ``sample``.
+
+    Attributes
+    ----------
+    lipschitz : a Lipschitz constant L of the CDF (§10's L-Lipschitz natures); inf (the default:
+        a point mass, or a law that does not say) makes ``quantile_round`` and ``quantile_group``
+        not applicable for its rounds.
+    mean : the law's mean; NaN (the default): unknown.
     """
+
+    lipschitz: float = math.inf
+    mean: float = math.nan
 
     @abstractmethod
     def sample(self, rng: np.random.Generator) -> float: ...
@@ -181,20 +195,37 @@ class OutcomeLaw(ABC):
     def cdf(self, v: float) -> float:
         """P(y <= v)."""
 
+    def cdf_integral(self, v: float) -> float:
+        """int_{-inf}^v F(s) ds, for the expected pinball loss; NaN (the default): unknown."""
+        return math.nan
+
+    def expected_pinball(self, p: float, q: float) -> float:
+        """E[rho_q(y - p)] = q (mean - p) + int_{-inf}^p F (NaN when ``mean`` or ``cdf_integral`` is unknown)."""
+        return q * (self.mean - p) + self.cdf_integral(p)
+
 
 @dataclass(frozen=True, init=False)
 class Bernoulli(OutcomeLaw):
     """y = 1 with probability ``p``; one uniform draw per sample (paired comparisons).
 
+    A ``p`` outside [0, 1] (or NaN) is a :class:`ProtocolError`: it would give expected
+    metrics of a law that does not exist.
+
     Examples
     --------
     >>> Bernoulli(0.25).cdf(0.0)
     0.75
+    >>> Bernoulli(1.5)
+    Traceback (most recent call last):
+    ...
+    arena.protocols.ProtocolError: Bernoulli(p=1.5): p must be a probability in [0, 1]; fix the nature that built it
     """
 
     p: float
 
     def __init__(self, p: float):
+        if not 0.0 <= p <= 1.0:  # NaN fails too
+            raise ProtocolError(f"Bernoulli(p={p!r}): p must be a probability in [0, 1]; fix the nature that built it")
         self.__dict__["p"] = p  # as the frozen dataclass's __init__, quicker: many natures build one a round
 
     def sample(self, rng: np.random.Generator) -> float:

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from arena.certificates import Certificate, checkpoints, no_rounds
+import math
+
+from arena.certificates import MAX_TOL, Certificate, checkpoints, no_rounds
 from arena.games import binary, certificates
 from arena.kernels import make_kernel
 
-__all__ = ["CERTIFICATES", "Certificate", "Referee", "checkpoints"]
+__all__ = ["CERTIFICATES", "Certificate", "Referee", "check_tolerance", "checkpoints"]
 
 #: Certificate name -> function(run, referee) -> Certificate, over every registered game.
 CERTIFICATES = certificates()
@@ -33,13 +35,45 @@ class Referee:
     ece_bins : bins of the binned ECE.
     oi_features : the declared Phi of the outcome-indistinguishability gap.
     n_checkpoints : about how many log-spaced rounds the curves have.
+    max_tol : the largest search tolerance the referee accepts (default 2^-34). Every bound adds
+        the allowance A(T, max_tol) such a tolerance can explain (fixed before the game); a
+        forecaster declaring a looser tolerance is refused (:func:`check_tolerance`).
+    intercept : whether the linear comparators of ``regret_linear`` (and the ``linear_regret``
+        certificate) get an intercept, <w, x> + a with ||(w, a)|| <= M.
+    hat_eps, hat_alpha : the width ε and the centre α of the hat function h_{ε,α}(p) = w_ε(p - α)
+        of §8 (ε <= min(α, 1 - α)): the ``hat_calibration`` metric |Σ_t h_{ε,α}(p_t)(y_t - p_t)|.
+
+    Examples
+    --------
+    >>> Referee(max_tol=1.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: referee: max_tol=1.5 must be in (0, 1), the largest search tolerance the referee accepts, e.g. max_tol: 5.820766091346741e-11 (2**-34)
     """
 
-    def __init__(self, M: float = 1.0, ece_bins: int = 10, oi_features=("1", "p", "x"), n_checkpoints: int = 20):
+    def __init__(self, M: float = 1.0, ece_bins: int = 10, oi_features=("1", "p", "x"), n_checkpoints: int = 20,
+                 max_tol: float = MAX_TOL, intercept: bool = False, hat_eps: float = 0.1, hat_alpha: float = 0.5):
         if not M > 0:
             raise ValueError(f"referee: M={M!r} must be > 0 (the comparator norm bound)")
+        if isinstance(max_tol, bool) or not isinstance(max_tol, (int, float)) or not 0 < max_tol < 1:
+            raise ValueError(f"referee: max_tol={max_tol!r} must be in (0, 1), the largest search tolerance the "
+                             f"referee accepts, e.g. max_tol: {MAX_TOL!r} (2**-34)")
+        for key, v in (("hat_eps", hat_eps), ("hat_alpha", hat_alpha)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1:
+                raise ValueError(f"referee: {key}={v!r} must be in (0, 1] (the hat-function calibration of §8), "
+                                 f"e.g. {key}: 0.1")
+        if not hat_eps <= min(hat_alpha, 1 - hat_alpha):
+            raise ValueError(f"referee: hat_eps={hat_eps!r} must be <= min(hat_alpha, 1 - hat_alpha) = "
+                             f"{min(hat_alpha, 1 - hat_alpha)!r} (§8: h_(eps,alpha) maps [0, 1] into [0, 1]), "
+                             "e.g. hat_eps: 0.1 with hat_alpha: 0.5")
         self.M, self.ece_bins, self.n_checkpoints = float(M), int(ece_bins), int(n_checkpoints)
+        self.max_tol, self.intercept = float(max_tol), bool(intercept)
+        self.hat_eps, self.hat_alpha = float(hat_eps), float(hat_alpha)
         self.oi_kernel = make_kernel({"features": list(oi_features)})
+
+    def accepts(self, forecaster) -> None:
+        """Refuse a forecaster whose declared search tolerance exceeds :attr:`max_tol` (see :func:`check_tolerance`)."""
+        check_tolerance(forecaster, self.max_tol)
 
     def metrics(self, X, p, y, y_prob=None, grid: int | None = None) -> dict[str, float]:
         """Every binary metric of a run; ``grid`` = N adds the per-grid-point calibration error
@@ -63,3 +97,28 @@ class Referee:
                                  f"{game.name!r} game cannot check; it checks {sorted(scorable)}")
             out[name] = scorable[name]() if len(rec.y) else no_rounds(name)
         return out
+
+
+def check_tolerance(forecaster, max_tol: float) -> None:
+    """Raise a one-line ValueError when ``forecaster`` declares a search tolerance looser than the
+    referee accepts (the allowance of every bound is fixed from ``max_tol`` before the game).
+
+    Examples
+    --------
+    >>> class F:
+    ...     name, tol = "constant", 0.99
+    >>> check_tolerance(F(), 2.0**-34)
+    Traceback (most recent call last):
+    ...
+    ValueError: forecaster 'constant' declares tol=0.99, looser than the referee accepts (referee.max_tol=5.820766091346741e-11); give the forecaster tol <= 5.820766091346741e-11 or raise referee.max_tol
+    """
+    tol = getattr(forecaster, "tol", 0.0)
+    try:
+        tol = float(tol or 0.0)
+    except (TypeError, ValueError):
+        raise ValueError(f"forecaster {forecaster.name!r} declares tol={tol!r}, not a number; give a width "
+                         f"<= referee.max_tol={max_tol!r}") from None
+    if math.isnan(tol) or tol > max_tol:
+        raise ValueError(f"forecaster {forecaster.name!r} declares tol={tol!r}, looser than the referee accepts "
+                         f"(referee.max_tol={max_tol!r}); give the forecaster tol <= {max_tol!r} or raise "
+                         "referee.max_tol")

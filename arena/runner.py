@@ -94,6 +94,8 @@ class Result:
             row[f"cert.{name}.value"] = c.value
             row[f"cert.{name}.bound"] = c.bound
             row[f"cert.{name}.holds"] = c.holds
+            row[f"cert.{name}.verdict"] = c.verdict
+            row[f"cert.{name}.reason"] = c.reason
             for k, v in c.extra.items():
                 row[f"cert.{name}.{k}"] = v
         row.update({f"seconds_{k}": v for k, v in self.seconds.items()})

@@ -183,6 +183,15 @@ class OGD(Forecaster):
     The gradient uses the unclipped prediction; the announced forecast is clipped to
     [0, 1] when ``clip`` (otherwise an out-of-range forecast forfeits the game).
 
+    ``paper: true`` is the paper's online gradient method (§6): w_t = w_{t-1} - α (p_{t-1} - y_{t-1})
+    x_{t-1}, p_t = <w_t, x_t>, with α = ``lr`` fixed, no projection and no intercept (``schedule``,
+    ``M`` and ``intercept`` are then not used). It claims ``ogd_regret``: regret to every <u, x>
+    with ||u|| <= referee.M is at most M^2/α + α sum_t (p_t - y_t)^2 ||x_t||^2 (Zinkevich's
+    argument on the half squared loss; the paper prints M^2/(2α) + α M^2 B^4 T/2, which assumes
+    |p_t - y_t| <= M B). The game needs forecasts in [0, 1]: the announced forecast is p_t clipped
+    (clipping only lowers (p - y)^2 for y in {0, 1}, so the bound still holds); the update uses the
+    unclipped p_t, and the referee recomputes those iterates from the contexts, outcomes and ``lr``.
+
     Examples
     --------
     >>> from arena import play
@@ -194,7 +203,7 @@ class OGD(Forecaster):
     name = "ogd"
 
     def __init__(self, lr: float = 0.1, schedule: str = "sqrt", M: float = 10.0, intercept: bool = True,
-                 clip: bool = True):
+                 clip: bool = True, paper: bool = False):
         if not (_is_number(lr) and math.isfinite(lr)):
             raise ValueError(f"ogd: lr={lr!r} is not a finite number; give a step size such as lr: 0.1")
         if not lr > 0:
@@ -205,11 +214,15 @@ class OGD(Forecaster):
             raise ValueError(f"ogd: M={M!r} is not a finite number; give the radius of the projection ball, e.g. M: 10")
         if not M > 0:
             raise ValueError(f"ogd: M={M!r} must be > 0 (the radius of the projection ball), e.g. M: 10")
-        for key, value in (("intercept", intercept), ("clip", clip)):
+        for key, value in (("intercept", intercept), ("clip", clip), ("paper", paper)):
             if not isinstance(value, (bool, np.bool_)):
                 raise ValueError(f"ogd: {key}={value!r} must be true or false, e.g. {key}: true")  # noqa: TRY004
         self.lr, self.schedule, self.M = float(lr), schedule, float(M)
-        self.intercept, self.clip = bool(intercept), bool(clip)
+        self.intercept, self.clip, self.paper = bool(intercept), bool(clip), bool(paper)
+
+    @property
+    def claims(self) -> tuple[str, ...]:
+        return ("ogd_regret",) if self.paper else ()
 
     def reset(self, rng):
         super().reset(rng)
@@ -221,7 +234,7 @@ class OGD(Forecaster):
     def _z(self, x) -> np.ndarray:
         if type(x) is not np.ndarray or x.dtype != np.float64 or x.ndim != 1:
             x = np.asarray(x, float).reshape(-1)
-        if not self.intercept:
+        if not self.intercept or self.paper:
             return x
         z = self._zbuf
         if z is None or z.size != x.size + 1:
@@ -239,19 +252,23 @@ class OGD(Forecaster):
     def predict(self, x):
         raw = self._raw(x)
         self._last = (x, raw)
+        if self.paper:  # announced clipped into the game's [0, 1]; the update and the bound use the unclipped p_t
+            return min(max(raw, 0.0), 1.0)
         return min(max(raw, 0.0), 1.0) if self.clip else raw
 
     def update(self, x, p, y):
         self._t += 1
         last, self._last = self._last, None
-        if last is not None and last[0] is x:  # z (the buffer) still holds this x
-            raw, z = last[1], self._zbuf if self.intercept else self._z(x)
+        if last is not None and last[0] is x:  # z (the buffer, or x itself) still holds this x
+            raw, z = last[1], self._zbuf if self.intercept and not self.paper else self._z(x)
         else:
             raw = self._raw(x)
             z = self._z(x)
-        lr = self.lr if self.schedule == "fixed" else self.lr / math.sqrt(self._t)  # as np.sqrt: correctly rounded
+        lr = self.lr if self.schedule == "fixed" or self.paper else self.lr / math.sqrt(self._t)  # as np.sqrt
         w = self._w
         w -= lr * (raw - y) * z  # in place: the same w_i - (c z_i) as w - c z
+        if self.paper:
+            return  # no projection
         norm = math.sqrt(w.dot(w))  # np.linalg.norm of a vector (the same dot), without its checks
         if norm > self.M:
             w *= self.M / norm

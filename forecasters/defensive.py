@@ -31,6 +31,9 @@ from forecasters.fastk29 import MAX_DEPTH, FSTrie, accumulate_features, play_ker
 
 #: The finest rounding grid (the referee keeps one error per grid point).
 MAX_GRID = 10**6
+#: kernel_df's default kernel, as in conf/forecaster/kernel_df.yaml and the README: 1 + k_FS + pp' + <x, x'>
+#: (§8: smoothly calibrated and low regret to linear predictors). A tuple: never mutated.
+DEFAULT_KERNEL = ("fs", {"features": ("1", "p", "x")})
 
 
 def checked_kernel(who: str, spec) -> Kernel:
@@ -142,7 +145,8 @@ class KernelDF(Forecaster):
     ----------
     kernel
         A spec for :func:`arena.kernels.make_kernel`: ``"fs"``, ``{"rbf": 1.0}``,
-        ``{"features": ["1", "p", "x"]}``, a list (sum) or ``{"product": [a, b]}``.
+        ``{"features": ["1", "p", "x"]}``, a list (sum) or ``{"product": [a, b]}``. The default is
+        1 + k_FS + pp' + <x, x'> (§8), as in its config; ``kernel="fs"`` is K29.
     tol
         Width of the last bisection interval of the anticorrelation search. The search
         halves [0, 1], so its last width is the largest power of two <= ``tol``.
@@ -164,7 +168,7 @@ class KernelDF(Forecaster):
     #: Grid of the randomized rounding applied by the oblivious fast path (0: none).
     _rounding_N = 0
 
-    def __init__(self, kernel="fs", tol: float = DEFAULT_TOL, fast: bool = True):
+    def __init__(self, kernel=DEFAULT_KERNEL, tol: float = DEFAULT_TOL, fast: bool = True):
         if not (isinstance(tol, (int, float)) and MIN_TOL <= tol < 1):
             raise ValueError(f"{self.name}: tol={tol!r} must be in [2**-52, 1), e.g. tol: 1e-10")
         if not isinstance(fast, (bool, np.bool_)):
@@ -384,9 +388,29 @@ class K29(KernelDF):
         return super().summary_function(np.zeros(0))  # K29 ignores the context
 
 
+def auto_grid(T: int) -> int:
+    """N = ceil(T^(1/3)), the grid of §8 that balances the rounded calibration bound (error of order T^(2/3)),
+    in exact integer arithmetic.
+
+    Examples
+    --------
+    >>> auto_grid(1000), auto_grid(1001), auto_grid(1)
+    (10, 11, 1)
+    """
+    n = max(1, round(T ** (1 / 3)))
+    while n**3 < T:
+        n += 1
+    while n > 1 and (n - 1) ** 3 >= T:
+        n -= 1
+    return n
+
+
 @register
 class K29Rounded(K29):
     """K29 revealed through unbiased randomized rounding to the grid {0, 1/N, ..., 1} (§8).
+
+    ``N: auto`` takes N = ceil(T^(1/3)) for the horizon ``horizon`` (§8: calibration error of
+    order T^(2/3)).
 
     P(round to n/N) = max(0, 1 - N |p - n/N|) (SPEC §7 erratum: the paper swaps the two
     probabilities). The forecaster updates with its internal, unrounded forecast, which
@@ -401,8 +425,19 @@ class K29Rounded(K29):
 
     name = "k29_rounded"
 
-    def __init__(self, N: int = 10, delta: float = 0.05, tol: float = DEFAULT_TOL, fast: bool = True):
+    def __init__(self, N: int | str = 10, delta: float = 0.05, tol: float = DEFAULT_TOL, fast: bool = True,
+                 horizon: int | None = None):
         super().__init__(tol=tol, fast=fast)
+        if horizon is not None and (isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer))
+                                    or horizon < 1):
+            raise ValueError(f"k29_rounded: horizon={horizon!r} must be an integer >= 1 (the number of rounds T) or "
+                             "null, e.g. horizon: ${T}")
+        self.horizon = None if horizon is None else int(horizon)
+        if N == "auto":
+            if self.horizon is None:
+                raise ValueError("k29_rounded: N='auto' (the grid N = ceil(T^(1/3)) of §8) needs the horizon T: give "
+                                 "horizon: ${T} (or a number), or a fixed N, e.g. N: 10")
+            N = auto_grid(self.horizon)
         if isinstance(N, bool) or not (isinstance(N, (int, np.integer)) and N >= 1):
             raise ValueError(f"k29_rounded: N={N!r} must be an integer >= 1 (the grid is {{0, 1/N, ..., 1}}), e.g. N: 10")
         if N > MAX_GRID:

@@ -38,13 +38,10 @@ import math
 import numpy as np
 
 from arena.games.experts import EXPERT_LOSSES, LOSS_FUNCTIONS, advice_function, lipschitz_of
-from arena.lazy import LazyModule
 from arena.logspace import log_softmax, logsumexp, logsumexp_rows
 from arena.protocols import Context, Forecaster
 from arena.registry import register
 from arena.search import DEFAULT_TOL, anticorrelation_search
-
-_special = LazyModule("scipy.special")  # expit: the log loss only; scipy.special is slow to import
 
 
 #: The largest double below 1 and the smallest above 0: a mixture forecast is exactly 0 or 1 only
@@ -274,6 +271,12 @@ class LinfDF(ExpertsForecaster):
         return lambda p: lam * (1.0 - 2.0 * p) + gap(np.asarray(f(p), float))
 
     def predict(self, x: Context) -> float:
+        if self._loss_name == "log" and not getattr(x, "second_guessing", False):
+            # the root of the sign-equivalent sum_j α_j f_j - p is the Bayes mixture itself (SPEC §4): announce
+            # it in closed form, so the regret is <= log N to machine precision (a bisection leaves up to tol/2)
+            f = np.asarray(advice_function(x)(0.5), float)
+            L = self._losses(f.size)
+            return mixture(self._log_weights(L, self._t, L), f)
         return anticorrelation_search(self.summary_sign(x), tol=self.tol)
 
     def _log_weights(self, L, t, start):
@@ -346,7 +349,7 @@ class Aggregating(ExpertsForecaster):
                 return 0.0
             if lA0 == -math.inf:
                 return 1.0
-            return _guard(float(_special.expit(lA1 - lA0)), 1.0, 1.0)
+            return _guard(float(_ratio(lA1, lA0)), 1.0, 1.0)
         g0 = -logsumexp(logw - eta * f**2) / eta
         g1 = -logsumexp(logw - eta * (1.0 - f) ** 2) / eta
         return float(min(max(0.5 * (1.0 + g0 - g1), 0.0), 1.0))
@@ -367,11 +370,26 @@ class Aggregating(ExpertsForecaster):
                 lA1 = logsumexp_rows(logw + eta * np.log(X)) / eta
                 lA0 = logsumexp_rows(logw + eta * np.log1p(-X)) / eta
             with np.errstate(invalid="ignore"):
-                p = _guard(_special.expit(lA1 - lA0), 1.0, 1.0)
+                p = _guard(_ratio(lA1, lA0), 1.0, 1.0)
             return np.where(lA1 == -np.inf, 0.0, np.where(lA0 == -np.inf, 1.0, p))
         g0 = -logsumexp_rows(logw - eta * X**2) / eta
         g1 = -logsumexp_rows(logw - eta * (1.0 - X) ** 2) / eta
         return 0.5 * (1.0 + g0 - g1)
+
+
+def _ratio(lA1, lA0):
+    """A_1 / (A_0 + A_1) from log A_1 and log A_0, down to the subnormal range: expit(lA1 - lA0) rounds a
+    ratio below about 1e-308 to 0 (a forecast of probability 0 where the mixture gives 1e-311), so the
+    smaller side is exp(its log - log(A_0 + A_1)) (elementwise for arrays).
+
+    Examples
+    --------
+    >>> float(_ratio(math.log(1.1e-311), 0.0)) > 0, float(_ratio(0.0, 0.0))
+    (True, 0.5)
+    """
+    lse = np.logaddexp(lA1, lA0)
+    with np.errstate(invalid="ignore"):
+        return np.where(lA1 <= lA0, np.exp(lA1 - lse), -np.expm1(lA0 - lse))
 
 
 def _since(L: np.ndarray, start: np.ndarray) -> np.ndarray:

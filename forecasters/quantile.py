@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from fractions import Fraction
 from collections import deque
 from dataclasses import dataclass
 
@@ -80,7 +81,9 @@ class MarginalQuantileDF(_QuantileForecaster):
     Because y_t lies in (ymin, ymax], predicting ymax covers and ymin does not, so the
     coverage path is deterministic: |mean coverage - q| <= max(q, 1 - q)/T (SPEC §7: the
     tight form of the paper's max(q, 1 - q)/(T - 1)). The count of covered rounds is kept as
-    an integer, so the rule compares exactly.
+    an integer and q as the exact ratio of two integers (the decimal it is written as: 7/10
+    for 0.7), so the rule compares exactly, covered * den <= num * t, and ties (covered = q t)
+    go to ymax as in the paper.
 
     Examples
     --------
@@ -96,10 +99,14 @@ class MarginalQuantileDF(_QuantileForecaster):
     def reset(self, rng):
         super().reset(rng)
         self._covered, self._t = 0, 0
+        # q exactly, as the decimal it is written as (7/10 for 0.7, not the nearest double 0.6999...)
+        q = Fraction(repr(float(self._q)))
+        self._num, self._den = q.numerator, q.denominator
 
     def predict(self, x: Context) -> float:
-        # sum_{s<t} (1{y_s <= p_s} - q) <= 0  <=>  covered <= q (t - 1)
-        return self._hi if self._covered <= self._q * self._t else self._lo
+        # sum_{s<t} (1{y_s <= p_s} - q) <= 0  <=>  covered <= q (t - 1), compared in exact integer arithmetic:
+        # the float product q * t rounds, and at a tie (covered = q t) it flips the forecast
+        return self._hi if self._covered * self._den <= self._num * self._t else self._lo
 
     def update(self, x, p, y):
         self._covered += int(y <= p)

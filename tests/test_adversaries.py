@@ -215,9 +215,17 @@ def test_replay_round_trips_csv_and_parquet(tmp_path):
 def test_replay_params_are_its_constructor_arguments(bits_csv):
     nature = Replay(bits_csv, column="y", context_columns=["temp"], start=2)
     nature.reset(np.random.default_rng(0))
-    assert nature.params() == {"path": str(bits_csv), "column": "y", "context_columns": ("temp",), "start": 2}
+    # intercept: issue 12's constant 1 appended to replay contexts (a new constructor argument)
+    assert nature.params() == {"path": str(bits_csv), "column": "y", "context_columns": ("temp",), "start": 2,
+                               "intercept": False}
     assert Replay(**nature.params()).length == T - 2
-    assert SeattleRain(start=3).params() == {"context_columns": (), "start": 3}
+    assert SeattleRain(start=3).params() == {"context_columns": (), "start": 3, "intercept": False}
+    with_one = Replay(bits_csv, column="y", context_columns=["temp"], intercept=True)
+    with_one.reset(np.random.default_rng(0))
+    assert with_one.context_dim == 2 and with_one.context(1)[-1] == 1.0
+    plain = Replay(bits_csv, column="y", context_columns=["temp"])
+    plain.reset(np.random.default_rng(0))
+    assert with_one.context(1).tolist() == [*plain.context(1).tolist(), 1.0]
 
 
 BAD_FILES = {

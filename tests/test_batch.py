@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from arena.batch import Sample, comparator_risks, draw, expected_losses, main, prefix_risks, sweep
+from arena.batch import (Sample, comparator_risks, draw, expected_losses, high_probability_bound, interval, main,
+                         prefix_risks, summarize, sweep)
 from arena.games.experts import ExpertsGame, squared_loss
 from arena.games import get_game
 from arena.registry import make_nature
@@ -100,6 +101,34 @@ def test_linf_df_excess_risk_is_within_log_n_over_lambda_n_on_average():
     assert np.allclose(uniform, (0.5 - 0.3) ** 2)
 
 
+def test_the_high_probability_bound_beside_the_expectation_bound():
+    """§11 Prop.: w.p. 1 - delta, excess <= R(n)/n + 2B sqrt((log(2/delta) + log|Omega|)/n), B = 1 (squared loss)."""
+    table = sweep(["linf_df"], COIN_PANEL, {"name": "experts"}, ns=(10, 100), test_size=10, seeds=range(8),
+                  delta=0.1)
+    N = 9
+    for n, part in table.groupby("n"):
+        expected = math.log(N) / (2 * n)
+        assert part["bound"].tolist() == pytest.approx([expected] * 8)
+        assert part["bound_hp"].tolist() == pytest.approx([expected + 2 * math.sqrt((math.log(20) + math.log(N)) / n)]
+                                                          * 8)
+        assert (part["excess_risk"] <= part["bound_hp"]).all()  # at most delta of the seeds may exceed it
+    s = summarize(table)
+    assert s["seeds"].tolist() == [8, 8] and (s["excess_low"] <= s["excess_risk"]).all()
+    assert (s["excess_risk"] <= s["excess_high"]).all() and s["within_hp"].tolist() == [1.0, 1.0]
+    log = sweep(["linf_df"], COIN_PANEL, {"name": "experts", "loss": "log"}, ns=(10,), test_size=10, seeds=(0,))
+    assert log["bound_hp"].isna().all()  # the log loss is unbounded: no B
+
+
+def test_interval_is_the_student_t_interval():
+    from scipy import stats
+
+    v = [0.1, 0.4, 0.2, 0.3]
+    m, lo, hi = interval(v)
+    ref = stats.t.interval(0.95, 3, loc=np.mean(v), scale=stats.sem(v))
+    assert m == pytest.approx(0.25) and (lo, hi) == pytest.approx(ref)
+    assert high_probability_bound(0.0, 1, 4, 2 / math.e, B=0.5) == pytest.approx(0.5)
+
+
 def test_binary_forecasters_against_the_best_linear_predictor():
     table = sweep(["running_mean", "ogd"], "logistic", "binary", ns=(5, 20), test_size=40, seeds=(0,),
                   comparator="best_linear")
@@ -121,6 +150,9 @@ def test_comparators():
     ({"nature": "expert_second_guessing", "game": {"name": "experts"}}, r"second-guessing experts"),
     ({"nature": "iid_bernoulli", "game": "binary", "comparator": "best_expert"}, r"comparator 'best_expert' does not"),
     ({"nature": "iid_bernoulli", "game": "binary", "ns": (0,)}, r"training sizes >= 1"),
+    # issue 12: the quantile game used to be accepted and scored by the squared loss on P(y = 1) = 1 - F(0)
+    ({"nature": "iid_normal", "game": "quantile"}, r"^online-to-batch: the 'quantile' game is not supported"),
+    ({"nature": "iid_bernoulli", "game": "binary", "delta": 1.5}, r"delta=1\.5 must be in \(0, 1\)"),
 ])
 def test_bad_batch_configs_get_one_clear_error(kw, match):
     kw = {"forecasters": ["running_mean" if kw.get("game") == "binary" else "linf_df"], "ns": (5,),

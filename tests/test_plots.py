@@ -569,19 +569,21 @@ def test_certificate_margins_are_value_over_bound(results):
     _, tables = results
     s = tables["summary"]
     ax = plots.certificate_margins(s).axes[0]
-    drawn = {c.get_gid(): c for c in ax.collections if str(c.get_gid()).startswith("ratio:")}
+    drawn = {c.get_gid(): c for c in ax.collections if str(c.get_gid()).startswith(("ratio:", "fails:"))}
     want = set()
     for col in (c for c in s.columns if c.startswith("cert.") and c.endswith(".value")):
         name = col[5:-6]
         if f"cert.{name}.bound" not in s:
             continue
-        ok = s[s[col].notna() & s[f"cert.{name}.bound"].notna()]
+        # a not-applicable certificate is never drawn (issue 12: decision_df_deterministic was drawn as a pass)
+        ok = s[s[col].notna() & s[f"cert.{name}.bound"].notna() & (s[f"cert.{name}.verdict"] != "n/a")]
         for fc, part in ok.groupby("forecaster"):
             want.add(f"ratio:{fc}:{name}")
             ratio = np.maximum(part[col] / part[f"cert.{name}.bound"], -1.0)
-            got = drawn[f"ratio:{fc}:{name}"].get_offsets()[:, 0]
+            got = np.concatenate([drawn[f"{kind}:{fc}:{name}"].get_offsets()[:, 0] for kind in ("ratio", "fails")
+                                  if f"{kind}:{fc}:{name}" in drawn])
             np.testing.assert_allclose(np.sort(got), np.sort(ratio.to_numpy(float)), rtol=1e-12)
-    assert want == set(drawn) and want
+    assert want == {g for g in drawn if g.startswith("ratio:")} and want
     assert next(ln for ln in ax.get_lines() if ln.get_gid() == "bound").get_xdata()[0] == 1.0
 
 
@@ -659,6 +661,28 @@ def test_markdown_summary_counts_certificates_and_lists_forfeits(results):
             holds = int(part[col].astype(bool).sum())
             (r,) = [r for r in rows if r[0] == fc and r[1] == name]
             assert (int(r[2]), int(r[3])) == (holds, len(part) - holds)
+
+
+def test_failures_are_red_and_not_applicable_is_never_a_pass():
+    """Issue 12: a failed certificate is drawn in red right of the bound; a not-applicable one is not drawn and
+    summary.md counts it apart, with its reason."""
+    s = pd.DataFrame({"forecaster": ["k29", "k29", "broken", "det"], "nature": ["a", "b", "a", "a"], "seed": 0,
+                      "T": 100, "status": "ok", "game": "binary",
+                      "cert.smce.value": [1.0, 2.0, 30.0, 0.7], "cert.smce.bound": [10.0, 10.0, 10.0, 1.0],
+                      "cert.smce.holds": [True, True, False, None],
+                      "cert.smce.verdict": ["holds", "holds", "fails", "n/a"],
+                      "cert.smce.reason": ["", "", "", "a deterministic search against a discontinuous pi"]})
+    ax = plots.certificate_margins(s).axes[0]
+    gids = {c.get_gid(): c for c in ax.collections}
+    assert "ratio:det:smce" not in gids and "fails:det:smce" not in gids  # n/a: not drawn, least of all as a pass
+    red = gids["fails:broken:smce"]
+    assert red.get_offsets()[:, 0].tolist() == [3.0]
+    assert same_color(red.get_facecolor()[0] if len(red.get_facecolor()) else red.get_edgecolor()[0], "#d62728")
+    rows = _md_rows(plots.markdown_summary(s), "### Certificates")
+    by = {r[0]: r for r in rows}
+    assert by["k29"][2:5] == ["2", "0", "0"] and by["broken"][2:5] == ["0", "1", "0"]
+    assert by["det"][2:5] == ["0", "0", "1"] and "discontinuous" in by["det"][7]
+    assert float(by["broken"][6]) == pytest.approx(3.0)
 
 
 def test_report_of_several_games_puts_each_in_its_folder(results, tmp_path, monkeypatch):

@@ -3,11 +3,14 @@
 A certificate is a guarantee of the paper evaluated on the run's own data (see
 :mod:`arena.certificates`). With w_t = y_t - p_t and S_t the forecaster's summary function,
 the identity ||sum_t w_t Phi(z_t)||^2 = sum_t w_t^2 k(z_t, z_t) + 2 sum_t w_t S_t(p_t) holds
-exactly; a finite search precision leaves the last sum slightly positive, so bounds include
-the slack sigma = 2 sum_t max(0, w_t S_t(p_t)) computed here from the kernel (SPEC §6), and
-the ``search_precision`` certificate checks that sigma is no larger than the search
-tolerance explains. Kernel certificates use the forecast the forecaster's state is built on
-(``p_internal``: the unrounded K29 forecast behind a rounded one).
+exactly; a finite search precision leaves the last sum slightly positive. Every bound adds the
+allowance A(T, referee.max_tol) that the referee fixes before the game
+(:func:`arena.certificates.search_allowance`), never the slack sigma = 2 sum_t max(0, w_t S_t(p_t))
+measured in the run, which is reported beside it (``cert.<name>.sigma``); so each certificate
+can fail, and ``search_precision`` checks sigma <= A itself. Kernel certificates use the
+forecast the forecaster's state is built on (``p_internal``: the unrounded K29 forecast behind
+a rounded one). A forecaster without a kernel, or a run whose inputs overflow floating point,
+gets "not applicable" with the reason, never a vacuous pass.
 
 References
 ----------
@@ -23,17 +26,16 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from arena.certificates import (Certificate, bit_bound, checkpoints, judged, linear_regret_bound,
-                                rounded_calibration_bound, smce_bound)
+from arena.certificates import (MAX_TOL, Certificate, bit_bound, checkpoints, judged, linear_regret_bound,
+                                not_applicable, ogd_regret_bound, rounded_calibration_bound, search_allowance,
+                                smce_bound)
 from arena.games.base import Game, bind
+from arena.fastfs import fs_quadratic
 from arena.kernels import FermiSobolev, Kernel, cross_sums, kernel_gap
 from arena.metrics import calibration as cal
 from arena.metrics.regret import regret_constant, regret_linear
 from arena.metrics.smce import smce, smce_both
 from arena.protocols import ProtocolError
-
-# Floating-point allowance per kernel evaluation in the search-precision certificate.
-_FLOAT_EPS = 1e-12
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ class BinaryGame(Game):
 
     def score(self, referee, rec, forecaster):
         summary = metrics(referee, rec.X, rec.p, rec.y, rec.y_prob, grid=forecaster.N)
-        run = BinaryRun(rec, forecaster)  # shared by certificates and curves: S_t is computed once
+        run = BinaryRun(rec, forecaster, referee.max_tol)  # shared by certificates and curves: S_t is computed once
         run.smce_whole = summary["smce"]
         if run.same_p:
             run.smce_internal = summary["smce"]
@@ -69,7 +71,7 @@ class BinaryGame(Game):
 class BinaryRun:
     """The arrays of one run and the quantities several certificates share (computed once)."""
 
-    def __init__(self, rec, forecaster):
+    def __init__(self, rec, forecaster, max_tol: float = MAX_TOL):
         self.X, self.y = rec.X, rec.y
         self.p, self.p_int = rec.p, rec.p_internal
         self.w = self.y - self.p_int
@@ -77,6 +79,33 @@ class BinaryRun:
         self.forecaster = forecaster
         self.kernel: Kernel | None = forecaster.kernel_object
         self.smce_whole: float | None = None  # smce(p, y, "paper") of the whole run, once the summary has it
+        self.max_tol = float(max_tol)
+
+    @cached_property
+    def kernel_constants(self) -> tuple[float, float]:
+        """(lip, sup): bounds on |dk/dp| and |k| over p in [0, 1] and the run's contexts (a priori in p)."""
+        ones = np.ones(self.T)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return float(self.kernel.lip_p(self.X, ones)), float(self.kernel.sup_abs(self.X, ones))
+
+    def allowance(self, t: int | None = None) -> float:
+        """A(t, referee.max_tol): the slack the referee's largest tolerance explains in t rounds (fixed before the game)."""
+        lip, sup = self.kernel_constants
+        with np.errstate(over="ignore", invalid="ignore"):
+            return search_allowance(self.T if t is None else int(t), self.max_tol, lip, sup)
+
+    @cached_property
+    def premise(self) -> str:
+        """Why the kernel certificates do not apply to this run ("" when they do)."""
+        if self.kernel is None:
+            return (f"forecaster {self.forecaster.name!r} exposes no kernel_object: it has no summary function "
+                    "S_t to certify")
+        with np.errstate(over="ignore", invalid="ignore"):
+            if math.isfinite(self.allowance()) and np.all(np.isfinite(self.diag)):
+                return ""
+            x2 = float(np.max(np.sum(self.X.astype(float) ** 2, axis=1))) if self.X.size else 0.0
+        return (f"the kernel's values overflow floating point on this run (largest ||x_t||^2 = {x2:.3g}): the "
+                "bound is not a number")
 
     @cached_property
     def S(self) -> np.ndarray:
@@ -84,7 +113,8 @@ class BinaryRun:
 
     @cached_property
     def diag(self) -> np.ndarray:
-        return self.w**2 * self.kernel.diag(self.X, self.p_int)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self.w**2 * self.kernel.diag(self.X, self.p_int)
 
     @cached_property
     def slack(self) -> np.ndarray:
@@ -110,42 +140,97 @@ def cert_bit(run: BinaryRun) -> Certificate:
     return judged("bit", abs(np.sum(run.p - run.y)), bit_bound())
 
 
+def _slack_columns(run: BinaryRun) -> dict:
+    """The measured slack sigma and the allowance A it is held to (``cert.<name>.sigma``, ``.allowance``)."""
+    return {"sigma": float(run.slack.sum()), "allowance": run.allowance(), "max_tol": run.max_tol}
+
+
 def cert_kernel(run: BinaryRun) -> Certificate:
-    """§4/§7: sum_{s,t} w_s w_t k(z_s, z_t) <= sum_t w_t^2 k(z_t, z_t) + sigma (gap computed directly)."""
+    """§4/§7: sum_{s,t} w_s w_t k(z_s, z_t) <= sum_t w_t^2 k(z_t, z_t) + A (gap computed directly)."""
+    if run.premise:
+        return not_applicable("kernel", run.premise)
     gap = kernel_gap(run.kernel, run.X, run.p_int, run.w)
-    return judged("kernel", gap, run.diag.sum() + run.slack.sum(), extra={"sigma": float(run.slack.sum())})
+    return judged("kernel", gap, run.diag.sum() + run.allowance(), extra=_slack_columns(run))
 
 
 def cert_search_precision(run: BinaryRun) -> Certificate:
-    """sigma <= what a search of width tol can leave: 2 sum_t |w_t| (lip tol/2 + eps) sum_{s<t} |w_s|."""
-    tol = float(run.forecaster.tol)
-    k = run.kernel
-    lip, sup = k.lip_p(run.X, run.p_int), k.sup_abs(run.X, run.p_int)
+    """sigma <= A(T, referee.max_tol), what the referee's largest tolerance can leave (fixed before the game).
+
+    ``extra`` reports the tighter allowance of the run's own residuals and declared tolerance,
+    2 sum_t |w_t| (lip tol/2 + eps) sum_{s<t} |w_s|."""
+    if run.premise:
+        return not_applicable("search_precision", run.premise)
+    tol = min(float(run.forecaster.tol), run.max_tol)
+    lip, sup = run.kernel_constants
     past = np.concatenate(([0.0], np.cumsum(np.abs(run.w))[:-1]))
-    allowance = 2.0 * np.sum(np.abs(run.w) * (lip * tol / 2 + _FLOAT_EPS * max(sup, 1.0)) * past)
-    return judged("search_precision", run.slack.sum(), allowance)
+    declared = 2.0 * np.sum(np.abs(run.w) * (lip * tol / 2 + 1e-12 * max(sup, 1.0)) * past)
+    return judged("search_precision", run.slack.sum(), run.allowance(),
+                  extra={**_slack_columns(run), "allowance_declared_tol": float(declared)})
 
 
 def cert_smce(run: BinaryRun) -> Certificate:
-    """§8: smCE <= sqrt(2) sqrt(sum_t w_t^2 k(z_t, z_t) + sigma), for any kernel with k_FS as a summand.
+    """§8: smCE <= sqrt(2) sqrt(sum_t w_t^2 k(z_t, z_t) + A), for any kernel with k_FS as a summand.
 
-    ``extra`` reports the looser sqrt(8T/3 + 2 sigma) and, for information, the paper's
+    ``extra`` reports the a-priori form sqrt(8T/3 + 2A) and, for information, the paper's
     printed sqrt(2T) (SPEC §7: the constants imply sqrt(8T/3))."""
-    sigma = run.slack.sum()
-    return judged("smce", run.smce_internal, smce_bound(run.diag.sum(), sigma),
-                  extra={"bound_8T3": math.sqrt(8 * run.T / 3 + 2 * sigma), "printed_sqrt2T": math.sqrt(2 * run.T)})
+    if run.premise:
+        return not_applicable("smce", run.premise)
+    A = run.allowance()
+    return judged("smce", run.smce_internal, smce_bound(run.diag.sum(), A),
+                  extra={"bound_8T3": math.sqrt(8 * run.T / 3 + 2 * A), "printed_sqrt2T": math.sqrt(2 * run.T),
+                         **_slack_columns(run)})
 
 
-def cert_linear_regret(run: BinaryRun, M: float) -> Certificate:
-    """§6/§8: regret to ||w|| <= M linear predictors <= (sqrt 5 + sqrt(1 + 4M^2)) sqrt(sum w^2 k + sigma).
+def cert_linear_regret(run: BinaryRun, M: float, intercept: bool = False) -> Certificate:
+    """§6/§8: regret to linear predictors <w, x> (+ a with ``intercept``), ||(w, a)|| <= M, is at most
+    (sqrt 5 + sqrt(1 + 4M^2)) sqrt(sum w^2 k + A) ((sqrt 5 + 1 + 2M) with an intercept).
 
     Holds for any kernel with 1, p and x feature summands. ``extra`` reports the looser
     2 sqrt(T (5 + 4M^2)(2 + B^2)) with B = max ||x_t||."""
-    regret = regret_linear(run.p_int, run.y, run.X, M)
+    if run.premise:
+        return not_applicable("linear_regret", run.premise)
+    regret = regret_linear(run.p_int, run.y, run.X, M, intercept)
     B = float(np.max(np.linalg.norm(run.X, axis=1))) if run.X.size else 0.0
     loose = 2 * math.sqrt(run.T * (5 + 4 * M * M) * (2 + B * B))
-    return judged("linear_regret", regret, linear_regret_bound(M, run.diag.sum(), run.slack.sum()),
-                  extra={"M": M, "bound_loose": loose})
+    return judged("linear_regret", regret, linear_regret_bound(M, run.diag.sum(), run.allowance(), intercept),
+                  extra={"M": M, "intercept": intercept, "bound_loose": loose, **_slack_columns(run)})
+
+
+def ogd_iterates(X: np.ndarray, y: np.ndarray, lr: float) -> np.ndarray:
+    """p_t = <w_t, x_t> of the paper's online gradient method (§6): w_1 = 0, w_{t+1} = w_t - lr (p_t - y_t) x_t
+    (no projection, no intercept, no clipping), recomputed from the run.
+
+    Examples
+    --------
+    >>> ogd_iterates(np.ones((3, 1)), np.ones(3), 0.5).tolist()
+    [0.0, 0.5, 0.75]
+    """
+    w, out = np.zeros(X.shape[1]), np.empty(len(y))
+    with np.errstate(over="ignore", invalid="ignore"):
+        for t in range(len(y)):
+            out[t] = w @ X[t]
+            w = w - lr * (out[t] - y[t]) * X[t]
+    return out
+
+
+def cert_ogd_regret(run: BinaryRun, M: float) -> Certificate:
+    """§6, the paper's online gradient method (``ogd`` with ``paper: true``): regret of the announced
+    forecasts to ||u|| <= M linear predictors <= M^2/α + α sum_t (p_t - y_t)^2 ||x_t||^2, with p_t the
+    method's unclipped iterates recomputed from the run (:func:`ogd_iterates`; clipping into [0, 1]
+    only lowers the loss). ``extra``: the printed M^2/(2α) + α M^2 B^4 T/2 with B = max ||x_t||, which
+    assumes |p_t - y_t| <= M B."""
+    lr = float(getattr(run.forecaster, "lr", math.nan))
+    if not lr > 0:
+        return not_applicable("ogd_regret", f"forecaster {run.forecaster.name!r} has no step size lr > 0")
+    X = run.X.astype(float).reshape(run.T, -1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        x2 = np.sum(X**2, axis=1)
+        grad2 = float(np.sum((ogd_iterates(X, run.y, lr) - run.y) ** 2 * x2))
+        B = math.sqrt(float(np.max(x2))) if run.T else 0.0
+        printed = M * M / (2 * lr) + lr * M * M * B**4 * run.T / 2
+    regret = regret_linear(run.p, run.y, X, M)
+    return judged("ogd_regret", regret, ogd_regret_bound(M, lr, grad2), extra={"lr": lr, "M": M,
+                                                                              "printed_bound": printed})
 
 
 def cert_rounded_calibration(run: BinaryRun) -> Certificate:
@@ -172,7 +257,11 @@ METRICS = {
     "smce_pm_over_T": "smce_pm / T",
     "oi_gap": "outcome-indistinguishability gap ||sum_t Phi(x_t, p_t)(y_t - p_t)|| for referee.oi_features",
     "regret_constant": "squared-loss regret to the best constant forecast",
-    "regret_linear": "squared-loss regret to the best linear forecast <w, x_t>, ||w|| <= referee.M (§6)",
+    "regret_linear": "squared-loss regret to the best linear forecast <w, x_t> (+ a with referee.intercept), "
+                     "||w|| <= referee.M (§6)",
+    "fs_gap": "Fermi-Sobolev kernel gap ||sum_t w_t k_FS(p_t, .)|| with w_t = y_t - p_t (§7), for every forecaster",
+    "hat_calibration": "|sum_t h(p_t)(y_t - p_t)| for the hat h(p) = w_eps(p - alpha), referee.hat_eps and "
+                       "referee.hat_alpha (§8)",
     'expected_bias': "mean bias against nature's P(y_t = 1) (natures that expose their law)",
     'expected_brier': "expected squared error under nature's P(y_t = 1) (natures that expose their law)",
 }
@@ -184,12 +273,13 @@ GRID_METRICS = {
 #: Certificate name -> one-line description (a forecaster claims certificates by name).
 CERTIFICATE_DESCRIPTIONS = {
     "bit": "§2: |sum_t (p_t - y_t)| <= 1",
-    "kernel": "§4/§7: sum_{s,t} w_s w_t k(z_s, z_t) <= sum_t w_t^2 k(z_t, z_t) + sigma",
-    "search_precision": "the search slack sigma is no larger than its tolerance explains",
-    "smce": "§8: smCE <= sqrt(2) sqrt(sum_t w_t^2 k(z_t, z_t) + sigma)",
+    "kernel": "§4/§7: sum_{s,t} w_s w_t k(z_s, z_t) <= sum_t w_t^2 k(z_t, z_t) + A",
+    "search_precision": "the search slack sigma <= A(T, referee.max_tol), the allowance fixed before the game",
+    "smce": "§8: smCE <= sqrt(2) sqrt(sum_t w_t^2 k(z_t, z_t) + A) <= sqrt(8T/3 + 2A)",
     "linear_regret": "§6/§8: regret to linear forecasts (||w|| <= M) <= (sqrt 5 + sqrt(1 + 4M^2))"
-                     " sqrt(sum w^2 k + sigma)",
+                     " sqrt(sum w^2 k + A)",
     "rounded_calibration": "§8 (corrected): per grid point, w.p. 1 - delta, <= sqrt(T)(...) + T/N",
+    "ogd_regret": "§6, the paper's OGD: regret to ||u|| <= M linear forecasts <= M^2/lr + lr sum_t (p_t - y_t)^2 ||x_t||^2",
 }
 
 
@@ -199,8 +289,9 @@ CERTIFICATES = {
     "kernel": lambda run, ref: cert_kernel(run),
     "search_precision": lambda run, ref: cert_search_precision(run),
     "smce": lambda run, ref: cert_smce(run),
-    "linear_regret": lambda run, ref: cert_linear_regret(run, ref.M),
+    "linear_regret": lambda run, ref: cert_linear_regret(run, ref.M, ref.intercept),
     "rounded_calibration": lambda run, ref: cert_rounded_calibration(run),
+    "ogd_regret": lambda run, ref: cert_ogd_regret(run, ref.M),
 }
 BinaryGame.certificates = CERTIFICATES
 BinaryGame.metric_descriptions = {**METRICS, **GRID_METRICS}
@@ -213,6 +304,8 @@ def metrics(referee, X, p, y, y_prob=None, grid: int | None = None) -> dict[str,
     per-grid-point calibration error of forecasts rounded to {0, 1/N, ..., 1}."""
     T = len(y)
     smce_paper, smce_pm = smce_both(p, y)
+    with np.errstate(over="ignore", invalid="ignore"):  # contexts whose ||x||^2 overflows: NaN, not a warning
+        oi2 = kernel_gap(referee.oi_kernel, X, p, y - p)
     out = {
         "bias": cal.bias(p, y),
         "brier": cal.brier(p, y),
@@ -220,9 +313,11 @@ def metrics(referee, X, p, y, y_prob=None, grid: int | None = None) -> dict[str,
         "ece": cal.ece(p, y, referee.ece_bins),
         "smce": smce_paper,
         "smce_pm": smce_pm,
-        "oi_gap": math.sqrt(max(kernel_gap(referee.oi_kernel, X, p, y - p), 0.0)),
+        "oi_gap": math.sqrt(max(oi2, 0.0)) if not math.isnan(oi2) else math.nan,
         "regret_constant": regret_constant(p, y),
-        "regret_linear": regret_linear(p, y, X, referee.M),
+        "regret_linear": regret_linear(p, y, X, referee.M, referee.intercept),
+        "fs_gap": math.sqrt(max(fs_quadratic(p, y - p), 0.0)) if T else 0.0,
+        "hat_calibration": cal.hat_calibration(p, y, referee.hat_eps, referee.hat_alpha),
     }
     out["smce_over_T"] = out["smce"] / T if T else 0.0
     out["smce_pm_over_T"] = out["smce_pm"] / T if T else 0.0
@@ -238,8 +333,9 @@ def metrics(referee, X, p, y, y_prob=None, grid: int | None = None) -> dict[str,
 def curves(referee, rec, claims, run: BinaryRun) -> pd.DataFrame:
     """Metrics and the claimed certificates' bounds at log-spaced checkpoints (long format: t, metric, value)."""
     rows = []
-    if run.kernel is not None and len(rec.y):
-        diag_c, slack_c = np.cumsum(run.diag), np.cumsum(run.slack)
+    kernel_ok = run.kernel is not None and len(rec.y) and not run.premise
+    if kernel_ok:
+        diag_c = np.cumsum(run.diag)
     for t in checkpoints(len(rec.y), referee.n_checkpoints):
         X, p, y = rec.X[:t], rec.p[:t], rec.y[:t]
         # the last checkpoint is the whole run: its smCE is the summary's (BinaryGame.score)
@@ -247,12 +343,13 @@ def curves(referee, rec, claims, run: BinaryRun) -> pd.DataFrame:
         m = {"bias": cal.bias(p, y), "brier": cal.brier(p, y),
              "smce": run.smce_whole if whole else smce(p, y, "paper"),
              "regret_constant": regret_constant(p, y),
-             "regret_linear": regret_linear(p, y, X, referee.M)}
-        if "smce" in claims:
+             "regret_linear": regret_linear(p, y, X, referee.M, referee.intercept)}
+        if "smce" in claims and kernel_ok:
             m["smce_internal"] = m["smce"] if run.same_p else smce(rec.p_internal[:t], y, "paper")
-            m["smce_bound"] = smce_bound(diag_c[t - 1], slack_c[t - 1])
-        if "linear_regret" in claims:
-            m["regret_linear_bound"] = linear_regret_bound(referee.M, diag_c[t - 1], slack_c[t - 1])
+            m["smce_bound"] = smce_bound(diag_c[t - 1], run.allowance(t))
+        if "linear_regret" in claims and kernel_ok:
+            m["regret_linear_bound"] = linear_regret_bound(referee.M, diag_c[t - 1], run.allowance(t),
+                                                           referee.intercept)
         if "bit" in claims:
             m["bit_bound"] = bit_bound()
         rows += [(int(t), k, float(v)) for k, v in m.items()]

@@ -59,7 +59,8 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from arena.certificates import Certificate, checkpoints, decision_regret_bound, not_applicable
+from arena.certificates import (MAX_TOL, Certificate, checkpoints, decision_allowance, decision_regret_bound, judged,
+                                not_applicable)
 from arena.games.base import bind
 from arena.games.binary import CERTIFICATES as BINARY_CERTIFICATES
 from arena.games.binary import GRID_METRICS, BinaryGame, BinaryRun
@@ -250,10 +251,10 @@ class DecisionGame(BinaryGame):
         return 2.0 * self.B * math.sqrt(2.0 * T)
 
     def score(self, referee, rec, forecaster):
-        run = DecisionRun(self, rec, forecaster)
+        run = DecisionRun(self, rec, forecaster, referee.max_tol)
         summary = binary_metrics(referee, rec.X, rec.p, rec.y, rec.y_prob, grid=forecaster.N)
         summary.update(decision_metrics(run))
-        binary_run = BinaryRun(rec, forecaster)
+        binary_run = BinaryRun(rec, forecaster, referee.max_tol)
         certs = {**bind(BINARY_CERTIFICATES, binary_run, referee), **bind(CERTIFICATES, run, referee)}
         # the binary curves draw the bounds of the binary claims only
         binary_claims = tuple(c for c in forecaster.claims if c not in CERTIFICATES)
@@ -269,8 +270,9 @@ _EPS = np.finfo(float).eps
 class DecisionRun:
     """The arrays of one decision run and the quantities the certificates share."""
 
-    def __init__(self, game, rec, forecaster):
+    def __init__(self, game, rec, forecaster, max_tol: float = MAX_TOL):
         self.game, self.forecaster = game, forecaster
+        self.max_tol = float(max_tol)
         self.p, self.y = rec.p, rec.y
         self.T = len(self.y)
         self.lo, self.hi, self.w_lo, self.exact = _atoms(rec)
@@ -334,6 +336,10 @@ class DecisionRun:
         return (self.w_lo * (self.y - self.lo) ** 2 * (d_lo**2 + self.B2)
                 + (1.0 - self.w_lo) * (self.y - self.hi) ** 2 * (d_hi**2 + self.B2))
 
+    def allowance(self, t: int | None = None) -> float:
+        """A(t, referee.max_tol) of the decision search (:func:`arena.certificates.decision_allowance`)."""
+        return decision_allowance(self.T if t is None else int(t), self.game.B, self.max_tol)
+
     @property
     def search_ok(self) -> bool:
         """False for a deterministic search against a discontinuous π (no guarantee)."""
@@ -357,21 +363,20 @@ def _atoms(rec) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
 
 # ------------------------------------------------------------------------------ certificates
 def cert_decision_regret(run: DecisionRun) -> Certificate:
-    """§5: regret <= 2 sqrt(2 B^2 T + σ) (see the module docstring)."""
+    """§5: regret <= 2 sqrt(2 B^2 T + A), A the allowance fixed before the game (see the module docstring)."""
     T, B = run.T, run.game.B
     regret = float(np.sum(run.expected_losses) - run.best_fixed(T))
     sigma = float(np.sum(run.slack))
-    bound = decision_regret_bound(B, T, sigma)
-    extra = {"sigma": sigma, "printed_bound": run.game.certificate_bound(T),
-             "bound_data": 2.0 * math.sqrt(float(np.sum(run.expected_diag)) + sigma),
+    A = run.allowance()
+    bound = decision_regret_bound(B, T, A)
+    extra = {"sigma": sigma, "allowance": A, "printed_bound": run.game.certificate_bound(T),
+             "bound_data": 2.0 * math.sqrt(float(np.sum(run.expected_diag)) + A),
              "regret_realized": float(np.sum(run.realized_losses) - run.best_fixed(T))}
     note = "" if run.exact else "the announced distributions were not recorded: realized forecasts used"
     if not run.search_ok:
-        return Certificate("decision_regret", regret, bound, None, note="a deterministic search against a "
-                           "discontinuous π has no guarantee (SPEC §4); use the randomized search", extra=extra)
-    holds = regret <= bound * (1 + 1e-12) + 1e-9
-    return Certificate("decision_regret", regret, bound, bool(holds), probabilistic=run.randomized, note=note,
-                       extra=extra)
+        return not_applicable("decision_regret", "a deterministic search against a discontinuous π has no "
+                              "guarantee (SPEC §4); use the randomized search", value=regret, bound=bound, extra=extra)
+    return judged("decision_regret", regret, bound, atol=1e-9, probabilistic=run.randomized, note=note, extra=extra)
 
 
 def _precision_ratio(run: DecisionRun) -> np.ndarray:
@@ -382,7 +387,7 @@ def _precision_ratio(run: DecisionRun) -> np.ndarray:
     mag = np.abs(s_lo) + np.abs(s_hi)
     spacing = np.spacing(np.maximum(np.abs(run.hi), np.abs(run.lo)))
     two_allow = np.maximum(1.0 / (10.0 * t * t), 4.0 * spacing * np.minimum(np.abs(s_lo), np.abs(s_hi)))
-    tol = float(run.forecaster.tol) if run.game.continuous else 0.0
+    tol = run.max_tol if run.game.continuous else 0.0  # the referee's largest width, not the declared one
     w = run.y - run.p
     point_allow = np.abs(w) * np.abs(C) * tol  # |S_t(p_t)| <= Lip(S_t) tol / 2 = 2|C_t| tol / 2 (squared loss)
     allowance = np.where(two, two_allow, point_allow) + 64 * _EPS * (1.0 + mag) * (1.0 + np.abs(C) + run.B2 * np.abs(W))
@@ -424,12 +429,11 @@ def decision_curves(run: DecisionRun, n_checkpoints: int) -> pd.DataFrame:
         return pd.DataFrame(rows, columns=["t", "metric", "value"])
     claims = run.forecaster.claims
     real, expect = np.cumsum(run.realized_losses), np.cumsum(run.expected_losses)
-    slack = np.cumsum(run.slack)
     for t in checkpoints(run.T, n_checkpoints):
         best = run.best_fixed(int(t))
         m = {"regret_decision": real[t - 1] - best, "regret_decision_expected": expect[t - 1] - best}
         if "decision_regret" in claims and run.search_ok:
-            m["regret_decision_bound"] = decision_regret_bound(run.game.B, t, slack[t - 1])
+            m["regret_decision_bound"] = decision_regret_bound(run.game.B, t, run.allowance(t))
             m["regret_decision_expected_bound"] = m["regret_decision_bound"]
         rows += [(int(t), k, float(v)) for k, v in m.items()]
     return pd.DataFrame(rows, columns=["t", "metric", "value"])

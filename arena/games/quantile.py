@@ -19,8 +19,10 @@ Certificates (a forecaster claims them by name):
   E_t[(1{y <= p} - q) S_t(p_t)] <= L_t/(10 t^2), computed exactly from nature's CDF at the two
   atoms, with S_t recomputed from the run and the forecaster's kernel. The value is the
   worst ratio of the two sides over the rounds (after a floating-point allowance of
-  64 eps times the magnitudes summed), the bound is 1. A round whose law is a point mass
-  (L = inf) satisfies it trivially.
+  64 eps times the magnitudes summed), the bound is 1. A round whose law is a point mass or
+  declares no Lipschitz constant (L = inf: a plain outcome, a replay) has no premise and is
+  not checked (``extra``: ``rounds_checked``, ``point_mass_rounds``); when no round is
+  checked the certificate is not applicable, never a vacuous pass.
 - ``quantile_group`` (§10 Theorem, probabilistic: judged on the average over seeds): for the
   indicator f of each group (and f = 1 when the kernel represents it),
   |sum_t E_t[f (1{y_t <= p_t} - q)]| <= ||f|| sqrt(L + sum_t E_t k(z_t, z_t)), with ||f||
@@ -142,12 +144,9 @@ class QuantileGame(Game):
         if isinstance(answer, OutcomeLaw):
             F_lo = float(answer.cdf(lo))
             F_hi = F_lo if hi == lo else float(answer.cdf(hi))
-            lip = float(getattr(answer, "lipschitz", math.inf))
-            pin = getattr(answer, "expected_pinball", None)
-            if pin is None:
-                loss = math.nan
-            else:
-                loss = pin(lo, self.q) if w == 1.0 else w * pin(lo, self.q) + (1 - w) * pin(hi, self.q)
+            lip = float(answer.lipschitz)  # inf (the protocol's default): no Lipschitz law, no round certificate
+            pin = answer.expected_pinball  # NaN (the default) when the law gives no mean or cdf_integral
+            loss = pin(lo, self.q) if w == 1.0 else w * pin(lo, self.q) + (1 - w) * pin(hi, self.q)
             return F_lo, F_hi, lip, float(loss)
         return (float(y <= lo), float(y <= hi), math.nan,
                 w * self.loss(lo, y) + (1 - w) * self.loss(hi, y))
@@ -335,17 +334,21 @@ def cert_round(run: QuantileRun) -> Certificate:
     if not np.all(np.isfinite(run.F)):
         return not_applicable(name, "the arena recorded no CDF at the forecast atoms")
     e, bound, allow = round_terms(run)
+    finite = np.isfinite(bound)
+    if not finite.any():
+        return not_applicable(name, "no round has an L-Lipschitz law (a point mass, a plain outcome or a law "
+                              "without a finite lipschitz): nothing to check", bound=1.0,
+                              extra={"rounds_checked": 0, "point_mass_rounds": int(run.T)})
     excess = np.maximum(e - allow, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = np.where(excess > 0, excess / bound, 0.0)
+        ratio = np.where(finite & (excess > 0), excess / bound, 0.0)
     worst = int(np.argmax(ratio))
-    finite = np.isfinite(bound)
     value = float(ratio[worst])
-    return Certificate(name, value, 1.0, bool(value <= 1.0),
-                       note="value: max over rounds of E_t / (L_t/(10 t^2)); point-mass rounds (L = inf) pass",
-                       extra={"worst_round": worst + 1, "sum_expected": float(e.sum()),
-                              "sum_bound": float(bound[finite].sum()), "max_allowance": float(allow.max()),
-                              "point_mass_rounds": int((~finite).sum())})
+    return judged(name, value, 1.0, rtol=0.0, atol=0.0,
+                  note="value: max over the rounds with a Lipschitz law of E_t / (L_t/(10 t^2))",
+                  extra={"worst_round": worst + 1, "sum_expected": float(e[finite].sum()),
+                         "sum_bound": float(bound[finite].sum()), "max_allowance": float(allow.max()),
+                         "rounds_checked": int(finite.sum()), "point_mass_rounds": int((~finite).sum())})
 
 
 def _min_norms(A: np.ndarray, fs: np.ndarray) -> np.ndarray:
@@ -395,11 +398,12 @@ def cert_group(run: QuantileRun) -> Certificate:
         return not_applicable(name, "the kernel represents no group function", True)
     worst = max(values, key=values.get)
     value = values[worst]
-    holds = bool(value <= bound * (1 + 1e-12)) if math.isfinite(bound) else None
-    note = "" if holds is not None else "nature exposed no Lipschitz law (L = inf): the bound is vacuous"
     extra.update({"realized": max(realized), "tight_bound": tight, "L": L, "functions": len(values),
                   "worst_function": worst})
-    return Certificate(name, value, bound, holds, probabilistic=True, note=note, extra=extra)
+    if not math.isfinite(bound):
+        return not_applicable(name, "nature exposed no Lipschitz law (L = inf): the bound is vacuous", True,
+                              value=value, bound=bound, extra=extra)
+    return judged(name, value, bound, atol=0.0, probabilistic=True, extra=extra)
 
 
 def group_certificate_over_seeds(certs: list[Certificate]) -> Certificate:

@@ -77,3 +77,30 @@ def grid_calibration(p: np.ndarray, y: np.ndarray, N: int) -> np.ndarray:
         raise ValueError(f"forecast {bad!r} is not on the grid {{0, 1/{N}, ..., 1}}; grid calibration needs rounded forecasts")
     n = n.astype(int)
     return np.abs(np.bincount(n, weights=n / N - y, minlength=N + 1))
+
+
+def hat(p: np.ndarray, eps: float, alpha: float) -> np.ndarray:
+    """The hat function h_{eps,alpha}(p) = w_eps(p - alpha) of §8: 1 - |p - alpha|/eps inside the
+    hat, 0 outside (1/eps-Lipschitz, with ||h||_FS = sqrt(eps^2 + 2/eps) for eps <= min(alpha, 1 - alpha)).
+
+    Examples
+    --------
+    >>> hat(np.array([0.5, 0.55, 0.6, 0.9]), 0.1, 0.5).round(12).tolist()
+    [1.0, 0.5, 0.0, 0.0]
+    """
+    return np.maximum(0.0, 1.0 - np.abs(np.asarray(p, float) - alpha) / eps)
+
+
+def hat_calibration(p: np.ndarray, y: np.ndarray, eps: float, alpha: float) -> float:
+    """|sum_t h_{eps,alpha}(p_t)(y_t - p_t)|: the calibration error near alpha that §8 bounds through
+    the Fermi-Sobolev norm of the hat (a K29 forecaster keeps it <= sqrt(eps^2 + 2/eps) times the
+    kernel gap ||sum_t w_t k_FS(p_t, .)||).
+
+    Examples
+    --------
+    >>> hat_calibration(np.array([0.5, 0.5]), np.array([1.0, 1.0]), 0.1, 0.5)
+    1.0
+    """
+    if not len(p):
+        return 0.0
+    return float(abs(np.sum(hat(p, eps, alpha) * (np.asarray(y, float) - np.asarray(p, float)))))

@@ -58,10 +58,23 @@ def best_linear_weights(X: np.ndarray, y: np.ndarray, M: float) -> np.ndarray:
     return V @ (b / (evals + lam))
 
 
-def regret_linear(p: np.ndarray, y: np.ndarray, X: np.ndarray, M: float) -> float:
-    """sum (p_t - y_t)^2 - min_{||w|| <= M} sum (<w, x_t> - y_t)^2 (§6; comparator h(x) = <w, x>)."""
+def regret_linear(p: np.ndarray, y: np.ndarray, X: np.ndarray, M: float, intercept: bool = False) -> float:
+    """sum (p_t - y_t)^2 - min_{||w|| <= M} sum (<w, x_t> - y_t)^2 (§6; comparator h(x) = <w, x>);
+    ``intercept``: the comparators <w, x> + a with ||(w, a)|| <= M. NaN when X^T X overflows.
+
+    Examples
+    --------
+    >>> X, y = np.zeros((2, 1)), np.array([1.0, 1.0])
+    >>> regret_linear(np.array([1.0, 1.0]), y, X, 1.0), regret_linear(np.array([1.0, 1.0]), y, X, 1.0, intercept=True)
+    (-2.0, 0.0)
+    """
     if not len(p):
         return 0.0
-    w = best_linear_weights(X, y, M)
     X = np.asarray(X, float).reshape(len(y), -1)
+    if intercept:
+        X = np.hstack((X, np.ones((len(y), 1))))
+    with np.errstate(over="ignore", invalid="ignore"):
+        if X.size and not np.all(np.isfinite(X.T @ X)):
+            return float("nan")  # the comparator's normal equations overflow: no number to report
+    w = best_linear_weights(X, y, M)
     return float(np.sum((p - y) ** 2) - np.sum((X @ w - y) ** 2))

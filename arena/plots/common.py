@@ -248,10 +248,12 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
 
 
 def _certificate_ratios(summary: pd.DataFrame | None) -> pd.DataFrame:
-    """Long table (forecaster, nature, seed, certificate, ratio = value / bound) of the finished
-    matchups' certificates that have a finite value and a positive, finite bound."""
+    """Long table (forecaster, nature, seed, certificate, ratio = value / bound, verdict) of the finished
+    matchups' certificates that apply (a not-applicable one is never drawn, least of all as a pass) and
+    have a finite value and a positive, finite bound."""
+    columns = ["forecaster", "certificate", "ratio", "verdict"]
     if summary is None or summary.empty or "forecaster" not in summary:
-        return pd.DataFrame(columns=["forecaster", "certificate", "ratio"])
+        return pd.DataFrame(columns=columns)
     ok = _ok(summary)
     frames = []
     for col in ok.columns:
@@ -259,11 +261,34 @@ def _certificate_ratios(summary: pd.DataFrame | None) -> pd.DataFrame:
         if name is None or f"cert.{name}.bound" not in ok:
             continue
         v, b = (pd.to_numeric(ok[f"cert.{name}.{k}"], errors="coerce").astype(float) for k in ("value", "bound"))
-        keep = np.isfinite(v) & np.isfinite(b) & (b > 0)
+        verdict = _verdicts(ok, name)
+        keep = np.isfinite(v) & np.isfinite(b) & (b > 0) & verdict.isin(["holds", "fails"]).to_numpy()
         frames.append(ok.loc[keep, [c for c in ("forecaster", "nature", "seed") if c in ok]].assign(
-            certificate=name, ratio=(v / b)[keep]))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["forecaster", "certificate",
-                                                                                       "ratio"])
+            certificate=name, ratio=(v / b)[keep], verdict=verdict[keep]))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+
+
+def _verdicts(summary: pd.DataFrame, name: str) -> pd.Series:
+    """The verdict of certificate ``name`` in every row: "holds", "fails", "n/a", or NaN where the forecaster
+    did not claim it. Results written before verdicts were recorded have only ``holds`` (a missing
+    value there is read as not claimed).
+
+    Examples
+    --------
+    >>> s = pd.DataFrame({"cert.x.holds": [True, False, None]})
+    >>> _verdicts(s, "x").tolist()
+    ['holds', 'fails', nan]
+    """
+    col = f"cert.{name}.verdict"
+    if col in summary:
+        return summary[col].where(summary[col].notna() & (summary[col] != ""))
+    holds = summary.get(f"cert.{name}.holds", pd.Series(np.nan, index=summary.index, dtype=object))
+    return holds.map(lambda h: np.nan if h is None or (isinstance(h, float) and np.isnan(h)) else
+                     ("holds" if bool(h) else "fails"))
+
+
+#: The color of a failed certificate (its value above its bound) in the certificates figure.
+FAIL_COLOR = "#d62728"
 
 
 def certificate_margins(summary: pd.DataFrame, ax: Axes | None = None,
@@ -272,16 +297,19 @@ def certificate_margins(summary: pd.DataFrame, ax: Axes | None = None,
 
     One row per forecaster and certificate (labelled with the certificate; the forecaster is
     in the legend), one point per matchup (nature and seed) in the forecaster's color and
-    marker; the certified bound is the dashed line at 1 (a point right of it exceeds the
-    bound). Ratios below -1 (a negative regret) are drawn at -1. ``styles``: color and marker per
-    forecaster (:func:`arena.plots.style.forecaster_styles`; by default those of the forecasters drawn).
+    marker; the certified bound is the dashed line at 1. A failed certificate (verdict
+    ``fails``: its value above its bound) is drawn in red, as a cross right of the line; a
+    not-applicable one is not drawn (summary.md lists it with its reason). Ratios below -1 (a
+    negative regret) are drawn at -1. ``styles``: color and marker per forecaster
+    (:func:`arena.plots.style.forecaster_styles`; by default those of the forecasters drawn).
 
     Examples
     --------
-    >>> s = pd.DataFrame({"forecaster": "bit", "nature": "n", "seed": [0, 1], "cert.bit.value": [0.0, 0.5],
-    ...                   "cert.bit.bound": 1.0})
-    >>> [float(x) for x in certificate_margins(s).axes[0].collections[0].get_offsets()[:, 0]]
-    [0.0, 0.5]
+    >>> s = pd.DataFrame({"forecaster": "bit", "nature": "n", "seed": [0, 1, 2], "cert.bit.value": [0.0, 0.5, 3.0],
+    ...                   "cert.bit.bound": 1.0, "cert.bit.verdict": ["holds", "holds", "fails"]})
+    >>> ax = certificate_margins(s).axes[0]
+    >>> [float(x) for x in ax.collections[0].get_offsets()[:, 0]], [float(x) for x in ax.collections[1].get_offsets()[:, 0]]
+    ([0.0, 0.5], [3.0])
     """
     own = ax is None
     with mpl.rc_context(_RC):
@@ -299,9 +327,14 @@ def certificate_margins(summary: pd.DataFrame, ax: Axes | None = None,
             style = styles[name]
             jitter = 0.25 * (np.arange(len(part)) % 5 - 2) / 2  # points of one row spread over its height
             first = i == 0 or rows[i - 1][0] != name
-            ax.scatter(np.maximum(part.to_numpy(float), -1.0), i + jitter, s=9, color=style["color"],
+            fail = (ratios.loc[part.index, "verdict"] == "fails").to_numpy()
+            x = np.maximum(part.to_numpy(float), -1.0)
+            ax.scatter(x[~fail], (i + jitter)[~fail], s=9, color=style["color"],
                        marker=style["marker"], alpha=0.7, linewidths=0, gid=f"ratio:{name}:{cert}",
                        label=name if first else None)
+            if fail.any():  # failures in red: the point a reader must see
+                ax.scatter(x[fail], (i + jitter)[fail], s=16, color=FAIL_COLOR, marker="x", linewidths=1.0,
+                           gid=f"fails:{name}:{cert}", zorder=3)
             if first and i:
                 ax.axhline(i - 0.5, color="0.85", linewidth=0.5, zorder=0)
         ax.axvline(1.0, color=_BOUND_COLOR, linestyle="--", linewidth=0.9, gid="bound")
@@ -309,11 +342,17 @@ def certificate_margins(summary: pd.DataFrame, ax: Axes | None = None,
         ax.set_yticks(range(len(rows)), [c.replace("_", " ") for _, c in rows], fontsize=6)
         ax.tick_params(axis="y", length=0)
         ax.set_ylim(len(rows) - 0.5, -0.5)
-        low = ratios["ratio"].min()
-        ax.set_xlim(min(-0.05, low - 0.05) if low > -1 else -1.05, max(1.1, ratios["ratio"].max() * 1.05))
+        low, high = ratios["ratio"].min(), ratios["ratio"].max()
+        if high > 10:  # failures far past the bound: linear up to 1, logarithmic beyond, so both stay readable
+            ax.set_xscale("symlog", linthresh=1.0, linscale=1.0)
+            ax.set_xlim(min(-0.05, low - 0.05) if low > -1 else -1.05, high * 3)
+        else:
+            ax.set_xlim(min(-0.05, low - 0.05) if low > -1 else -1.05, max(1.1, high * 1.05))
         ax.set_xlabel("certificate value / certified bound")
-        _legend(ax, [(Line2D([], [], color=_BOUND_COLOR, linestyle="--", linewidth=0.9), "certified bound")],
-                outside=own, loc="best")
+        extra = [(Line2D([], [], color=_BOUND_COLOR, linestyle="--", linewidth=0.9), "certified bound")]
+        if (ratios["verdict"] == "fails").any():
+            extra.append((Line2D([], [], color=FAIL_COLOR, marker="x", linestyle="none"), "fails (value > bound)"))
+        _legend(ax, extra, outside=own, loc="best")
     return fig
 
 

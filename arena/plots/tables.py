@@ -16,7 +16,7 @@ import pandas as pd
 
 from arena.aggregate import direction, leaderboard, paired, seed_stats
 from arena.plots.binary import BINARY_METRICS
-from arena.plots.common import _last_T, _of_game
+from arena.plots.common import _last_T, _of_game, _verdicts
 from arena.plots.decision import DECISION_METRICS
 from arena.plots.experts import EXPERTS_METRICS
 from arena.plots.quantile import QUANTILE_METRICS
@@ -156,19 +156,39 @@ def _md_paired(summary: pd.DataFrame, metric: str, best: str) -> list[str]:
 
 
 def _md_certificates(summary: pd.DataFrame) -> list[str]:
+    """Per forecaster and certificate: how many runs it holds, fails and does not apply to, the natures
+    where it fails with the worst value/bound, and why it does not apply."""
+
     rows = []
     for col in (c for c in summary.columns if str(c).startswith("cert.") and str(c).endswith(".holds")):
         name = str(col)[5:-6]
-        done = summary.loc[summary[col].notna()]
+        verdict = _verdicts(summary, name)
+        done = summary.loc[verdict.notna()]  # the runs whose forecaster claimed it
+        verdict = verdict.loc[done.index]
         for fc in order(done["forecaster"].unique()):
-            holds = done.loc[done["forecaster"] == fc]
-            fails = holds.loc[~holds[col].astype(bool)]
-            rows.append((fc, name, len(holds) - len(fails), len(fails),
-                         ", ".join(sorted(fails["nature"].astype(str).unique())) if "nature" in fails else ""))
+            mine = done["forecaster"] == fc
+            fails = done.loc[mine & (verdict == "fails")]
+            na = done.loc[mine & (verdict == "n/a")]
+            worst = ""
+            if len(fails) and f"cert.{name}.value" in fails and f"cert.{name}.bound" in fails:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    r = (pd.to_numeric(fails[f"cert.{name}.value"], errors="coerce")
+                         / pd.to_numeric(fails[f"cert.{name}.bound"], errors="coerce"))
+                worst = _fmt(float(r.max())) if r.notna().any() else ""
+            why = str(na[f"cert.{name}.reason"].dropna().iloc[0]) if len(na) and f"cert.{name}.reason" in na \
+                and na[f"cert.{name}.reason"].notna().any() else ""
+            rows.append((fc, name, int((mine & (verdict == "holds")).sum()), len(fails), len(na),
+                         ", ".join(sorted(fails["nature"].astype(str).unique())) if "nature" in fails else "",
+                         worst, why))
     if not rows:
         return ["No certificates.", ""]
     rows.sort(key=lambda r: (order(summary["forecaster"].unique()).index(r[0]), r[1]))
-    return _md_table(["forecaster", "certificate", "holds", "fails", "natures where it fails"], rows, "llrrl")
+    if not any(r[4] for r in rows):  # no certificate was not applicable: keep the table narrow
+        rows = [r[:4] + r[5:7] for r in rows]
+        return _md_table(["forecaster", "certificate", "holds", "fails", "natures where it fails",
+                          "worst value/bound"], rows, "llrrlr")
+    return _md_table(["forecaster", "certificate", "holds", "fails", "n/a", "natures where it fails",
+                      "worst value/bound", "why not applicable"], rows, "llrrrlrl")
 
 
 def _md_forfeits(summary: pd.DataFrame) -> list[str]:
