@@ -15,17 +15,20 @@ import pytest
 from arena import play
 
 
-def direct_ogd(X, y, lr, schedule, M, intercept, clip):
-    """Projected OGD on the squared loss, one round at a time, as the formula reads."""
+def direct_ogd(X, y, lr, schedule, M, intercept, clip, paper):
+    """Projected OGD on the squared loss, one round at a time, as the formula reads (``paper``: the
+    paper's method, no intercept, fixed step, no projection, forecasts announced clipped)."""
     w, out = None, []
     for t in range(len(y)):
-        z = np.concatenate(([1.0], X[t])) if intercept else np.asarray(X[t], float)
+        z = np.concatenate(([1.0], X[t])) if intercept and not paper else np.asarray(X[t], float)
         if w is None:
             w = np.zeros(z.size)
         raw = float(w @ z)
-        out.append(min(max(raw, 0.0), 1.0) if clip else raw)
-        step = lr if schedule == "fixed" else lr / np.sqrt(t + 1)
+        out.append(min(max(raw, 0.0), 1.0) if clip or paper else raw)
+        step = lr if schedule == "fixed" or paper else lr / np.sqrt(t + 1)
         w = w - step * (float(w @ z) - y[t]) * z
+        if paper:
+            continue
         norm = np.linalg.norm(w)
         if norm > M:
             w *= M / norm
@@ -35,10 +38,11 @@ def direct_ogd(X, y, lr, schedule, M, intercept, clip):
 @pytest.mark.parametrize("nature, params", [
     ("logistic", {}), ("sinusoid", {}), ("logistic", {"lr": 0.5, "schedule": "fixed", "M": 0.3}),
     ("sinusoid", {"lr": 0.5, "schedule": "fixed", "M": 0.3}),
-    ("logistic", {"intercept": False, "clip": False, "lr": 0.05})])  # no intercept: it needs a context
+    ("logistic", {"intercept": False, "clip": False, "lr": 0.05}),  # no intercept: it needs a context
+    ("logistic", {"paper": True, "lr": 0.3})])
 def test_ogd_matches_direct(nature, params):
     r = play("binary", "ogd", nature, T=600, seed=3, forecaster_params=params, fast_path=False)
-    full = {"lr": 0.1, "schedule": "sqrt", "M": 10.0, "intercept": True, "clip": True, **params}
+    full = {"lr": 0.1, "schedule": "sqrt", "M": 10.0, "intercept": True, "clip": True, "paper": False, **params}
     expected = direct_ogd(r.recorder.X, r.recorder.y, **full)
     assert np.array_equal(r.recorder.p, expected)
     assert np.unique(expected).size > 10  # the forecasts move: the comparison means something
