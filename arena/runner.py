@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import operator
 import os
 import resource
 import signal
@@ -448,6 +449,9 @@ def _play_oblivious(env: ForecastEnv, fc: Forecaster, dog: _Watchdog | None = No
     return t_fc
 
 
+_law_p = operator.attrgetter("p")
+
+
 def _oblivious_outcomes(env: ForecastEnv, timed: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Contexts, outcomes and P(y = 1) of every round, drawn as ForecastEnv.step draws them.
 
@@ -474,8 +478,8 @@ def _oblivious_outcomes(env: ForecastEnv, timed: bool = False) -> tuple[np.ndarr
         while i < T:  # answers a chunk at a time, in a comprehension (quicker than the loop below)
             stop = min(i + chunk, T)
             answers = [nature.respond(t, x, shown) for t in range(i + 1, stop + 1)]
-            if pending == 0 and first == 0 and all(type(a) is Bernoulli for a in answers):
-                q[i:stop] = [a.p for a in answers]  # Bernoulli laws so far: their p in an array
+            if pending == 0 and first == 0 and set(map(type, answers)) == {Bernoulli}:
+                q[i:stop] = list(map(_law_p, answers))  # Bernoulli laws so far: their p in an array
                 i = stop
                 continue
             if first == 0:  # the rounds before this chunk were all Bernoulli laws: to the lists
