@@ -242,7 +242,10 @@ def bench_tournament(quick: bool, repeats: int = 3) -> None:
     record("tournament parallel speed-up (1 worker / 2)", T, 0.0, "(>= 1.6 meets the target)", out[1] / out[2])
     # Amdahl: t(n) = S + P / n; two worker counts give the serial seconds S and the parallel work P
     parallel = 2.0 * (out[1] - out[2])
-    serial = max(out[1] - parallel, 0.0)
+    serial = out[1] - parallel
+    if parallel <= 0 or serial < 0:  # 1 worker runs in-process; 2 start their own processes
+        record("tournament Amdahl estimate", T, 0.0, "n/a: 2 workers were no faster than 1 on this machine")
+        return
     record("tournament serial seconds S (Amdahl, from 1 and 2 workers)", T, serial,
            f"serial fraction {serial / out[1]:.2f}")
     for n in (16, 64):
