@@ -23,7 +23,8 @@ Measurements:
 - ``cli``: ``arena forecaster=k29 nature=iid_bernoulli T=1000`` (with its report, and without)
   against ``python -c "import pandas, hydra"``, wall time of the whole command.
 - ``tournament``: the ``bench`` tournament at T = 10 (no work: only the serial, fixed costs),
-  whole ``arena`` command on the default launcher settings, no figures.
+  whole ``arena`` command on the default launcher settings, no figures; then the same in one
+  process (``hydra.launcher.n_jobs=1``) with its jobs timed: the serial part is the rest.
 """
 
 from __future__ import annotations
@@ -52,6 +53,31 @@ t0 = time.perf_counter()
 arena.play("binary", "k29", {nature!r}, T={T}, seed=0, keep_forecasts=False)
 print(json.dumps({{"seconds": time.perf_counter() - t0,
                   "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+"""
+
+
+# The serial part of a tournament: the whole command in one process (``n_jobs=1``) minus its jobs' time.
+_SERIAL = """
+import functools, json, sys, time
+t0 = time.perf_counter()
+import arena.cli as cli
+name = "run_job" if hasattr(cli, "run_job") else "_job"  # the Hydra task function (66466cc: _job)
+job, spent = getattr(cli, name), [0.0]
+
+@functools.wraps(job)
+def timed(*args, **kwargs):
+    t = time.perf_counter()
+    try:
+        return job(*args, **kwargs)
+    finally:
+        spent[0] += time.perf_counter() - t
+
+setattr(cli, name, timed)
+sys.argv = ["arena", "tournament=bench", "tournament.T=[10]", "report=false", "results_root=r",
+            "hydra.launcher.n_jobs=1"]
+cli.main()
+total = time.perf_counter() - t0
+print(json.dumps({{"seconds": total - spent[0], "total": total, "jobs": spent[0]}}))
 """
 
 
@@ -136,6 +162,16 @@ def bench_tournament(python_today: Path, python_base: Path, rounds: int, tmp: Pa
 
     res = turns({"today": arena(python_today), "base": arena(python_base)}, rounds)
     report("tournament=bench at T=10 (serial, fixed costs)", res["today"], res["base"])
+
+    def serial(python: Path):
+        def go() -> dict:
+            with tempfile.TemporaryDirectory(dir=tmp) as d:
+                return run_snippet(python, _SERIAL.format(), Path(d))
+        return go
+
+    res = turns({"today": serial(python_today), "base": serial(python_base)}, rounds)
+    report("  its serial part: one process, minus the jobs' time", res["today"], res["base"])
+    report("  the jobs' time in that process (the parallel part)", res["today"], res["base"], key="jobs")
 
 
 def main() -> None:
