@@ -473,6 +473,18 @@ def _oblivious_outcomes(env: ForecastEnv, timed: bool = False) -> tuple[np.ndarr
         y[s] = np.where(c, np.where(uniform < q, 1.0, 0.0), y[s]).tolist()
         y_prob[s] = np.where(c, 1.0 - (1.0 - q), np.nan)  # 1 - Bernoulli.cdf(0)
 
+    def take(i: int, answer) -> None:
+        """Round i's answer: a Bernoulli law waits for its uniform; another law draws now, in order."""
+        nonlocal pending
+        if type(answer) is Bernoulli:
+            probs[i], coin[i] = answer.p, True
+        elif isinstance(answer, OutcomeLaw):
+            draw_pending(i)
+            y[i], y_prob[i] = float(answer.sample(rng)), 1.0 - answer.cdf(0.0)
+            pending = i + 1
+        else:
+            y[i] = float(answer)
+
     if type(nature).context is Nature.context and not timed:  # no contexts: respond is the only call
         i, chunk, q = 0, 1 << 14, np.empty(T)
         while i < T:  # answers a chunk at a time, in a comprehension (quicker than the loop below)
@@ -485,14 +497,7 @@ def _oblivious_outcomes(env: ForecastEnv, timed: bool = False) -> tuple[np.ndarr
             if first == 0:  # the rounds before this chunk were all Bernoulli laws: to the lists
                 probs[:i], coin[:i], first = q[:i].tolist(), [True] * i, T
             for j, answer in enumerate(answers, start=i):  # other laws: in round order, as below
-                if type(answer) is Bernoulli:
-                    probs[j], coin[j] = answer.p, True
-                elif isinstance(answer, OutcomeLaw):
-                    draw_pending(j)
-                    y[j], y_prob[j] = float(answer.sample(rng)), 1.0 - answer.cdf(0.0)
-                    pending = j + 1
-                else:
-                    y[j] = float(answer)
+                take(j, answer)
             i = stop
         if first == 0:  # every round a Bernoulli law: draw_pending(T) on arrays
             y_prob[:] = 1.0 - (1.0 - q)
@@ -509,15 +514,7 @@ def _oblivious_outcomes(env: ForecastEnv, timed: bool = False) -> tuple[np.ndarr
         if d:
             X[i] = x
         progress[1] = i + 1  # respond
-        answer = nature.respond(i + 1, x, shown)
-        if type(answer) is Bernoulli:
-            probs[i], coin[i] = answer.p, True
-        elif isinstance(answer, OutcomeLaw):
-            draw_pending(i)
-            y[i], y_prob[i] = float(answer.sample(rng)), 1.0 - answer.cdf(0.0)
-            pending = i + 1
-        else:
-            y[i] = float(answer)
+        take(i, nature.respond(i + 1, x, shown))
     draw_pending(T)
     y = np.array(y, dtype=np.float64)
     if not (np.all(np.isfinite(X)) and np.all((y == 0.0) | (y == 1.0))):

@@ -30,7 +30,6 @@ Measurements:
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import statistics
@@ -40,7 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from run import _cpu  # benchmarks/run.py (this script's folder is on sys.path)
+from run import _cpu, write_rows  # benchmarks/run.py (this script's folder is on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -198,13 +197,7 @@ def main() -> None:
         for name, fn in benches.items():
             if args.only is None or name in args.only:
                 fn()
-    out = ROOT / "benchmarks" / "results" / "compare.csv"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(ROWS[0]))
-        writer.writeheader()
-        writer.writerows(ROWS)
-    print(f"wrote {out}")
+    write_rows(ROWS, ROOT / "benchmarks" / "results" / "compare.csv")
 
 
 if __name__ == "__main__":

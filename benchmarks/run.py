@@ -302,12 +302,16 @@ def main() -> None:
     for name, fn in benches.items():
         if args.only is None or name in args.only:
             fn()
-    out = ROOT / "benchmarks" / "results" / "latest.csv"
+    write_rows(ROWS, ROOT / "benchmarks" / "results" / "latest.csv")
+
+
+def write_rows(rows: list[dict], out: Path) -> None:
+    """The measurements as a CSV file (one row each)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(ROWS[0]))
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
-        writer.writerows(ROWS)
+        writer.writerows(rows)
     print(f"wrote {out}")
 
 
