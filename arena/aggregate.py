@@ -92,32 +92,53 @@ def t_quantile(dof):
 def t_half_width(std, n):
     """Half-width of the Student-t interval of a mean of n values: t_quantile(n - 1) * std / sqrt(n).
 
-    NaN where n < 2 (no spread to measure), zero where n >= 2 and std is zero.
+    NaN where n < 2 (no spread to measure) and where std is zero: identical values are one
+    value repeated (a seed-invariant matchup, :func:`n_effective`), not a zero-width interval.
 
     Examples
     --------
     >>> round(float(t_half_width(1.0, 4)), 4)  # t(0.975, 3) / 2
     1.5912
+    >>> float(t_half_width(0.0, 3))
+    nan
     """
     std, n = np.asarray(std, float), np.asarray(n, float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(n >= 2, np.where(std == 0, 0.0, t_quantile(n - 1) * std / np.sqrt(n)), np.nan)
+        return np.where((n >= 2) & (std > 0), t_quantile(n - 1) * std / np.sqrt(n), np.nan)
+
+
+def n_effective(n, std):
+    """The number of distinct draws behind a mean of n values: n, but 1 when they are all identical
+    (std zero): a matchup whose outcome does not depend on the seed (a deterministic forecaster
+    against a deterministic nature, a replayed series) repeats one game, and its mean is exact.
+
+    Examples
+    --------
+    >>> n_effective([3, 3, 1, 0], [0.1, 0.0, np.nan, np.nan]).tolist()
+    [3, 1, 1, 0]
+    """
+    n, std = np.asarray(n, float), np.asarray(std, float)
+    return np.where((n >= 2) & (std == 0), 1, n).astype(int)
 
 
 def mean_ci(df: pd.DataFrame, by: Sequence[str], value: str = "value") -> pd.DataFrame:
     """Per group of ``by``: n (values that are not NaN), mean, std and the Student-t interval of the mean.
 
-    Columns ``[*by, n, mean, std, half, ci_low, ci_high]``; a group whose values are all NaN has
-    n = 0 and NaN statistics.
+    Columns ``[*by, n, n_effective, mean, std, half, ci_low, ci_high]``; a group whose values are
+    all NaN has n = 0 and NaN statistics; a group of identical values has ``n_effective`` 1 and
+    no interval (NaN), its mean being exact (:func:`n_effective`).
 
     Examples
     --------
     >>> df = pd.DataFrame({"f": "a", "t": [1, 1, 2], "value": [1.0, 3.0, 5.0]})
     >>> mean_ci(df, ["f", "t"])[["t", "n", "mean", "ci_low"]].round(3).values.tolist()
     [[1.0, 2.0, 2.0, -10.706], [2.0, 1.0, 5.0, nan]]
+    >>> mean_ci(df.assign(value=1.0), ["f"])[["n", "n_effective", "mean", "half"]].values.tolist()
+    [[3.0, 1.0, 1.0, nan]]
     """
     g = df.groupby(list(by), sort=True, dropna=False)[value].agg(["count", "mean", "std"]).reset_index()
     g = g.rename(columns={"count": "n"})
+    g.insert(len(by) + 1, "n_effective", n_effective(g["n"], g["std"]))
     g["half"] = t_half_width(g["std"], g["n"])
     g["ci_low"], g["ci_high"] = g["mean"] - g["half"], g["mean"] + g["half"]
     return g
@@ -131,13 +152,48 @@ def _keys(summary: pd.DataFrame) -> list[str]:
     return [k for k in GROUP if k in summary]
 
 
+def seed_invariant(summary: pd.DataFrame) -> pd.Series:
+    """Per row of the summary: whether its matchup is seed-invariant, detected from the stored
+    values: it finished on two seeds or more and every metric (:func:`metric_columns`) took one
+    value on all of them (a deterministic forecaster against a deterministic or adaptive nature, a
+    replayed series). Its seeds then repeat one game: its values are exact, with nothing to
+    estimate. A metric that merely happens to repeat (a count over T rounds) does not make a
+    matchup seed-invariant.
+
+    Examples
+    --------
+    >>> s = pd.DataFrame({"forecaster": "f", "nature": ["a", "a", "b", "b"], "seed": [0, 1, 0, 1],
+    ...                   "brier": [0.2, 0.2, 0.2, 0.3], "bias": [0.1, 0.1, 0.1, 0.1]})
+    >>> seed_invariant(s).tolist()
+    [True, True, False, False]
+    """
+    keys, metrics = _keys(summary), metric_columns(summary)
+    ok = summary.loc[_finished(summary)]
+    if not metrics or ok.empty:
+        return pd.Series(False, index=summary.index)
+    by = [ok[k] for k in keys] if keys else [pd.Series(0, index=ok.index)]
+    g = ok[metrics].groupby(by, dropna=False)
+    inv = (g.nunique(dropna=False).max(axis=1) <= 1) & (g.size() >= 2)
+    flags = dict(zip(inv.index if keys else [0], inv.to_numpy(bool)))
+    rows = summary[keys].itertuples(index=False, name=None) if keys else [0] * len(summary)
+    return pd.Series([flags.get(_key(r, len(keys)), False) for r in rows], index=summary.index, dtype=bool)
+
+
+def _key(row: tuple, n: int):
+    """A groupby key as pandas gives it: the value itself for one key column, a tuple for several."""
+    return row[0] if n == 1 else row
+
+
 def seed_stats(summary: pd.DataFrame, metrics: Sequence[str] | None = None) -> pd.DataFrame:
     """Statistics across seeds of every metric of every matchup: one row per (game, forecaster,
     nature, T, metric).
 
     Columns: the matchup's keys, ``metric``, ``n`` (seeds that finished with a value that is not
-    NaN), ``mean``, ``std``, ``half``, ``ci_low``, ``ci_high`` (95% Student-t; NaN when n = 1) and
-    ``n_forfeit`` (seeds forfeited, left out). A matchup has a row for a metric when one of its
+    NaN), ``n_effective`` (1 when those values are identical), ``mean``, ``std``, ``half``,
+    ``ci_low``, ``ci_high`` (95% Student-t; NaN when n_effective = 1: the mean is then exact, or
+    rests on one seed or on values with no spread to measure), ``n_forfeit`` (seeds forfeited,
+    left out) and ``seed_invariant`` (:func:`seed_invariant`: the seeds repeat one game, so the
+    mean is exact; n_effective is then 1). A matchup has a row for a metric when one of its
     seeds has a value, or when one forfeited and some matchup of its game has the metric (so a
     matchup whose every seed forfeited keeps its rows, with n = 0).
 
@@ -157,18 +213,29 @@ def seed_stats(summary: pd.DataFrame, metrics: Sequence[str] | None = None) -> p
     long = long.loc[in_game.transform("any")]
     stats = mean_ci(long.assign(value=long["value"].mask(long["forfeit"])), [*keys, "metric"])
     stats["n_forfeit"] = long.groupby([*keys, "metric"], sort=True, dropna=False)["forfeit"].sum().to_numpy(int)
-    return stats.loc[(stats["n"] > 0) | (stats["n_forfeit"] > 0)].reset_index(drop=True)
+    stats = stats.loc[(stats["n"] > 0) | (stats["n_forfeit"] > 0)].reset_index(drop=True)
+    inv = summary[keys].assign(seed_invariant=seed_invariant(summary)).drop_duplicates(keys) if keys else None
+    if inv is None:
+        stats["seed_invariant"] = bool(seed_invariant(summary).any())
+        return stats
+    return stats.merge(inv, on=keys, how="left").fillna({"seed_invariant": False})
 
 
 def leaderboard(summary: pd.DataFrame, metrics: Sequence[str] | None = None) -> pd.DataFrame:
     """Forecasters ranked per (game, T, metric) by their mean over natures of their seed means.
 
     Columns: ``game``, ``T``, ``metric``, ``forecaster``, ``n_natures`` (natures with a value),
-    ``mean``, ``half``, ``ci_low``, ``ci_high``, ``rank`` (1 = best in the metric's
-    :func:`direction`; ties share the smallest rank, "min" style) and ``mean_rank`` (the mean over
-    natures of the forecaster's rank on each nature). The interval treats the natures as fixed
-    and the seeds as random: the variance of the mean of K seed means is sum(sd_k^2 / n_k) / K^2,
-    with Welch-Satterthwaite degrees of freedom (NaN when some nature has a single seed).
+    ``mean``, ``half``, ``ci_low``, ``ci_high``, ``exact`` (every nature's matchup is
+    seed-invariant, :func:`seed_invariant`: the mean is exact, no interval), ``rank`` (1 = best
+    in the metric's :func:`direction`; ties share the smallest rank, "min" style), ``mean_rank``
+    (the mean over natures of the forecaster's rank on each nature),
+    ``worst`` and ``worst_nature`` (the worst seed mean over natures in the metric's direction, and
+    the nature attaining it: the forecaster's worst case, the criterion defensive forecasting is
+    built for; NaN for a metric that is not ranked) and ``worst_rank``. The interval treats the
+    natures as fixed and the seeds as random: the variance of the mean of K seed means is
+    sum(sd_k^2 / n_k) / K^2, with Welch-Satterthwaite degrees of freedom (NaN when some nature has
+    a single seed); a nature whose seeds gave one value adds no variance, and when every nature
+    does there is no interval (never a zero-width one).
 
     Parameters
     ----------
@@ -188,14 +255,22 @@ def leaderboard(summary: pd.DataFrame, metrics: Sequence[str] | None = None) -> 
                    v2=st["v"] ** 2 / (st["n"] - 1))
     board = st.groupby([*cell, "forecaster"], sort=True).agg(
         n_natures=("mean", "size"), mean=("mean", "mean"), signed=("signed", "mean"), v=("v", "sum"),
-        v2=("v2", "sum"), fewest=("n", "min"), mean_rank=("nature_rank", "mean")).reset_index()
+        v2=("v2", "sum"), fewest=("n", "min"), mean_rank=("nature_rank", "mean"),
+        exact=("seed_invariant", "all")).reset_index()
     with np.errstate(invalid="ignore", divide="ignore"):
-        half = np.where(board["v"] == 0, 0.0, t_quantile(board["v"] ** 2 / board["v2"]) * np.sqrt(board["v"]))
+        half = np.where(board["v"] > 0, t_quantile(board["v"] ** 2 / board["v2"]) * np.sqrt(board["v"]), np.nan)
     board["half"] = np.where(board["fewest"] >= 2, half / board["n_natures"], np.nan)
     board["ci_low"], board["ci_high"] = board["mean"] - board["half"], board["mean"] + board["half"]
     board["rank"] = board.groupby(cell)["signed"].rank(method="min").astype("Int64")
+    # the worst case over natures: the largest signed seed mean (NaN signed: a metric not ranked)
+    worst = st.loc[st["signed"].notna()].sort_values("signed", ascending=False, kind="stable")
+    worst = worst.groupby([*cell, "forecaster"], sort=False).head(1)[[*cell, "forecaster", "mean", "nature", "signed"]]
+    board = board.merge(worst.rename(columns={"mean": "worst", "nature": "worst_nature", "signed": "worst_signed"}),
+                        on=[*cell, "forecaster"], how="left")
+    board["worst_rank"] = board.groupby(cell)["worst_signed"].rank(method="min").astype("Int64")
     board = board.sort_values([*cell, "rank", "forecaster"]).reset_index(drop=True)
-    return board[[*cell, "forecaster", "n_natures", "mean", "half", "ci_low", "ci_high", "rank", "mean_rank"]]
+    return board[[*cell, "forecaster", "n_natures", "mean", "half", "ci_low", "ci_high", "exact", "rank",
+                  "mean_rank", "worst", "worst_nature", "worst_rank"]]
 
 
 def paired(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -203,8 +278,12 @@ def paired(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
     (alphabetically), the differences a - b of ``metric`` seed by seed.
 
     Columns: the keys, ``metric``, ``forecaster_a``, ``forecaster_b``, ``n`` (seeds where both
-    finished with a value), ``mean_diff``, ``std``, ``half``, ``ci_low``, ``ci_high`` (95%
-    Student-t) and ``significant`` (the interval excludes 0). The pairing is by seed: an
+    finished with a value), ``n_effective``, ``mean_diff``, ``std``, ``half``, ``ci_low``,
+    ``ci_high`` (95% Student-t), ``exact`` and ``significant``. When both matchups are
+    seed-invariant (:func:`seed_invariant`) the difference is exact: ``exact`` is True,
+    n_effective 1, no interval, and ``significant`` says that it is not zero. When the
+    difference merely repeats on every seed, n_effective is 1 and there is no interval either,
+    and it is not called significant. Otherwise ``significant`` says the interval excludes 0. The pairing is by seed: an
     oblivious nature gives both forecasters the same outcome sequence (its seed does not depend
     on the forecaster, SPEC §4); an adaptive nature reacts to each forecaster, so its pairs share
     the random numbers (common random numbers), not the outcomes.
@@ -216,37 +295,48 @@ def paired(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
     >>> r = paired(s, "pinball").iloc[0]  # seed 2 has no pair
     >>> r["n"], r["mean_diff"], r["significant"]
     (np.int64(2), np.float64(-0.75), np.False_)
+    >>> r = paired(s.assign(pinball=[1.0, 0.5, 1.0, 0.5, 1.0]), "pinball").iloc[0]  # the same game on every seed
+    >>> r["n_effective"], r["mean_diff"], r["exact"], r["half"]
+    (np.int64(1), np.float64(-0.5), np.True_, np.float64(nan))
     """
     keys = _keys(summary)
     extra = ["adaptive"] if "adaptive" in summary else []  # carried along: which pairs share outcomes
     others = [k for k in keys if k != "forecaster"] + extra
-    d = summary.loc[_finished(summary), [*keys, *extra, "seed", metric]].dropna(subset=[metric])
+    d = summary.assign(_inv=seed_invariant(summary)).loc[_finished(summary), [*keys, *extra, "seed", metric, "_inv"]]
+    d = d.dropna(subset=[metric])
     m = d.merge(d, on=[*others, "seed"], suffixes=("_a", "_b"))
     m = m.loc[m["forecaster_a"] < m["forecaster_b"]]
-    m = m.assign(diff=m[f"{metric}_a"] - m[f"{metric}_b"])
-    out = mean_ci(m, [*others, "forecaster_a", "forecaster_b"], "diff").rename(columns={"mean": "mean_diff"})
+    m = m.assign(diff=m[f"{metric}_a"] - m[f"{metric}_b"], exact=m["_inv_a"] & m["_inv_b"])
+    pair = [*others, "forecaster_a", "forecaster_b"]
+    out = mean_ci(m, pair, "diff").rename(columns={"mean": "mean_diff"})
     out.insert(len(others), "metric", metric)
-    out["significant"] = (out["ci_low"] > 0) | (out["ci_high"] < 0)
+    out["exact"] = m.groupby(pair, sort=True, dropna=False)["exact"].all().to_numpy(bool) & (out["n"] >= 2)
+    out["significant"] = np.where(out["exact"], out["mean_diff"] != 0, (out["ci_low"] > 0) | (out["ci_high"] < 0))
     return out
 
 
 def write_aggregates(out_dir: Path | str, summary: pd.DataFrame) -> dict[str, Path]:
-    """Write ``seed_stats``, ``leaderboard`` and ``paired`` (every ranked metric) as Parquet and CSV.
+    """Write ``seed_stats``, ``leaderboard``, ``paired`` and ``minimax`` (every ranked metric;
+    :func:`arena.minimax.minimax_table`) as Parquet and CSV.
 
     Returns the Parquet paths by name; each file is written atomically (temp file + rename).
     """
+    from arena.minimax import minimax_table
+
     out_dir = Path(out_dir)
     ranked = metric_columns(summary, ranked=True)
-    tables = {"seed_stats": seed_stats(summary), "leaderboard": leaderboard(summary, ranked),
+    stats = seed_stats(summary)
+    tables = {"seed_stats": stats, "leaderboard": leaderboard(summary, ranked),
               "paired": pd.concat([paired(summary, m) for m in ranked], ignore_index=True) if ranked
-              else pd.DataFrame()}
+              else pd.DataFrame(),
+              "minimax": minimax_table(stats, ranked, {m: direction(m) for m in ranked})}
     return {name: write_table(df, out_dir, name) for name, df in tables.items()}
 
 
 def write_tables(out_dir: Path | str, only: set[str] | None = None) -> dict[str, Path]:
     """Aggregate a results directory (the matchups ``only``, when given) into summary/curves/reliability
     Parquet and CSV files (:func:`arena.results.collect`), and the tables across seeds of
-    :func:`write_aggregates` (seed_stats, leaderboard, paired)."""
+    :func:`write_aggregates` (seed_stats, leaderboard, paired, minimax)."""
     out_dir = Path(out_dir)
     tables = collect(out_dir, only)
     written = {name: write_table(df, out_dir, name) for name, df in tables.items() if not df.empty}
@@ -254,5 +344,6 @@ def write_tables(out_dir: Path | str, only: set[str] | None = None) -> dict[str,
     return written
 
 
-__all__ = ["DIRECTION", "LEVEL", "direction", "leaderboard", "mean_ci", "metric_columns", "paired", "seed_stats",
+__all__ = ["DIRECTION", "LEVEL", "direction", "leaderboard", "mean_ci", "metric_columns", "n_effective", "paired",
+           "seed_invariant", "seed_stats",
            "t_half_width", "t_quantile", "write_aggregates", "write_tables"]

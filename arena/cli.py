@@ -59,13 +59,33 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def report_main(argv: list[str] | None = None) -> None:
-    """``arena-report DIR``: rebuild the summary tables and figures of a results directory."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if len(argv) != 1 or argv[0] in ("-h", "--help"):
-        print("usage: arena-report RESULTS_DIR", file=sys.stderr)
+    """``arena-report DIR [--format pdf,png,svg] [--paper] [--quiet]``: rebuild the summary tables,
+    figures and results page (``index.html``) of a results directory.
+
+    Only the figures whose inputs changed are drawn again. ``--paper`` writes only the handful of
+    figures and the LaTeX table a paper needs, to ``DIR/paper/`` (PDF unless ``--format`` says).
+    """
+    import argparse
+
+    from arena.plots.report import FORMATS
+
+    ap = argparse.ArgumentParser(prog="arena-report", description=report_main.__doc__.split("\n\n")[0].split(": ", 1)[1])
+    ap.add_argument("results_dir", type=Path, help="a results directory (of a tournament or a sweep)")
+    ap.add_argument("--format", default=None, help=f"figure formats, comma-separated, of {', '.join(FORMATS)} "
+                    "(default: pdf,png; with --paper: pdf)")
+    ap.add_argument("--paper", action="store_true", help="only a paper's figures and LaTeX table, in DIR/paper/")
+    ap.add_argument("--quiet", action="store_true", help="print no progress while drawing")
+    args = ap.parse_args(argv)
+    formats = tuple(f.strip().lower() for f in (args.format or ("pdf" if args.paper else "pdf,png")).split(",")
+                    if f.strip())
+    bad = [f for f in formats if f not in FORMATS]
+    if bad or not formats:
+        print(f"arena-report: error: --format {args.format!r}: choose from {', '.join(FORMATS)}, "
+              "comma-separated (e.g. --format pdf,png)", file=sys.stderr)
         raise SystemExit(2)
     try:
-        finish(Path(argv[0]), only=planned(Path(argv[0])))
+        finish(args.results_dir, only=planned(args.results_dir),
+               options={"formats": formats, "paper": args.paper, "quiet": args.quiet})
     except FileNotFoundError as exc:
         print(f"arena-report: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
@@ -111,3 +131,10 @@ def rerun_main(argv: list[str] | None = None) -> None:
             print(f"[arena]   differs: {c}: stored {row[c]!r}, now {new.get(c)!r}")
         raise SystemExit(1)
     print(f"[arena]   identical to the stored row ({len(compared)} values compared; timing and memory aside)")
+
+
+def compare_main(argv: list[str] | None = None) -> None:
+    """``arena-compare RESULTS_DIR A B``: anytime-valid comparison of two forecasters (:func:`arena.compare.main`)."""
+    from arena.compare import main as compare
+
+    compare(argv)

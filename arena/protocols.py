@@ -254,10 +254,13 @@ class Forecaster(ABC):
     games : games this forecaster can play.
     claims : names of the referee certificates whose bound this forecaster guarantees (a
         tuple; a subclass may compute it from its parameters with a property).
+    family : ``"defensive"`` for the paper's defensive forecasters, ``"baseline"`` (the default)
+        for the others; the report draws each family in panels of its own.
     """
 
     name: ClassVar[str] = ""
     games: ClassVar[tuple[str, ...]] = ("binary",)
+    family: ClassVar[str] = "baseline"
     claims: tuple[str, ...] = ()
 
     #: The kernel k(z, z') of the forecaster's summary function S_t, for the kernel

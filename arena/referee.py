@@ -66,6 +66,10 @@ class Referee:
             raise ValueError(f"referee: hat_eps={hat_eps!r} must be <= min(hat_alpha, 1 - hat_alpha) = "
                              f"{min(hat_alpha, 1 - hat_alpha)!r} (§8: h_(eps,alpha) maps [0, 1] into [0, 1]), "
                              "e.g. hat_eps: 0.1 with hat_alpha: 0.5")
+        for key, v, default in (("ece_bins", ece_bins, 10), ("n_checkpoints", n_checkpoints, 20)):
+            # int() of a huge or infinite float would raise OverflowError, not a config error
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 1 <= v < math.inf or v != int(v):
+                raise ValueError(f"referee: {key}={v!r} must be a positive integer, e.g. {key}: {default}")
         self.M, self.ece_bins, self.n_checkpoints = float(M), int(ece_bins), int(n_checkpoints)
         self.max_tol, self.intercept = float(max_tol), bool(intercept)
         self.hat_eps, self.hat_alpha = float(hat_eps), float(hat_alpha)

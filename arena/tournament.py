@@ -328,9 +328,9 @@ def start_tournament(cfg: DictConfig, out_dir: Path) -> dict:
     return info
 
 
-def finish(out_dir: Path, report: bool = True, only: set[str] | None = None) -> None:
+def finish(out_dir: Path, report: bool = True, only: set[str] | None = None, options: dict | None = None) -> None:
     """Aggregate a results directory (the matchups ``only``, when given) into tables and figures, and say
-    where they are."""
+    where they are; ``options`` go to :func:`arena.plots.report` (formats, paper, quiet)."""
     from arena.aggregate import write_tables
 
     tables = write_tables(out_dir, only)
@@ -338,7 +338,7 @@ def finish(out_dir: Path, report: bool = True, only: set[str] | None = None) -> 
     if report:
         from arena.plots import report as draw
 
-        figures = draw(out_dir)
+        figures = draw(out_dir, **(options or {}))
     print(f"[arena] results: {Path(out_dir).resolve()}")
     if only is not None:
         others = stored_ids(out_dir) - only
@@ -347,7 +347,11 @@ def finish(out_dir: Path, report: bool = True, only: set[str] | None = None) -> 
     for name, path in tables.items():
         print(f"[arena]   {name}: {path} (+ .csv)")
     if figures:
-        print(f"[arena]   figures: {len(figures)} files in {Path(out_dir).resolve() / 'figures'}")
+        where = "paper" if (options or {}).get("paper") else "figures"
+        print(f"[arena]   figures: {len(figures)} files in {Path(out_dir).resolve() / where}")
+        page = Path(out_dir) / "index.html"
+        if page in figures:
+            print(f"[arena]   results page: {page.resolve()}")
 
 
 try:

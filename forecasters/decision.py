@@ -62,6 +62,7 @@ class DecisionDF(Forecaster):
     """
 
     name = "decision_df"
+    family = "defensive"
     games = ("decision",)
     claims = ("decision_regret", "decision_search_precision")
 

@@ -61,6 +61,7 @@ class BitPrediction(Forecaster):
     """
 
     name = "bit"
+    family = "defensive"
     claims = ("bit",)
 
     def reset(self, rng):
@@ -164,6 +165,7 @@ class KernelDF(Forecaster):
     """
 
     name = "kernel_df"
+    family = "defensive"
 
     #: Grid of the randomized rounding applied by the oblivious fast path (0: none).
     _rounding_N = 0

@@ -228,6 +228,7 @@ class LinfDF(ExpertsForecaster):
     """
 
     name = "linf_df"
+    family = "defensive"
     claims = ("experts_regret", "experts_search_precision")
 
     def __init__(self, lam: float = 2.0, tol: float = DEFAULT_TOL, loss: str | None = None):

@@ -94,6 +94,7 @@ class MarginalQuantileDF(_QuantileForecaster):
     """
 
     name = "marginal_quantile_df"
+    family = "defensive"
     claims = ("quantile_marginal",)
 
     def reset(self, rng):
@@ -253,6 +254,7 @@ class ConditionalQuantileDF(_QuantileForecaster):
     """
 
     name = "conditional_quantile_df"
+    family = "defensive"
     claims = ("quantile_round", "quantile_group")
 
     def __init__(self, kernel=None, bins: int = 0):

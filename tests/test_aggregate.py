@@ -12,6 +12,7 @@ from scipy import stats
 import arena
 from arena import aggregate
 from arena.aggregate import leaderboard, metric_columns, paired, seed_stats, write_aggregates
+from arena.minimax import minimax_table
 
 FORECASTERS = ("a", "b", "c")
 NATURES = ("n1", "n2")
@@ -86,7 +87,13 @@ def test_seed_stats_with_one_seed_or_no_spread():
     assert (one.loc[one["n"] == 1, ["ci_low", "ci_high", "std"]].isna()).all().all()
     flat = seed_stats(s.assign(regret=1.5), ["regret"])
     ok = flat[flat["n"] >= 2]
-    assert (ok["ci_low"] == 1.5).all() and (ok["ci_high"] == 1.5).all()
+    # identical values on every seed: no spread to measure, so no (zero-width) interval; the
+    # matchups are not seed-invariant, since their Brier scores vary
+    assert len(ok) and (ok["mean"] == 1.5).all() and (ok["n_effective"] == 1).all()
+    assert ok[["half", "ci_low", "ci_high"]].isna().all().all() and not ok["seed_invariant"].any()
+    # every metric identical on every seed: one game repeated, an exact mean
+    same = seed_stats(s.assign(regret=1.5, brier=0.25, coverage=0.9), ["regret"])
+    assert same.loc[same["n"] >= 2, "seed_invariant"].all() and not seed_stats(s, ["regret"])["seed_invariant"].any()
 
 
 def _welch(s: pd.DataFrame, fc: str, metric: str) -> tuple[float, float, int]:
@@ -188,9 +195,10 @@ def test_paired_equals_scipy_ttest_rel():
 def test_write_aggregates_writes_parquet_and_csv(tmp_path):
     s = _summary()
     paths = write_aggregates(tmp_path, s)
-    assert set(paths) == {"seed_stats", "leaderboard", "paired"}
+    assert set(paths) == {"seed_stats", "leaderboard", "paired", "minimax"}
     expected = {"seed_stats": seed_stats(s), "leaderboard": leaderboard(s),
-                "paired": pd.concat([paired(s, m) for m in ("brier", "regret")], ignore_index=True)}
+                "paired": pd.concat([paired(s, m) for m in ("brier", "regret")], ignore_index=True),
+                "minimax": minimax_table(seed_stats(s), ["brier", "regret"], {"brier": "min", "regret": "min"})}
     for name, path in paths.items():
         assert path == tmp_path / f"{name}.parquet"
         back = pd.read_parquet(path)

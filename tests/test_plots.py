@@ -71,7 +71,7 @@ def test_report_writes_every_expected_file(written):
     stems = [f"{kind}__{nat}" for nat in NATURES for kind in PER_NATURE]
     stems += [f"leaderboard__{m}" for m in ("smce_over_T", "brier", "bias")] + ["certificates"]
     expected = {fig_dir / f"{s}.{ext}" for s in stems for ext in ("pdf", "png")}
-    expected |= {fig_dir / "table.tex", out / "summary.md"}
+    expected |= {fig_dir / "table.tex", out / "summary.md", out / "index.html"}
     assert set(paths) == expected and len(paths) == len(expected)
     for p in expected:
         assert p.stat().st_size > 0, p
@@ -103,7 +103,7 @@ def test_report_reads_the_tables_it_is_given(results, tmp_path):
     paths = plots.report(tmp_path, tables=only, formats=("png",))
     names = {p.name for p in paths}
     assert names == {f"leaderboard__{m}.png" for m in ("smce_over_T", "brier", "bias")} | {
-        "certificates.png", "table.tex", "summary.md"}
+        "certificates.png", "table.tex", "summary.md", "index.html"}
 
 
 def test_report_is_the_same_in_worker_processes(results, tmp_path, monkeypatch):
@@ -126,7 +126,7 @@ def test_report_is_the_same_in_worker_processes(results, tmp_path, monkeypatch):
     monkeypatch.setenv("ARENA_PLOT_JOBS", "3")
     parallel = plots.report(three, tables=tables)
     assert 0 < len(here) < N_FIGURES  # both this process and the workers drew figures
-    assert len(serial) == N_FIGURES * 2 + 2
+    assert len(serial) == N_FIGURES * 2 + 3
     assert [p.relative_to(one) for p in serial] == [p.relative_to(three) for p in parallel]
     for a, b in zip(serial, parallel):
         assert a.read_bytes() == b.read_bytes(), a.name
@@ -145,7 +145,7 @@ def test_report_without_workers_draws_everything_here(results, tmp_path, monkeyp
     monkeypatch.setenv("ARENA_PLOT_JOBS", "2")
     monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))  # no worker can start
     paths = plots.report(tmp_path, tables=tables, formats=("png",))
-    assert len(paths) == N_FIGURES + 2 and all(p.stat().st_size > 0 for p in paths)
+    assert len(paths) == N_FIGURES + 3 and all(p.stat().st_size > 0 for p in paths)
 
 
 @pytest.mark.parametrize("where", ["submit", "result"])
@@ -167,7 +167,7 @@ def test_a_broken_pool_leaves_its_jobs_to_this_process(results, tmp_path, monkey
     monkeypatch.setattr(loky, "get_reusable_executor", lambda **kw: Broken())
     monkeypatch.setenv("ARENA_PLOT_JOBS", "3")
     paths = plots.report(tmp_path, tables=tables, formats=("png",))
-    assert len(paths) == N_FIGURES + 2 and all(p.stat().st_size > 0 for p in paths)
+    assert len(paths) == N_FIGURES + 3 and all(p.stat().st_size > 0 for p in paths)
 
 
 def test_report_reads_fresh_aggregates_and_not_stale_ones(results, tmp_path, monkeypatch):
@@ -246,13 +246,26 @@ def test_smce_vs_T_ignores_nan_and_draws_on_given_axes(results):
                                    _line(ref.axes[0], f"mean:{fc}").get_ydata())
 
 
-def test_single_seed_draws_no_band(results):
+def _more_seeds(c: pd.DataFrame, n: int = plots.style.MIN_BAND_SEEDS) -> pd.DataFrame:
+    """``c``'s runs as ``n`` seeds: seed k's values are seed (k mod the seeds of c)'s times 1 + k/100
+    (every point has a spread)."""
+    seeds = sorted(c["seed"].unique())
+    return pd.concat([c.loc[c["seed"] == seeds[k % len(seeds)]].assign(seed=k, value=lambda d, k=k: d["value"] * (1 + k / 100))
+                      for k in range(n)], ignore_index=True)
+
+
+def test_bands_only_from_enough_seeds(results):
     _, tables = results
     c = tables["curves"]
     fig = plots.smce_vs_T(c[(c["seed"] == 0) & (c["nature"] == "sinusoid")])
     assert not [col for col in fig.axes[0].collections if str(col.get_gid()).startswith("band:")]
+    # two seeds: a 95% interval 12.7 standard errors wide says nothing; the figure says there is no band
     fig = plots.smce_vs_T(c[c["nature"] == "sinusoid"])
+    assert not [col for col in fig.axes[0].collections if str(col.get_gid()).startswith("band:")]
+    assert "no band" in fig.axes[0].get_title() and "2 seeds" in fig.axes[0].get_title()
+    fig = plots.smce_vs_T(_more_seeds(c[c["nature"] == "sinusoid"]))
     assert len([col for col in fig.axes[0].collections if str(col.get_gid()).startswith("band:")]) == 3
+    assert "band: 95% t-interval" in fig.axes[0].get_title()
 
 
 def test_regret_curves_mean_and_bound(results):
@@ -499,8 +512,8 @@ def test_a_forecaster_has_one_style_in_every_figure_of_its_game(results, tmp_pat
     driver.report(tmp_path, tables=tables, formats=("png",))
     want = plots.forecaster_styles(FORECASTERS)
     assert {kind for kind, _ in seen} >= {"smce_vs_T", "reliability", "certificates"}
-    for kind, styles in seen:
-        assert styles is None or styles == want, kind
+    for kind, styles in seen:  # the report's styles also carry each forecaster's family
+        assert styles is None or {n: {k: st[k] for k in ("color", "marker")} for n, st in styles.items()} == want, kind
     fig = plots.certificate_margins(tables["summary"], styles=want)
     for col in fig.axes[0].collections:
         if str(col.get_gid()).startswith("ratio:"):
@@ -509,11 +522,12 @@ def test_a_forecaster_has_one_style_in_every_figure_of_its_game(results, tmp_pat
 
 
 # ------------------------------------------------------------------------ bands on every curve
-def _two_seed_curves(metrics, forecasters=("aci", "linf_df"), t=(10, 30, 100)) -> pd.DataFrame:
-    """Curves of two seeds that differ (so every point has a spread)."""
+def _two_seed_curves(metrics, forecasters=("aci", "linf_df"), t=(10, 30, 100),
+                     seeds=plots.style.MIN_BAND_SEEDS) -> pd.DataFrame:
+    """Curves of ``seeds`` seeds (enough for bands) that differ (so every point has a spread)."""
     rng = np.random.default_rng(0)
     rows = [{"forecaster": fc, "nature": "n", "seed": seed, "t": tt, "metric": m, "value": 0.5 + 0.1 * rng.random()}
-            for fc in forecasters for seed in (0, 1) for tt in t for m in metrics]
+            for fc in forecasters for seed in range(seeds) for tt in t for m in metrics]
     return pd.DataFrame(rows)
 
 
@@ -524,9 +538,9 @@ def _bands(fig) -> dict[str, list]:
     return {"means": sorted(means), "bands": sorted(bands)}
 
 
-def test_every_curve_has_a_band_with_two_seeds(results):
+def test_every_curve_has_a_band_with_enough_seeds(results):
     _, tables = results
-    c = tables["curves"][tables["curves"]["nature"] == "sinusoid"]
+    c = _more_seeds(tables["curves"][tables["curves"]["nature"] == "sinusoid"])
     figures = [plots.smce_vs_T(c), plots.regret_curves(c, "regret_linear"), plots.regret_curves(c, "bias"),
                plots.regret_curves(_two_seed_curves(["regret_experts"]), "regret_experts"),
                plots.regret_curves(_two_seed_curves(["regret_decision_expected"]), "regret_decision_expected"),
@@ -536,7 +550,9 @@ def test_every_curve_has_a_band_with_two_seeds(results):
                       "nature_plugin": "lipschitz_cdf", "nature_params": '{"L": 1.0}',
                       "group_coverage.0": [0.8, 0.9, 0.7, 0.75], "group_coverage.1": [0.95, 1.0, 0.9, 0.8],
                       "coverage_error": [0.1, 0.05, 0.2, 0.1]})
-    s2 = pd.concat([s, s.assign(nature_params='{"L": 10.0}', coverage_error=[0.02, 0.04, 0.1, 0.3])])
+    s = pd.concat([s.assign(seed=s["seed"] + 2 * k, coverage_error=s["coverage_error"] * (1 + k / 10))
+                   for k in range(3)], ignore_index=True)  # 6 seeds
+    s2 = pd.concat([s, s.assign(nature_params='{"L": 10.0}', coverage_error=[0.02, 0.04, 0.1, 0.3] * 3)])
     figures += [plots.group_coverage(s, "g", q=0.9), plots.coverage_vs_L(s2)]
     for fig in figures:
         b = _bands(fig)
@@ -554,7 +570,7 @@ def test_every_curve_has_a_band_with_two_seeds(results):
 def test_band_is_the_student_t_interval(results):
     _, tables = results
     c = tables["curves"]
-    c = c[(c["nature"] == "sinusoid") & (c["metric"] == "regret_linear") & (c["forecaster"] == "k29")]
+    c = _more_seeds(c[(c["nature"] == "sinusoid") & (c["metric"] == "regret_linear") & (c["forecaster"] == "k29")])
     fig = plots.regret_curves(c, "regret_linear")
     (band,) = [col for col in fig.axes[0].collections if col.get_gid() == "band:k29"]
     top = band.get_paths()[0].vertices
@@ -618,31 +634,28 @@ def test_markdown_summary_has_the_right_numbers(written):
             mean, half = _pm_value(r[2])
             assert int(r[0]) == rank and r[4] == str(len(NATURES))
             assert mean == pytest.approx(w["mean"], rel=5e-3) and half == pytest.approx(w["half"], rel=5e-2)
-        # the paired comparisons with the best whose interval excludes 0, by scipy
-        best = want.index[0]
-        expected = {}
+        # the top comparisons: the best against the next two, nature by nature, by scipy (an exact
+        # difference where every seed gives the same one)
+        best, others = want.index[0], list(want.index[1:3])
+        expected = {fc: ([], []) for fc in others}  # natures where the best is better, worse
         for nat in NATURES:
             x = s[(s["forecaster"] == best) & (s["nature"] == nat)].set_index("seed")[metric]
-            for fc in FORECASTERS:
-                if fc == best:
-                    continue
+            for fc in others:
                 y = s[(s["forecaster"] == fc) & (s["nature"] == nat)].set_index("seed")[metric]
+                d = y - x.loc[y.index]  # other - best: positive where the best is better
+                if len(d) >= 2 and d.nunique() == 1:
+                    if d.iloc[0] != 0:
+                        expected[fc][0 if d.iloc[0] > 0 else 1].append(f"{nat} (exact)")
+                    continue
                 ci = stats.ttest_rel(y, x.loc[y.index]).confidence_interval(0.95)
                 if ci.low > 0 or ci.high < 0:
-                    expected[(fc, nat)] = ((y - x.loc[y.index]).mean(), ci.low, ci.high)
+                    expected[fc][0 if ci.low > 0 else 1].append(nat)
         section = md.split(f"(`{metric}`, lower is better)", 1)[1]
-        if not expected:
-            assert section.split("####", 1)[0].split("Paired with the best")[1].split("\n")[0].endswith("none.")
-            continue
-        rows = _md_rows(section, f"Paired with the best, `{best}`")
-        got = {(r[0], r[1]): r for r in rows}
-        assert set(got) == set(expected)
-        for key, (diff, lo, hi) in expected.items():
-            r = got[key]
-            low, high = (float(v) for v in r[3].strip("[]").split(","))
-            assert float(r[2]) == pytest.approx(diff, rel=5e-3, abs=1e-12)
-            assert (low, high) == pytest.approx((lo, hi), rel=5e-3, abs=1e-12)
-            assert r[5] == ("better" if diff > 0 else "worse")
+        rows = _md_rows(section, f"Top comparisons: `{best}` against the next 2")
+        got = {r[0]: (r[1], r[2]) for r in rows}
+        assert set(got) == set(others)
+        for fc, (better, worse) in expected.items():
+            assert got[fc] == tuple(", ".join(sorted(v)) or "none" for v in (better, worse)), (fc, got[fc])
 
 
 def test_markdown_summary_counts_certificates_and_lists_forfeits(results):

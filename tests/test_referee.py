@@ -461,3 +461,10 @@ def test_rounded_calibration_certificate_by_hand() -> None:
 def test_certificate_is_a_plain_record() -> None:
     c = Certificate("x", 1.0, 2.0, True)
     assert (c.name, c.value, c.bound, c.holds, c.probabilistic, c.note, c.extra) == ("x", 1.0, 2.0, True, False, "", {})
+
+
+@pytest.mark.parametrize("key, value", [("ece_bins", 1e400), ("ece_bins", 0), ("ece_bins", 2.5),
+                                        ("n_checkpoints", float("inf")), ("n_checkpoints", True)])
+def test_referee_counts_must_be_positive_integers(key, value):
+    with pytest.raises(ValueError, match=rf"referee: {key}=.* must be a positive integer, e.g. {key}: \d+"):
+        Referee(**{key: value})

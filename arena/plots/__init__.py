@@ -3,13 +3,16 @@
 Every function here is a pure function of the tidy tables of :mod:`arena.results`
 (``summary``, ``curves``, ``reliability``); plot functions take ``ax=None`` and return the
 :class:`~matplotlib.figure.Figure`. Figures are drawn on the Agg canvas without touching
-pyplot's global state (no ``plt.show``), sized for a single paper column (3.4 in wide,
-8 pt type), and within a game every forecaster keeps its color and marker across figures
-(:func:`~arena.plots.style.forecaster_styles`, colorblind-safe palettes, derived from the data).
-Every curve is a mean across seeds with its 95% Student-t interval as a band, and the
+pyplot's global state (no ``plt.show``), each a paper's single column (3.25 in) or full width
+(6.75 in) wide, in 8 pt type, and within a game every forecaster keeps its color and marker
+across figures (:func:`~arena.plots.style.forecaster_styles`, colorblind-safe palettes, derived
+from the data). More than :data:`~arena.plots.style.MAX_LINES` forecasters are split into panels
+by family (defensive forecasters, baselines). Every curve is a mean across seeds, with its 95%
+Student-t interval as a band from :data:`~arena.plots.style.MIN_BAND_SEEDS` seeds on; the
 statistics of tables and summaries are those of :mod:`arena.aggregate`. Missing or NaN data
 never crash a plot: the figure says "no data" and :func:`report` skips it. :func:`report`
-saves PDFs with TrueType (Type 42) fonts.
+saves PDFs with TrueType (Type 42) fonts, draws only the figures whose inputs changed and
+writes the results page ``index.html`` (:mod:`~arena.plots.html`).
 
 The package, one module per concern:
 
@@ -19,7 +22,9 @@ The package, one module per concern:
 - :mod:`~arena.plots.binary`, :mod:`~arena.plots.quantile`, :mod:`~arena.plots.experts`,
   :mod:`~arena.plots.decision`: each game's own figures and the jobs of its report;
 - :mod:`~arena.plots.tables`: LaTeX tables and the Markdown summary;
-- :mod:`~arena.plots.report`: the report driver (:func:`report`).
+- :mod:`~arena.plots.compare`: the figure of an anytime-valid comparison (``arena-compare``);
+- :mod:`~arena.plots.report`: the report driver (:func:`report`);
+- :mod:`~arena.plots.html`: the results page.
 
 References
 ----------

@@ -38,14 +38,32 @@ from arena.plots.common import (
     _CURVE_COLUMNS,
     _clean,
     _draw_curves,
+    _facets,
+    _floor_note,
     _legend,
+    _log_floor,
+    _panel_title,
+    _seed_note,
+    _seeds,
     _no_data,
     _ok,
+    _only,
     _restrict,
     _rounds_axes,
     regret_curves,
 )
-from arena.plots.style import _BOUND_COLOR, _RC, FIGSIZE, _axes, _new_figure, _safe, order, styles_for
+from arena.plots.style import (
+    _BOUND_COLOR,
+    _RC,
+    COLUMN_WIDTH,
+    FIGSIZE,
+    FULL_WIDTH,
+    _axes,
+    _new_figure,
+    _safe,
+    order,
+    styles_for,
+)
 
 #: The headline metrics of the binary game: its LaTeX table and its leaderboards.
 BINARY_METRICS = ("smce_over_T", "brier", "bias")
@@ -73,24 +91,31 @@ def smce_vs_T(curves: pd.DataFrame, nature: str | None = None, ax: Axes | None =
     """
     own = ax is None
     with mpl.rc_context(_RC):
-        fig, ax = _axes(ax)
         df = _restrict(_clean(curves, need=_CURVE_COLUMNS), nature=nature)
         obs = df.loc[df["metric"] == "smce"] if not df.empty else df
         obs = obs.loc[obs["t"] > 0] if not obs.empty else obs
         if obs.empty:
+            fig, ax = _axes(ax)
             _no_data(ax, "smCE curves" + (f" for {nature}" if nature else ""))
             return fig
         obs = obs.assign(value=obs["value"] / obs["t"])
         bounds = df.loc[(df["metric"] == "smce_bound") & (df["t"] > 0)]
         stats = mean_ci(obs, ["forecaster", "t"])
-        _draw_curves(ax, stats, "t", True, styles, bounds, scale="x")
+        fig, panels = _facets(ax, stats["forecaster"].unique(), styles, sharey=True)
         t = np.geomspace(max(obs["t"].min(), 1), obs["t"].max(), 50)
-        ax.plot(t, np.sqrt(8 * t / 3) / t, color=_BOUND_COLOR, linewidth=0.6, gid="reference:k29")
-        _rounds_axes(ax, "smCE / T", nature)
-        extra = [(Line2D([], [], color=_BOUND_COLOR, linewidth=0.6), "K29 guarantee \u221a(8T/3) / T")]
-        if not bounds.empty:
-            extra.append((Line2D([], [], color=_BOUND_COLOR, linestyle="--", linewidth=0.9), "certified bound"))
-        _legend(ax, extra, outside=own, loc="lower left")
+        floor = _log_floor(np.r_[stats["mean"].to_numpy(float), np.sqrt(8 * t / 3) / t])
+        for a, names in panels:
+            part = stats.loc[stats["forecaster"].isin(names)]
+            extra = _draw_curves(a, part, "t", True, styles, bounds.loc[bounds["forecaster"].isin(names)],
+                                 scale="x", floor=floor)
+            # the K29 guarantee sqrt(8t/3)/t, a T^(-1/2) rate: the reference every curve is read against
+            a.plot(t, np.sqrt(8 * t / 3) / t, color=_BOUND_COLOR, linewidth=0.6, gid="reference:k29")
+            _rounds_axes(a, "smCE\u209c / t (smooth calibration\nerror per round)", None)
+            _floor_note(a, part["mean"], floor)
+            extra.append((Line2D([], [], color=_BOUND_COLOR, linewidth=0.6),
+                          "\u221a(8t/3) / t \u221d 1/\u221at (K29 guarantee)"))
+            _legend(a, extra, outside=own, loc="lower left")
+        _panel_title(fig, panels, nature.replace("_", " ") if nature else None, _seed_note(_seeds(stats)), own)
     return fig
 
 
@@ -197,7 +222,7 @@ def reliability_diagram(reliability: pd.DataFrame, forecaster: str, nature: str,
         and :data:`arena.plots.style.MARKERS`.
     """
     with mpl.rc_context(_RC):
-        fig, ax = _axes(ax, (FIGSIZE[1] + 0.4, FIGSIZE[1]))
+        fig, ax = _axes(ax, (COLUMN_WIDTH, FIGSIZE[1]))
         _reliability_frame(ax, f"{forecaster} vs {nature}".replace("_", " "))
         df = reliability if reliability is not None else pd.DataFrame()
         df = _restrict(df, forecaster=forecaster, nature=nature)
@@ -226,7 +251,7 @@ def reliability_grid(reliability: pd.DataFrame, nature: str, forecasters: Sequen
 
 #: The grid of reliability panels, in inches: panel side, gaps between panels (room for a
 #: title above each), and margins (tick labels and axis labels left and below, the title above).
-_GRID = {"side": 1.75, "wgap": 0.12, "hgap": 0.28, "left": 0.5, "right": 0.12, "bottom": 0.42, "top": 0.26,
+_GRID = {"side": 0.93, "wgap": 0.1, "hgap": 0.28, "left": 0.5, "right": 0.12, "bottom": 0.42, "top": 0.26,
          "title_line": 0.15}
 
 
@@ -236,8 +261,11 @@ def _reliability_grid(pooled: dict[str, pd.DataFrame], nature: str, names: list[
     n = max(len(names), 1)
     ncols = min(ncols, n)
     nrows = math.ceil(n / ncols)
-    g = _GRID
-    width = g["left"] + ncols * g["side"] + (ncols - 1) * g["wgap"] + g["right"]
+    # a paper's column (up to three panels a row) or its full width: the panels' side follows
+    width = COLUMN_WIDTH if ncols <= 3 else FULL_WIDTH
+    g = dict(_GRID)
+    g["side"] = min(1.75, (width - g["left"] - g["right"] - (ncols - 1) * g["wgap"]) / ncols)
+    g["left"] += (width - g["left"] - g["right"] - ncols * g["side"] - (ncols - 1) * g["wgap"]) / 2  # centered
     title = textwrap.wrap(f"reliability: {nature.replace('_', ' ')} (marker area and bars: count per bin; "
                           "tallest bar labelled)", width=int(width / 0.065))  # 8 pt characters per line
     top = g["top"] + g["title_line"] * len(title)
@@ -277,7 +305,8 @@ FIGURES = {
     "regret_linear": lambda curves, nature, styles: regret_curves(curves, "regret_linear", nature=nature,
                                                                   styles=styles),
     "bias": lambda curves, nature, styles: regret_curves(curves, "bias", nature=nature, styles=styles),
-    "reliability": lambda pooled, nature, names, styles: _reliability_grid(pooled, nature, names, 3, styles),
+    # six panels a row: the grid is a paper's full width (6.75 in)
+    "reliability": lambda pooled, nature, names, styles: _reliability_grid(pooled, nature, names, 6, styles),
 }
 
 
@@ -303,5 +332,5 @@ def jobs(summary: pd.DataFrame, curves: pd.DataFrame, rel: pd.DataFrame, fig_dir
                          formats, rc))
     for metric in metrics:
         if metric in summary and not _clean(_ok(summary), metric).empty:
-            jobs.append(("leaderboard", (summary, metric), fig_dir / f"leaderboard__{_safe(metric)}", formats, rc))
+            jobs.append(("leaderboard", (_only(summary, metric), metric), fig_dir / f"leaderboard__{_safe(metric)}", formats, rc))
     return jobs

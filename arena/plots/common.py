@@ -2,7 +2,7 @@
 bands and certified bounds, the leaderboard heatmap and the certificates' margins.
 
 Every curve is a mean across seeds with its 95% Student-t interval as a band
-(:func:`arena.aggregate.mean_ci`); missing or NaN data never crash a figure: it says "no data".
+(:func:`arena.aggregate.mean_ci`; none where every seed gives the same value); missing or NaN data never crash a figure: it says "no data".
 """
 
 from __future__ import annotations
@@ -24,8 +24,13 @@ from arena.aggregate import mean_ci, seed_stats
 from arena.plots.style import (
     _BOUND_COLOR,
     _RC,
+    COLUMN_WIDTH,
     FIGSIZE,
+    FULL_WIDTH,
+    MAX_LINES,
     METRIC_LABELS,
+    MIN_BAND_SEEDS,
+    _new_figure,
     _axes,
     _fmt,
     _plain_log_ticks,
@@ -66,6 +71,17 @@ def _last_T(summary: pd.DataFrame) -> pd.DataFrame:
     return summary
 
 
+def _only(summary: pd.DataFrame, *columns: str, prefix: str | None = None) -> pd.DataFrame:
+    """The columns of ``summary`` a figure reads: the matchups' keys and status, ``columns`` and those
+    starting with ``prefix``. A figure's job carries only these, so that its digest (the report's
+    manifest) changes only when they do, and so that less travels to a worker process."""
+    from arena.aggregate import KEY_COLUMNS
+
+    keep = [c for c in summary.columns if c in KEY_COLUMNS or c in ("status", *columns)
+            or (prefix is not None and str(c).startswith(prefix))]
+    return summary[keep]
+
+
 def _of_game(df: pd.DataFrame, game: str) -> pd.DataFrame:
     """The rows of one game (all rows of a table without a game column)."""
     return df.loc[df["game"] == game] if df is not None and not df.empty and "game" in df else df
@@ -78,7 +94,7 @@ def _rounds_axes(ax: Axes, ylabel: str, nature: str | None, logy: bool = True) -
         _plain_log_ticks(ax.yaxis)
     ax.set_xscale("log")
     _plain_log_ticks(ax.xaxis)
-    ax.set_xlabel("rounds T")
+    ax.set_xlabel("round t (log scale)")
     ax.set_ylabel(ylabel)
     if nature:
         ax.set_title(nature.replace("_", " "))
@@ -91,56 +107,210 @@ def _no_data(ax: Axes, what: str) -> None:
 
 
 def _draw_mean(ax: Axes, g: pd.DataFrame, name: str, x: str, log: bool, style: Mapping[str, str],
-               scale: pd.Series | float = 1.0):
+               scale: pd.Series | float = 1.0, floor: float | None = None, phase: int = 0):
+    """A forecaster's mean line; its 95% interval as a band from :data:`MIN_BAND_SEEDS` seeds on.
+
+    ``floor``: on a log axis, values below it (zero included) are drawn at it (said on the
+    figure by :func:`_floor_note`); ``phase`` shifts the markers so that two lines drawn one
+    over the other both show theirs."""
     xs = g[x].to_numpy(float)
     mean = (g["mean"] / scale).to_numpy(float)
     half = (g["half"] / scale).to_numpy(float)
-    (line,) = ax.plot(xs, mean, color=style["color"], marker=style["marker"], markevery=max(1, len(xs) // 6),
-                      label=name, gid=f"mean:{name}")
-    ok = np.isfinite(half)
+    shown = np.maximum(mean, floor) if floor is not None else mean
+    every = max(1, len(xs) // 6)
+    (line,) = ax.plot(xs, shown, color=style["color"], marker=style["marker"],
+                      markevery=(phase % every, every), label=name.replace("_", " "), gid=f"mean:{name}")
+    seeds = g["n"].to_numpy(float) if "n" in g else np.full(len(xs), np.inf)
+    ok = np.isfinite(half) & (seeds >= MIN_BAND_SEEDS)
     if ok.any():
         lo, hi = mean - half, mean + half
         if log:  # a band crossing zero cannot be drawn on log axes: clip it at a tenth of the mean
             lo = np.maximum(lo, mean / 10)
+            if floor is not None:
+                lo, hi = np.maximum(lo, floor), np.maximum(hi, floor)
         ax.fill_between(xs, lo, hi, where=ok, color=style["color"], alpha=0.2, linewidth=0, gid=f"band:{name}")
     return line
 
 
-def _draw_bound(ax: Axes, b: pd.DataFrame, name: str, x: str, color: str, scale=1.0):
+def _log_floor(values: np.ndarray, decades: float = 3.0) -> float | None:
+    """The bottom of a log axis for ``values``: the smallest positive value, but no more than
+    ``decades`` decades under the largest (a dip to 1e-5 would squash the rest), at a whole decade;
+    None when no value is positive."""
+    v = np.asarray(values, float)
+    pos = v[np.isfinite(v) & (v > 0)]
+    if not pos.size:
+        return None
+    return float(10.0 ** np.floor(np.log10(max(pos.min(), pos.max() * 10.0 ** -decades))))
+
+
+def _floor_note(ax: Axes, values: np.ndarray, floor: float | None) -> None:
+    """Say on the axes that values under the log axis' floor (zeros too) are drawn on it, when some are."""
+    v = np.asarray(values, float)
+    if floor is not None and (v[np.isfinite(v)] < floor).any():
+        ax.set_ylim(bottom=floor / 1.25)
+        ax.text(0.99, 0.01, f"values < {floor:g} (zeros too) drawn at {floor:g}", transform=ax.transAxes,
+                ha="right", va="bottom", fontsize=5.5, color="0.35", gid="floor_note")
+
+
+def _draw_bound(ax: Axes, b: pd.DataFrame, name: str, x: str, color: str, scale=1.0, label: str | None = None):
     g = b.groupby(x)["value"].mean()
     xs = g.index.to_numpy(float)
-    ax.plot(xs, (g / (xs if scale == "x" else scale)).to_numpy(float), color=color,
-            linestyle="--", linewidth=0.9, gid=f"bound:{name}")
+    return ax.plot(xs, (g / (xs if scale == "x" else scale)).to_numpy(float), color=color,
+                   linestyle="--", linewidth=0.9, gid=f"bound:{name}", label=label)[0]
 
 
 def _draw_curves(ax: Axes, stats: pd.DataFrame, x: str, log: bool, styles: Mapping[str, dict] | None,
-                 bounds: pd.DataFrame | None = None, scale=1.0) -> None:
+                 bounds: pd.DataFrame | None = None, scale=1.0, floor: float | None = None) -> list:
     """Each forecaster's mean and band (``stats`` of :func:`arena.aggregate.mean_ci`), in :func:`order`,
-    and its certified bound dashed where ``bounds`` has one; ``styles`` completed for the names it lacks."""
+    and its certified bound dashed in its color where ``bounds`` has one; ``styles`` completed for the
+    names it lacks. Forecasters whose bounds are the same curve share one dashed line, labelled with
+    all their names. Returns the (handle, label) pairs of the bounds, for the legend."""
     styles = styles_for(stats["forecaster"].unique(), styles)
-    for name in order(stats["forecaster"].unique()):
-        _draw_mean(ax, stats.loc[stats["forecaster"] == name], name, x, log=log, style=styles[name])
-        b = bounds.loc[bounds["forecaster"] == name] if bounds is not None else None
-        if b is not None and not b.empty:
-            _draw_bound(ax, b, name, x, styles[name]["color"], scale=scale)
+    names = order(stats["forecaster"].unique())
+    for i, name in enumerate(names):
+        _draw_mean(ax, stats.loc[stats["forecaster"] == name], name, x, log=log, style=styles[name], floor=floor,
+                   phase=i)
+    drawn: dict[bytes, list[str]] = {}
+    first: dict[bytes, pd.DataFrame] = {}
+    for name in names:
+        b = bounds.loc[bounds["forecaster"] == name] if bounds is not None and not bounds.empty else None
+        if b is None or b.empty:
+            continue
+        key = np.round(b.groupby(x)["value"].mean().to_numpy(float), 9).tobytes()
+        drawn.setdefault(key, []).append(name)
+        first.setdefault(key, b)
+    extra = []
+    for key, who in drawn.items():
+        label = "bound of " + ", ".join(w.replace("_", " ") for w in who)
+        line = _draw_bound(ax, first[key], who[0], x, styles[who[0]]["color"], scale=scale)
+        extra.append((line, label))
+    return extra
+
+
+def _seeds(stats: pd.DataFrame) -> int:
+    """The number of seeds behind the means of ``stats`` (the largest count of a point)."""
+    return int(stats["n"].max()) if "n" in stats and stats["n"].notna().any() else 0
+
+
+def _seed_note(n: int) -> str:
+    """What the lines of a figure are: means over ``n`` seeds, and whether the bands are drawn."""
+    if n <= 1:
+        return "one seed"
+    band = "band: 95% t-interval" if n >= MIN_BAND_SEEDS else f"no band: < {MIN_BAND_SEEDS} seeds"
+    return f"mean of {n} seeds; {band}"
+
+
+#: The order of families' panels.
+FAMILIES = ("defensive", "baseline")
+
+
+def _groups(names: Sequence[str], styles: Mapping[str, dict]) -> list[tuple[str | None, list[str]]]:
+    """The forecasters of each panel: all in one when they are at most :data:`MAX_LINES`, else by
+    family (``styles[name]["family"]``), a family of more than MAX_LINES in panels of at most that many.
+
+    Examples
+    --------
+    >>> _groups(["a", "b"], {})
+    [(None, ['a', 'b'])]
+    >>> st = {n: {"family": "defensive" if n < "e" else "baseline"} for n in "abcdefgh"}
+    >>> _groups(list("abcdefgh"), st)
+    [('defensive', ['a', 'b', 'c', 'd']), ('baseline', ['e', 'f', 'g', 'h'])]
+    """
+    names = order(names)
+    if len(names) <= MAX_LINES:
+        return [(None, names)]
+    fams: dict[str, list[str]] = {}
+    for n in names:
+        fams.setdefault(str(styles.get(n, {}).get("family", "")), []).append(n)
+    out = []
+    for fam in sorted(fams, key=lambda f: (FAMILIES.index(f) if f in FAMILIES else len(FAMILIES), f)):
+        part = fams[fam]
+        k = math.ceil(len(part) / MAX_LINES)
+        size = math.ceil(len(part) / k)
+        for j in range(k):
+            out.append((fam or None, part[j * size:(j + 1) * size]))
+    return out
+
+
+_FAMILY_TITLES = {"defensive": "defensive forecasters", "baseline": "baselines"}
+
+
+def _facets(ax: Axes | None, names: Sequence[str], styles: Mapping[str, dict] | None,
+            height: float = FIGSIZE[1], sharey: bool = False) -> tuple[Figure, list[tuple[Axes, list[str]]]]:
+    """The axes of a figure of per-forecaster curves and the forecasters each shows: ``ax`` with all
+    of them when given; else one column-wide panel, or one panel per group of :func:`_groups` side
+    by side at full width (two per row)."""
+    if ax is not None:
+        return ax.figure, [(ax, order(names))]
+    groups = _groups(names, styles_for(names, styles))
+    if len(groups) == 1:
+        fig = _new_figure((COLUMN_WIDTH, height))
+        return fig, [(fig.add_subplot(), groups[0][1])]
+    ncols = 2
+    nrows = math.ceil(len(groups) / ncols)
+    fig = _new_figure((FULL_WIDTH, height * nrows))
+    # a subfigure per panel: each has its legend below it, and the layout makes room for it
+    subs = fig.subfigures(nrows, ncols, squeeze=False).ravel()
+    axes = [sub.add_subplot() for sub in subs[:len(groups)]]
+    for a, (fam, _) in zip(axes, groups):
+        a.set_gid(f"panel:{fam}")
+    fig._arena_sharey = sharey
+    return fig, [(a, part) for a, (_, part) in zip(axes, groups)]
+
+
+def _panel_title(fig: Figure, panels: list, title: str | None, note: str, own: bool) -> None:
+    """The title of a figure: ``title`` (e.g. the nature) and ``note`` (seeds); with several panels
+    each names its family and the figure carries the title."""
+    if not own:
+        return
+    if getattr(fig, "_arena_sharey", False) and len(panels) > 1:  # one y range for panels to be compared
+        lo = min(a.get_ylim()[0] for a, _ in panels)
+        hi = max(a.get_ylim()[1] for a, _ in panels)
+        for a, _ in panels:
+            a.set_ylim(lo, hi)
+    legends = [(a.figure, a.figure.legends[-1]) for a, _ in panels if a.figure is not fig and a.figure.legends]
+    rows = max((len(leg.legend_handles) for _, leg in legends), default=0)
+    for sub, leg in legends:  # legends of one length: the panels above them get one height
+        handles, labels = list(leg.legend_handles), [t.get_text() for t in leg.get_texts()]
+        if len(handles) < rows:
+            leg.remove()
+            pad = rows - len(handles)
+            sub.legend(handles + [Line2D([], [], alpha=0)] * pad, labels + [""] * pad, loc="outside lower center",
+                       ncol=2, **_LEGEND_STYLE)
+    if len(panels) == 1:
+        ax = panels[0][0]
+        ax.set_title(((title or "") + (f"\n({note})" if note and title else note)).strip(), fontsize=7)
+        return
+    for a, _ in panels:
+        fam = str(a.get_gid() or "").removeprefix("panel:")
+        a.set_title(_FAMILY_TITLES.get(fam, fam if fam != "None" else ""), fontsize=7)
+    fig.suptitle(((title or "") + (f" ({note})" if note else "")).strip(), fontsize=8)
+
+
+_LEGEND_STYLE = {"frameon": False, "handlelength": 1.8, "columnspacing": 0.8, "borderaxespad": 0.2,
+                 "handletextpad": 0.4, "fontsize": 6.5}
 
 
 def _legend(ax: Axes, extra: list | None = None, outside: bool = False, **kw) -> None:
-    """Forecasters then ``extra`` (handle, label) pairs; below the axes when the figure is ours."""
+    """Forecasters then ``extra`` (handle, label) pairs; below the axes when the figure is ours
+    (it never covers data; the layout makes room for it)."""
     handles, labels = ax.get_legend_handles_labels()
     for h, lab in extra or []:
         handles.append(h)
         labels.append(lab)
     if not handles:
         return
-    style = {"frameon": False, "handlelength": 1.8, "columnspacing": 0.8, "borderaxespad": 0.2,
-             "handletextpad": 0.4}
-    if outside:  # never covers data; the figure grows by one line of text per legend row
-        ncol = 3 if len(handles) > 4 else 2
-        fig = ax.figure
-        w, h = fig.get_size_inches()
-        fig.set_size_inches(w, h + 0.13 * math.ceil(len(handles) / ncol))
-        fig.legend(handles, labels, loc="outside lower center", ncol=ncol, **style)
+    style = _LEGEND_STYLE
+    if outside:  # below the panel, in its (sub)figure: the figure grows by a line of text per legend row
+        ncol = 2
+        root = ax.get_figure(root=True)
+        rows = math.ceil(len(handles) / ncol)
+        grown = getattr(root, "_arena_legend_rows", 0)
+        if rows > grown:
+            w, h = root.get_size_inches()
+            root.set_size_inches(w, h + 0.12 * (rows - grown))
+            root._arena_legend_rows = rows
+        ax.figure.legend(handles, labels, loc="outside lower center", ncol=ncol, **style)
     else:
         ax.legend(handles, labels, ncol=2 if len(handles) > 4 else 1, **style, **kw)
 
@@ -148,46 +318,64 @@ def _legend(ax: Axes, extra: list | None = None, outside: bool = False, **kw) ->
 #: Curves whose certified bound is not ``<metric>_bound``: (bound curve, its scale ("x": divided
 #: by t), log y axis). The bias is nonnegative and falls like 1/t for the defensive forecasters.
 _CURVE_BOUNDS = {"bias": ("bit_bound", "x", True)}
+#: Axis labels of curves against t: the symbol, then what it is.
+CURVE_LABELS = {
+    "bias": "bias |\u03a3\u209b(p\u209b \u2212 y\u209b)| / t",
+    "regret_linear": "regret R\u209c to the best\nlinear forecast \u27e8w, x\u209c\u27e9, \u2016w\u2016 \u2264 M",
+    "regret_constant": "regret R\u209c to the best\nconstant forecast",
+    "regret_experts": "regret R\u209c to the best expert\n(loss units)",
+    "regret_decision_expected": "expected decision regret R\u209c\n(loss units)",
+}
 
 
 def regret_curves(curves: pd.DataFrame, metric: str = "regret_linear", nature: str | None = None,
                   ax: Axes | None = None, styles: Mapping[str, dict] | None = None) -> Figure:
-    """Regret (or another curve, e.g. ``bias``) against T (log x axis): per forecaster the mean
-    across seeds and, as a band, its 95% Student-t interval.
+    """Regret (or another curve, e.g. ``bias``) against t (log x axis): per forecaster the mean
+    across seeds and, from :data:`~arena.plots.style.MIN_BAND_SEEDS` seeds on, its 95% Student-t
+    interval as a band. More than :data:`~arena.plots.style.MAX_LINES` forecasters are split into
+    panels by family.
 
     Where the curves hold ``<metric>_bound`` (a forecaster certifying it; for ``bias``, the
     bit-prediction bound ``bit_bound`` on abs(sum(p - y)), drawn divided by t), the bound is
-    dashed in the forecaster's color. Regret can be negative (the comparators are norm-bounded),
-    so the y axis is linear with zero marked (log for ``bias``, where a zero mean is not drawn).
+    dashed in the forecaster's color and named in the legend. Regret can be negative (the
+    comparators are norm-bounded), so its y axis is linear with zero marked; the bias is drawn on a
+    log axis whose floor is at most three decades under its largest value, values under it
+    (zeros too) drawn on it and said so. The panels of a figure do not share their y axes: a
+    bound near 0 stays visible beside baselines with large regret.
 
     Parameters
     ----------
     curves : long table (forecaster, seed, t, metric, value[, nature]).
     metric : the curve to draw, e.g. ``"regret_linear"``, ``"regret_constant"`` or ``"bias"``.
     nature : keep only this nature; by default every row is used.
-    ax : axes to draw on; a new single-column figure by default.
-    styles : color and marker per forecaster (:func:`arena.plots.style.forecaster_styles`); by
-        default those of the forecasters drawn.
+    ax : axes to draw on (every forecaster on it); a new figure by default.
+    styles : color, marker and family per forecaster (:func:`arena.plots.style.forecaster_styles`);
+        by default those of the forecasters drawn.
     """
     own = ax is None
     with mpl.rc_context(_RC):
-        fig, ax = _axes(ax)
         df = _restrict(_clean(curves, need=_CURVE_COLUMNS), nature=nature)
         obs = df.loc[df["metric"] == metric] if not df.empty else df
         if obs.empty:
+            fig, ax = _axes(ax)
             _no_data(ax, f"{metric} curves" + (f" for {nature}" if nature else ""))
             return fig
         bound, scale, logy = _CURVE_BOUNDS.get(metric, (f"{metric}_bound", 1.0, False))
         bounds = df.loc[df["metric"] == bound]
         stats = mean_ci(obs, ["forecaster", "t"])
-        _draw_curves(ax, stats, "t", logy, styles, bounds, scale=scale)
-        if not logy:
-            ax.axhline(0.0, color="0.7", linewidth=0.5, zorder=0)
-        _rounds_axes(ax, METRIC_LABELS.get(metric, metric), nature, logy)
-        extra = []
-        if not bounds.empty:
-            extra.append((Line2D([], [], color=_BOUND_COLOR, linestyle="--", linewidth=0.9), "certified bound"))
-        _legend(ax, extra, outside=own, loc="best")
+        fig, panels = _facets(ax, stats["forecaster"].unique(), styles)
+        for a, names in panels:
+            part = stats.loc[stats["forecaster"].isin(names)]
+            floor = _log_floor(part["mean"]) if logy else None
+            extra = _draw_curves(a, part, "t", logy, styles, bounds.loc[bounds["forecaster"].isin(names)],
+                                 scale=scale, floor=floor)
+            if not logy:
+                a.axhline(0.0, color="0.7", linewidth=0.5, zorder=0)
+            _rounds_axes(a, CURVE_LABELS.get(metric, METRIC_LABELS.get(metric, metric)), None, logy)
+            if logy:
+                _floor_note(a, part["mean"], floor)
+            _legend(a, extra, outside=own, loc="best")
+        _panel_title(fig, panels, nature.replace("_", " ") if nature else None, _seed_note(_seeds(stats)), own)
     return fig
 
 
@@ -212,13 +400,12 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
         cols = sorted(summary["nature"].astype(str).unique())
         grid = means.reindex(index=rows, columns=cols)
         values = grid.to_numpy(float)
-        size = (max(FIGSIZE[0], 1.4 + 0.55 * len(cols)), max(1.6, 1.0 + 0.22 * len(rows)))
+        wide = 1.4 + 0.55 * len(cols) > COLUMN_WIDTH  # a paper's column, or its full width
+        size = (FULL_WIDTH if wide else COLUMN_WIDTH, max(1.6, 1.0 + 0.22 * len(rows)))
         fig, ax = _axes(ax, size)
         finite = values[np.isfinite(values)]
-        if finite.size and finite.min() > 0 and finite.max() / finite.min() > 100:
-            norm = LogNorm(finite.min(), finite.max())
-        else:
-            norm = Normalize(finite.min(), finite.max()) if finite.size else Normalize(0, 1)
+        norm, extend, note = _color_norm(finite)
+        scale, unit = _cell_scale(finite)
         cmap = mpl.colormaps["viridis"].with_extremes(bad="0.85")
         # no resampling: one flat cell per value (in PDF the 11 x 9 pixels themselves)
         im = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, norm=norm, aspect="auto", interpolation="none")
@@ -231,20 +418,86 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
                                            linewidth=0, gid=f"forfeit:{fc}:{nat}"))
                 if (fc, nat) not in forfeits.index:
                     continue
-                text = "F" if all_f else _fmt(v) + (" F" if any_f else "")
+                shown = _sig3(v / scale)
+                text = "F" if all_f else (shown if np.isfinite(v) else "--") + \
+                    (" F" if any_f else "")
                 light = np.isfinite(v) and np.mean(cmap(norm(v))[:3]) < 0.5
                 ax.text(j, i, text, ha="center", va="center", fontsize=6, color="white" if light else "black",
                         gid=f"value:{fc}:{nat}", in_layout=False)  # inside its cell: nothing to lay out
         ax.set_xticks(range(len(cols)), [c.replace("_", " ") for c in cols], rotation=35, ha="right",
                       rotation_mode="anchor")
         ax.set_yticks(range(len(rows)), rows)
+        ax.set_xlabel("nature")
+        ax.set_ylabel("forecaster")
         ax.tick_params(length=0)
         for s in ax.spines.values():
             s.set_visible(False)
-        cb = fig.colorbar(im, ax=ax, fraction=0.06, pad=0.02)
-        cb.set_label(METRIC_LABELS.get(metric, metric) + " (mean over seeds)", fontsize=7)
+        cb = fig.colorbar(im, ax=ax, fraction=0.06, pad=0.02, extend=extend)
+        cb.set_label("mean over seeds" + unit + note, fontsize=6.5)
+        ax.set_title(f"{METRIC_LABELS.get(metric, metric)} (`{metric}`)".replace("`", ""), fontsize=7, loc="left")
         cb.ax.tick_params(labelsize=6)
     return fig
+
+
+def _color_norm(finite: np.ndarray) -> tuple[Normalize, str, str]:
+    """The heatmap's color scale: log when the values are positive and span more than two decades;
+    else linear, clipped to the values that are not outliers (within three interquartile ranges of
+    the quartiles), so that one outlier does not wash out the rest (the colorbar's arrows and
+    label say so). Returns (norm, colorbar extend, note).
+
+    Examples
+    --------
+    >>> norm, extend, note = _color_norm(np.array([0.01, 0.012, 0.011, 0.013, 0.24]))
+    >>> float(norm.vmax), extend
+    (0.013, 'max')
+    """
+    if not finite.size:
+        return Normalize(0, 1), "neither", ""
+    lo, hi = float(finite.min()), float(finite.max())
+    if lo > 0 and hi / lo > 100:
+        return LogNorm(lo, hi), "neither", "\nlog color scale"
+    q1, q3 = np.percentile(finite, [25, 75])
+    inside = finite[(finite >= q1 - 3 * (q3 - q1)) & (finite <= q3 + 3 * (q3 - q1))]
+    if inside.size >= 2 and (inside.min() > lo or inside.max() < hi):
+        a, b = float(inside.min()), float(inside.max())
+        extend = {(True, True): "both", (True, False): "min", (False, True): "max"}[(a > lo, b < hi)]
+        return Normalize(a, b), extend, f"\ncolor clipped to [{_fmt(a, 2)}, {_fmt(b, 2)}]"
+    return Normalize(lo, hi), "neither", ""
+
+
+_POWERS = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
+def _sig3(v: float) -> str:
+    """Three significant digits, written out with their trailing zeros.
+
+    Examples
+    --------
+    >>> [_sig3(v) for v in (0.24, 5.9e-5, 12.0, 1234.5, 0.0, -0.0415)]
+    ['0.240', '0.0000590', '12.0', '1234', '0', '-0.0415']
+    """
+    if not np.isfinite(v) or v == 0:
+        return "0" if v == 0 else "--"
+    return f"{v:.{max(0, 2 - int(np.floor(np.log10(abs(v)))))}f}"
+
+
+def _cell_scale(finite: np.ndarray) -> tuple[float, str]:
+    """One number format for every cell: three significant digits, written out (never 5.9e-05 beside
+    0.0101), and a common power of ten (said
+    in the colorbar's label) when the values are below 0.001 or from 10000 on.
+
+    Examples
+    --------
+    >>> _cell_scale(np.array([8.62e-4, 1.2e-4]))
+    (0.0001, ' (\u00d710\u207b\u2074)')
+    >>> _cell_scale(np.array([0.5, 0.02]))
+    (1.0, '')
+    """
+    nz = np.abs(finite[finite != 0]) if finite.size else finite
+    if not nz.size or 1e-3 <= nz.max() < 1e4:  # three significant digits read well from 0.00100 to 9999
+        return 1.0, ""
+    e = int(np.floor(np.log10(nz.max())))
+    return 10.0 ** e, f" (\u00d710{str(e).translate(_POWERS)})"
 
 
 def _certificate_ratios(summary: pd.DataFrame | None) -> pd.DataFrame:
@@ -295,12 +548,13 @@ def certificate_margins(summary: pd.DataFrame, ax: Axes | None = None,
                         styles: Mapping[str, dict] | None = None) -> Figure:
     """Every certificate of every finished matchup as its observed value over its certified bound.
 
-    One row per forecaster and certificate (labelled with the certificate; the forecaster is
-    in the legend), one point per matchup (nature and seed) in the forecaster's color and
+    One row per forecaster and certificate (labelled "forecaster: certificate" in the
+    forecaster's color), one point per matchup (nature and seed) in the forecaster's color and
     marker; the certified bound is the dashed line at 1. A failed certificate (verdict
     ``fails``: its value above its bound) is drawn in red, as a cross right of the line; a
-    not-applicable one is not drawn (summary.md lists it with its reason). Ratios below -1 (a
-    negative regret) are drawn at -1. ``styles``: color and marker per forecaster
+    not-applicable one is not drawn, never as a pass (summary.md and index.html list it). Ratios
+    below -1 (a negative regret) are drawn at -1 with a black edge, and the axis says so; past 10
+    the axis is logarithmic. ``styles``: color and marker per forecaster
     (:func:`arena.plots.style.forecaster_styles`; by default those of the forecasters drawn).
 
     Examples
@@ -318,41 +572,50 @@ def certificate_margins(summary: pd.DataFrame, ax: Axes | None = None,
         styles = styles_for(names, styles)
         rows = sorted({(f, c) for f, c in zip(ratios["forecaster"], ratios["certificate"])},
                       key=lambda fc: (names.index(fc[0]), fc[1]))
-        fig, ax = _axes(ax, (FIGSIZE[0], 0.75 + 0.17 * max(len(rows), 1)))
+        fig, ax = _axes(ax, (COLUMN_WIDTH, 0.9 + 0.15 * max(len(rows), 1)))
         if not rows:
             _no_data(ax, "certificates")
             return fig
         for i, (name, cert) in enumerate(rows):
-            part = ratios.loc[(ratios["forecaster"] == name) & (ratios["certificate"] == cert), "ratio"]
+            sel = (ratios["forecaster"] == name) & (ratios["certificate"] == cert)
+            part = ratios.loc[sel, "ratio"].to_numpy(float)
             style = styles[name]
             jitter = 0.25 * (np.arange(len(part)) % 5 - 2) / 2  # points of one row spread over its height
-            first = i == 0 or rows[i - 1][0] != name
-            fail = (ratios.loc[part.index, "verdict"] == "fails").to_numpy()
-            x = np.maximum(part.to_numpy(float), -1.0)
+            fail = (ratios.loc[sel, "verdict"] == "fails").to_numpy()
+            x = np.maximum(part, -1.0)
             ax.scatter(x[~fail], (i + jitter)[~fail], s=9, color=style["color"],
-                       marker=style["marker"], alpha=0.7, linewidths=0, gid=f"ratio:{name}:{cert}",
-                       label=name if first else None)
+                       marker=style["marker"], alpha=0.7, linewidths=0, gid=f"ratio:{name}:{cert}")
             if fail.any():  # failures in red: the point a reader must see
                 ax.scatter(x[fail], (i + jitter)[fail], s=16, color=FAIL_COLOR, marker="x", linewidths=1.0,
                            gid=f"fails:{name}:{cert}", zorder=3)
-            if first and i:
+            low = part < -1
+            if low.any():  # clipped: drawn at -1 with a black edge, said in the axis label
+                ax.scatter(np.full(low.sum(), -1.0), (i + jitter)[low], s=12, facecolors="none",
+                           marker=style["marker"], edgecolors="black", linewidths=0.6, gid=f"clipped:{name}:{cert}",
+                           clip_on=False)
+            if i and rows[i - 1][0] != name:
                 ax.axhline(i - 0.5, color="0.85", linewidth=0.5, zorder=0)
         ax.axvline(1.0, color=_BOUND_COLOR, linestyle="--", linewidth=0.9, gid="bound")
         ax.axvline(0.0, color="0.8", linewidth=0.5, zorder=0)
-        ax.set_yticks(range(len(rows)), [c.replace("_", " ") for _, c in rows], fontsize=6)
+        labels = [f"{n.replace('_', ' ')}: {c.replace('_', ' ')}" for n, c in rows]
+        ax.set_yticks(range(len(rows)), labels, fontsize=6)
+        for tick, (n, _) in zip(ax.get_yticklabels(), rows):  # the label in the forecaster's color too
+            tick.set_color(styles[n]["color"])
         ax.tick_params(axis="y", length=0)
         ax.set_ylim(len(rows) - 0.5, -0.5)
         low, high = ratios["ratio"].min(), ratios["ratio"].max()
         if high > 10:  # failures far past the bound: linear up to 1, logarithmic beyond, so both stay readable
             ax.set_xscale("symlog", linthresh=1.0, linscale=1.0)
-            ax.set_xlim(min(-0.05, low - 0.05) if low > -1 else -1.05, high * 3)
+            ax.set_xlim(-1.08, high * 3)
         else:
-            ax.set_xlim(min(-0.05, low - 0.05) if low > -1 else -1.05, max(1.1, high * 1.05))
-        ax.set_xlabel("certificate value / certified bound")
-        extra = [(Line2D([], [], color=_BOUND_COLOR, linestyle="--", linewidth=0.9), "certified bound")]
-        if (ratios["verdict"] == "fails").any():
-            extra.append((Line2D([], [], color=FAIL_COLOR, marker="x", linestyle="none"), "fails (value > bound)"))
-        _legend(ax, extra, outside=own, loc="best")
+            ax.set_xlim(-1.08, max(1.1, high * 1.05))
+        clipped = bool((ratios["ratio"] < -1).any())
+        ax.set_xlabel("certificate value / bound" + ("\n(black edge: < \u22121, drawn at \u22121)"
+                                                                if clipped else ""), loc="right")
+        n_fail = int((ratios["verdict"] == "fails").sum())
+        if own:
+            ax.set_title(f"one point per matchup; {n_fail} fail" + (" (red \u00d7)" if n_fail else ""),
+                         fontsize=7, loc="right")
     return fig
 
 
@@ -376,5 +639,5 @@ def _curve_jobs(game: str, figures: dict[str, str | None], metrics: Sequence[str
                 jobs.append((kind, (cur, nat, styles), fig_dir / f"{kind}__{_safe(nat)}", formats, rc))
     for metric in metrics:
         if metric in part and not _clean(_ok(part), metric).empty:
-            jobs.append(("leaderboard", (part, metric), fig_dir / f"leaderboard__{_safe(metric)}", formats, rc))
+            jobs.append(("leaderboard", (_only(part, metric), metric), fig_dir / f"leaderboard__{_safe(metric)}", formats, rc))
     return jobs

@@ -25,12 +25,27 @@ from arena.plots.common import (
     _clean,
     _curve_jobs,
     _draw_mean,
+    _floor_note,
     _legend,
+    _log_floor,
     _no_data,
     _restrict,
+    _seed_note,
+    _seeds,
     regret_curves,
 )
-from arena.plots.style import _BOUND_COLOR, _RC, FIGSIZE, _axes, _new_figure, _plain_log_ticks, order, styles_for
+from arena.plots.style import (
+    _BOUND_COLOR,
+    _RC,
+    COLUMN_WIDTH,
+    FULL_WIDTH,
+    MIN_BAND_SEEDS,
+    _axes,
+    _new_figure,
+    _plain_log_ticks,
+    order,
+    styles_for,
+)
 
 #: Metrics of the experts game: leaderboards and the LaTeX table.
 EXPERTS_METRICS = ("regret_experts_over_T", "loss")
@@ -45,7 +60,7 @@ def _weight_curves(curves: pd.DataFrame) -> pd.DataFrame:
 
 
 def expert_weights(curves: pd.DataFrame, nature: str | None = None, forecasters: Sequence[str] | None = None,
-                   ncols: int = 3) -> Figure:
+                   ncols: int = 6) -> Figure:
     """The weights each forecaster puts on the experts against t (log x), one panel per forecaster.
 
     Curves ``weight:<j>`` (mean over seeds, band: its 95% interval) of :mod:`arena.games.experts`;
@@ -67,31 +82,43 @@ def expert_weights(curves: pd.DataFrame, nature: str | None = None, forecasters:
             fig, ax = _axes(None)
             _no_data(ax, "expert weights" + (f" for {nature}" if nature else ""))
             return fig
-        cols = min(ncols, len(names))
-        rows = math.ceil(len(names) / cols)
-        fig = _new_figure((FIGSIZE[0] * cols / 1.6, 1.7 * rows + 0.3))
-        axes = fig.subplots(rows, cols, squeeze=False, sharex=True, sharey=True)
+        rows = math.ceil(len(names) / ncols)
+        cols = math.ceil(len(names) / rows)  # rows as even as can be: 7 panels are 4 + 3, not 6 + 1
+        # a paper's full width; every panel keeps its own tick labels (none is left without)
+        fig = _new_figure((FULL_WIDTH if cols > 2 else COLUMN_WIDTH, 1.55 * rows + 0.7))
+        axes = fig.subplots(rows, cols, squeeze=False, sharey=True)
         n_exp = int(w["expert"].max()) + 1
         cmap = mpl.colormaps["viridis"]
+        seeds = 0
         for k, name in enumerate(names):
             ax = axes[k // cols][k % cols]
             g = mean_ci(w.loc[w["forecaster"] == name], ["expert", "t"])
+            seeds = max(seeds, int(g["n"].max()))
             for j, part in g.groupby("expert"):
                 color = cmap(j / max(n_exp - 1, 1))
-                ax.plot(part["t"], part["mean"], color=color, linewidth=0.9, gid=f"weight:{name}:{j}")
-                if np.isfinite(part["half"]).any():
-                    ax.fill_between(part["t"], part["ci_low"], part["ci_high"], where=np.isfinite(part["half"]),
-                                    color=color, alpha=0.1, linewidth=0, gid=f"band:{name}:{j}")
+                ax.plot(part["t"], part["mean"], color=color, linewidth=0.9, gid=f"weight:{name}:{j}",
+                        label=f"expert {j}" if k == 0 else None)
+                ok = np.isfinite(part["half"]) & (part["n"] >= MIN_BAND_SEEDS)
+                if ok.any():  # from MIN_BAND_SEEDS seeds on: with two, a t-interval fills [0, 1]
+                    ax.fill_between(part["t"], part["ci_low"], part["ci_high"], where=ok, color=color, alpha=0.1,
+                                    linewidth=0, gid=f"band:{name}:{j}")
             ax.set_xscale("log")
             _plain_log_ticks(ax.xaxis)
             ax.set_ylim(-0.02, 1.02)
-            ax.set_title(name, fontsize=7)
+            ax.set_title(name.replace("_", " "), fontsize=7)
+            ax.tick_params(labelbottom=True)
         for k in range(len(names), rows * cols):
             axes[k // cols][k % cols].set_visible(False)
-        fig.supxlabel("round t", fontsize=7)
-        fig.supylabel("weight", fontsize=7)
-        if nature:
-            fig.suptitle(f"expert weights: {nature.replace('_', ' ')} (expert j: j-th viridis color)", fontsize=8)
+        fig.supxlabel("round t (log scale)", fontsize=7)
+        fig.supylabel("weight on expert j", fontsize=7)
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        if n_exp <= 8:  # one entry per expert; more: the colorbar of j
+            fig.legend(handles, labels, loc="outside right center", ncol=1, frameon=False, fontsize=6.5)
+        else:
+            sm = mpl.cm.ScalarMappable(norm=mpl.colors.Normalize(0, n_exp - 1), cmap=cmap)
+            fig.colorbar(sm, ax=axes.ravel().tolist(), label="expert j", fraction=0.03)
+        note = _seed_note(seeds)
+        fig.suptitle(f"expert weights: {nature.replace('_', ' ')} ({note})" if nature else note, fontsize=8)
     return fig
 
 
@@ -128,24 +155,27 @@ def excess_risk_vs_n(table: pd.DataFrame, ax: Axes | None = None,
             label = label + " vs " + df["comparator"].astype(str)
         df = df.assign(forecaster=label, size=df["n"])  # mean_ci names its count column n
         stats = mean_ci(df, ["forecaster", "size"], "excess_risk")
-        positive = bool((stats["mean"] > 0).all())
+        # log-log as the rates need; a mean at or below zero is drawn on the floor, and the figure says so
+        floor = _log_floor(stats["mean"])
         styles = styles_for(stats["forecaster"].unique(), styles)
-        for name in order(stats["forecaster"].unique()):
-            _draw_mean(ax, stats.loc[stats["forecaster"] == name], name, "size", log=positive, style=styles[name])
+        for i, name in enumerate(order(stats["forecaster"].unique())):
+            _draw_mean(ax, stats.loc[stats["forecaster"] == name], name, "size", log=True, style=styles[name],
+                       floor=floor, phase=i)
             if "bound" in df:
                 b = df.loc[(df["forecaster"] == name) & df["bound"].notna()]
                 if not b.empty:
                     g = b.groupby("n")["bound"].mean()
                     ax.plot(g.index, g.to_numpy(float), color=styles[name]["color"], linestyle="--",
                             linewidth=0.9, gid=f"bound:{name}")
-        ax.axhline(0.0, color="0.7", linewidth=0.5, zorder=0)
         ax.set_xscale("log")
-        if positive:
+        if floor is not None:
             ax.set_yscale("log")
             _plain_log_ticks(ax.yaxis)
+            _floor_note(ax, stats["mean"], floor)
         _plain_log_ticks(ax.xaxis)
-        ax.set_xlabel("training examples n")
-        ax.set_ylabel("excess test risk")
+        ax.set_xlabel("training examples n (log scale)")
+        ax.set_ylabel("excess test risk\n(risk \u2212 best comparator's)")
+        ax.set_title(_seed_note(_seeds(stats)), fontsize=7)
         extra = [(Line2D([], [], color=_BOUND_COLOR, linestyle="--", linewidth=0.9), "log N / (λ n)")] \
             if "bound" in df and df["bound"].notna().any() else []
         _legend(ax, extra, outside=own, loc="best")

@@ -9,7 +9,6 @@ Perdomo & Recht, "In Defense of Defensive Forecasting", §10 (quantile regressio
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -22,28 +21,27 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from arena.aggregate import mean_ci
-from arena.plots.common import _CURVE_COLUMNS, _clean, _draw_curves, _legend, _no_data, _ok, _restrict, _rounds_axes
-from arena.plots.style import _BOUND_COLOR, _RC, METRIC_LABELS, _axes, _plain_log_ticks, _safe
+from arena.plots.common import (
+    _CURVE_COLUMNS,
+    _clean,
+    _draw_curves,
+    _facets,
+    _floor_note,
+    _legend,
+    _log_floor,
+    _no_data,
+    _ok,
+    _only,
+    _panel_title,
+    _restrict,
+    _rounds_axes,
+    _seed_note,
+    _seeds,
+)
+from arena.plots.style import _BOUND_COLOR, _RC, METRIC_LABELS, _axes, _plain_log_ticks, _safe, order
 
 #: Metrics of the quantile game: leaderboards and the LaTeX table.
 QUANTILE_METRICS = ("coverage_error", "expected_coverage_error", "group_coverage_error_max", "pinball")
-
-
-def _legend_q(ax: Axes, extra: list | None = None, outside: bool = False, **kw) -> None:
-    """:func:`_legend` in two columns below the axes (the quantile forecasters' names are long)."""
-    if not outside:
-        _legend(ax, extra, **kw)
-        return
-    handles, labels = ax.get_legend_handles_labels()
-    for h, lab in extra or []:
-        handles.append(h)
-        labels.append(lab)
-    if handles:
-        fig = ax.figure
-        w, h = fig.get_size_inches()
-        fig.set_size_inches(w, h + 0.13 * math.ceil(len(handles) / 2))
-        fig.legend(handles, labels, loc="outside lower center", ncol=2, frameon=False, handlelength=1.8,
-                   columnspacing=0.8, borderaxespad=0.2, handletextpad=0.4)
 
 
 def _target_line(ax: Axes, q: float | None) -> None:
@@ -72,23 +70,32 @@ def rolling_coverage(curves: pd.DataFrame, nature: str | None = None, q: float |
     """
     own = ax is None
     with mpl.rc_context(_RC):
-        fig, ax = _axes(ax)
         df = _restrict(_clean(curves, need=_CURVE_COLUMNS), nature=nature)
         obs = df.loc[df["metric"] == "rolling_coverage"] if not df.empty else df
         if obs.empty:
+            fig, ax = _axes(ax)
             _no_data(ax, "rolling coverage" + (f" for {nature}" if nature else ""))
             return fig
         stats = mean_ci(obs, ["forecaster", "t"])
-        _draw_curves(ax, stats, "t", False, styles)
-        _target_line(ax, q)
-        ax.set_ylim(-0.02, 1.02)
-        ax.set_xlabel("round t")
-        ax.set_ylabel("rolling coverage")
-        if nature:
-            ax.set_title(nature.replace("_", " "))
-        extra = [(Line2D([], [], color=_BOUND_COLOR, linestyle=":", linewidth=0.7), f"target q = {q:g}")] \
-            if q is not None else []
-        _legend_q(ax, extra, outside=own, loc="lower right")
+        fig, panels = _facets(ax, stats["forecaster"].unique(), styles, sharey=True)
+        from arena.games.quantile import ROLLING_FRACTION  # the referee's window: max(10, T // ROLLING_FRACTION)
+
+        window = max(10, int(obs["t"].max()) // ROLLING_FRACTION)
+        # robust limits: the middle 98% of the means and the target, not [0, 1] for data in [0.7, 0.95]
+        lo, hi = np.nanpercentile(stats["mean"].to_numpy(float), [1, 99])
+        if q is not None:
+            lo, hi = min(lo, q), max(hi, q)
+        pad = max(0.02, 0.08 * (hi - lo))
+        for a, names in panels:
+            _draw_curves(a, stats.loc[stats["forecaster"].isin(names)], "t", False, styles)
+            _target_line(a, q)
+            a.set_ylim(max(-0.02, lo - pad), min(1.02, hi + pad))
+            a.set_xlabel("round t")
+            a.set_ylabel(f"coverage of the last {window} rounds\n(fraction of y \u2264 p)")
+            extra = [(Line2D([], [], color=_BOUND_COLOR, linestyle=":", linewidth=0.7), f"target q = {q:g}")] \
+                if q is not None else []
+            _legend(a, extra, outside=own, loc="lower right")
+        _panel_title(fig, panels, nature.replace("_", " ") if nature else None, _seed_note(_seeds(stats)), own)
     return fig
 
 
@@ -109,25 +116,31 @@ def coverage_error_vs_T(curves: pd.DataFrame, nature: str | None = None, q: floa
     """
     own = ax is None
     with mpl.rc_context(_RC):
-        fig, ax = _axes(ax)
         df = _restrict(_clean(curves, need=_CURVE_COLUMNS), nature=nature)
         obs = df.loc[(df["metric"] == "coverage_error") & (df["t"] > 0)] if not df.empty else df
         if obs.empty:
+            fig, ax = _axes(ax)
             _no_data(ax, "coverage curves" + (f" for {nature}" if nature else ""))
             return fig
         bounds = df.loc[df["metric"] == "coverage_error_bound"]
         stats = mean_ci(obs, ["forecaster", "t"])
-        _draw_curves(ax, stats, "t", True, styles, bounds)
-        extra = []
-        if q is not None:
-            m = max(q, 1 - q)
-            t = np.geomspace(max(obs["t"].min(), 2), obs["t"].max(), 50)
-            ax.plot(t, m / t, color=_BOUND_COLOR, linewidth=0.6, gid="reference:marginal")
-            ax.plot(t, m / (t - 1), color=_BOUND_COLOR, linewidth=0.6, linestyle=":", gid="reference:printed")
-            extra += [(Line2D([], [], color=_BOUND_COLOR, linewidth=0.6), "max(q, 1-q)/T (certified)"),
-                      (Line2D([], [], color=_BOUND_COLOR, linewidth=0.6, linestyle=":"), "max(q, 1-q)/(T-1) (printed)")]
-        _rounds_axes(ax, "|coverage - q|", nature)
-        _legend_q(ax, extra, outside=own, loc="lower left")
+        fig, panels = _facets(ax, stats["forecaster"].unique(), styles, sharey=True)
+        t = np.geomspace(max(obs["t"].min(), 2), obs["t"].max(), 50)
+        m = max(q, 1 - q) if q is not None else None
+        floor = _log_floor(np.r_[stats["mean"].to_numpy(float), m / t if m else []])
+        for a, names in panels:
+            part = stats.loc[stats["forecaster"].isin(names)]
+            extra = _draw_curves(a, part, "t", True, styles, bounds.loc[bounds["forecaster"].isin(names)], floor=floor)
+            if m is not None:
+                a.plot(t, m / t, color=_BOUND_COLOR, linewidth=0.6, gid="reference:marginal")
+                a.plot(t, m / (t - 1), color=_BOUND_COLOR, linewidth=0.6, linestyle=":", gid="reference:printed")
+                extra += [(Line2D([], [], color=_BOUND_COLOR, linewidth=0.6), "max(q, 1\u2212q)/t (certified, \u221d 1/t)"),
+                          (Line2D([], [], color=_BOUND_COLOR, linewidth=0.6, linestyle=":"),
+                           "max(q, 1\u2212q)/(t\u22121) (printed)")]
+            _rounds_axes(a, "coverage error |cov\u209c \u2212 q|\n(cov\u209c: fraction of y \u2264 p to t)", None)
+            _floor_note(a, part["mean"], floor)
+            _legend(a, extra, outside=own, loc="lower left")
+        _panel_title(fig, panels, nature.replace("_", " ") if nature else None, _seed_note(_seeds(stats)), own)
     return fig
 
 
@@ -146,25 +159,40 @@ def group_coverage(summary: pd.DataFrame, nature: str, q: float | None = None, a
     """
     own = ax is None
     with mpl.rc_context(_RC):
-        fig, ax = _axes(ax)
         df = _restrict(_ok(summary), nature=nature) if summary is not None and "nature" in summary else None
         cols = sorted((c for c in (df.columns if df is not None else []) if str(c).startswith("group_coverage.")),
                       key=lambda c: int(str(c).rsplit(".", 1)[1]))
         if df is None or df.empty or not cols:
+            fig, ax = _axes(ax)
             _no_data(ax, f"group coverage for {nature}")
             return fig
         long = df.melt(id_vars=["forecaster"], value_vars=cols, var_name="group").dropna(subset=["value"])
         long["group"] = long["group"].str.rsplit(".", n=1).str[1].astype(int)
         stats = mean_ci(long, ["forecaster", "group"])
-        _draw_curves(ax, stats, "group", False, styles)
-        _target_line(ax, q)
-        ax.set_ylim(-0.02, 1.02)
-        ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
-        ax.set_xlabel("group")
-        ax.set_ylabel("coverage in the group")
-        ax.set_title(nature.replace("_", " "))
-        _legend_q(ax, outside=own, loc="lower right")
+        fig, panels = _facets(ax, stats["forecaster"].unique(), styles, sharey=True)
+        lo, hi = np.nanpercentile(stats["mean"].to_numpy(float), [1, 99])
+        lo, hi = (min(lo, q), max(hi, q)) if q is not None else (lo, hi)
+        pad = max(0.02, 0.08 * (hi - lo))
+        for a, names in panels:
+            _draw_curves(a, stats.loc[stats["forecaster"].isin(names)], "group", False, styles)
+            _target_line(a, q)
+            a.set_ylim(max(-0.02, lo - pad), min(1.02, hi + pad))
+            a.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
+            a.set_xlabel(_group_label(df))
+            a.set_ylabel("coverage in the group\n(fraction of y \u2264 p)")
+            _legend(a, outside=own, loc="lower right")
+        _panel_title(fig, panels, nature.replace("_", " "), _seed_note(_seeds(stats)), own)
     return fig
+
+
+def _group_label(rows: pd.DataFrame) -> str:
+    """What a nature's groups are: the hour of day for the hourly natures (their one-hot hour is the
+    group), else the group's index."""
+    plugin = str(rows["nature_plugin"].iloc[0]) if "nature_plugin" in rows else ""
+    params = str(rows["nature_params"].iloc[0]) if "nature_params" in rows else ""
+    if plugin == "hourly_cycle" or '"hour_groups": true' in params:
+        return "hour of day (group j = hour j)"
+    return "group j of the nature's contexts"
 
 
 def _lipschitz_rows(summary: pd.DataFrame) -> pd.DataFrame:
@@ -200,12 +228,17 @@ def coverage_vs_L(summary: pd.DataFrame, metric: str = "coverage_error", ax: Axe
             _no_data(ax, f"{metric} of Lipschitz-CDF natures")
             return fig
         stats = mean_ci(rows, ["forecaster", "L"], metric)
+        names = order(stats["forecaster"].unique())
+        # few values of L: each forecaster's points side by side (dodged in log x), so none hides another
+        dodge = {n: 10 ** (0.04 * (i - (len(names) - 1) / 2)) for i, n in enumerate(names)}
+        stats = stats.assign(L=stats["L"] * stats["forecaster"].map(dodge))
         _draw_curves(ax, stats, "L", False, styles)
         ax.set_xscale("log")
         _plain_log_ticks(ax.xaxis)
-        ax.set_xlabel("Lipschitz constant L of nature's CDF")
-        ax.set_ylabel(METRIC_LABELS.get(metric, metric))
-        _legend_q(ax, outside=own, loc="best")
+        ax.set_xlabel("Lipschitz constant L of nature's CDF (log)")
+        ax.set_ylabel(METRIC_LABELS.get(metric, metric) + " at T")
+        ax.set_title(_seed_note(_seeds(stats)) + "; points dodged in L", fontsize=7)
+        _legend(ax, outside=own, loc="best")
     return fig
 
 
@@ -246,6 +279,6 @@ def jobs(summary: pd.DataFrame, curves: pd.DataFrame, fig_dir: Path, formats: Se
         if metric in summary and not _clean(_ok(summary), metric).empty:
             # only the natures where the metric exists (group errors need groups): a NaN cell reads "F"
             has = summary.groupby("nature")[metric].transform(lambda v: v.notna().any())
-            jobs.append(("leaderboard", (summary.loc[has], metric), fig_dir / f"leaderboard__{_safe(metric)}",
+            jobs.append(("leaderboard", (_only(summary.loc[has], metric), metric), fig_dir / f"leaderboard__{_safe(metric)}",
                          formats, rc))
     return jobs

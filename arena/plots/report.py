@@ -9,11 +9,14 @@ the same whichever process draws it.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import pickle
 import sys
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Future, wait
 from pathlib import Path
 
@@ -30,11 +33,13 @@ from arena.plots.common import (
     _certificate_ratios,
     _clean,
     _of_game,
+    _only,
     certificate_margins,
     leaderboard_heatmap,
 )
-from arena.plots.style import _save, forecaster_styles
+from arena.plots.style import _safe, _save, forecaster_styles
 from arena.plots.tables import _headline, latex_table, markdown_summary
+from arena.results import write_text_atomic
 
 #: Every figure :func:`report` draws, by name.
 FIGURES = {
@@ -102,7 +107,7 @@ def _processes(n_jobs: int) -> int:
     return max(1, min(n, n_jobs))
 
 
-def _run_jobs(jobs: list[tuple]) -> list[list[Path]]:
+def _run_jobs(jobs: list[tuple], on_done=None) -> list[list[Path]]:
     """Draw every job; the results come in the jobs' order, whichever process drew them.
 
     This process draws jobs from the end of the list at once; worker processes of joblib's
@@ -110,10 +115,16 @@ def _run_jobs(jobs: list[tuple]) -> list[list[Path]]:
     caller's ``__main__``) take jobs from the front, one each at a time, as soon as they are
     ready; the two meet in the middle. A worker that cannot start or that dies, or a job that
     does not pickle, leaves its job to this process; an error in a figure is raised here,
-    whoever drew it."""
+    whoever drew it. ``on_done(job)``, when given, is called as each job is drawn (from this thread or
+    the pool's), e.g. to print progress."""
+    on_done = on_done or (lambda job: None)
     workers = _processes(len(jobs)) - 1
     if workers < 1 or not sys.executable or getattr(sys, "frozen", False):  # a frozen app is no python
-        return [_draw_job(job) for job in jobs]
+        out = []
+        for job in jobs:
+            out.append(_draw_job(job))
+            on_done(job)
+        return out
     results: list[list[Path] | None] = [None] * len(jobs)
     lock = threading.Lock()
     span = [0, len(jobs)]  # jobs span[0]:span[1] are not taken yet
@@ -152,6 +163,7 @@ def _run_jobs(jobs: list[tuple]) -> list[list[Path]]:
                     i = pending.pop(future)
                     try:
                         results[i] = future.result()
+                        on_done(jobs[i])
                     except (BrokenExecutor, pickle.PicklingError):
                         with lock:
                             left.append(i)
@@ -167,6 +179,7 @@ def _run_jobs(jobs: list[tuple]) -> list[list[Path]]:
     try:
         while (i := take(front=False)) is not None:
             results[i] = _draw_job(jobs[i])
+            on_done(jobs[i])
     finally:
         with lock:  # whatever happened here, the pool takes no more jobs
             span[0] = span[1]
@@ -175,14 +188,89 @@ def _run_jobs(jobs: list[tuple]) -> list[list[Path]]:
         raise errors[0]
     for i in sorted(left):
         results[i] = _draw_job(jobs[i])
+        on_done(jobs[i])
     return results  # type: ignore[return-value]
+
+
+#: Formats a figure can be saved in (``arena-report --format``).
+FORMATS = ("pdf", "png", "svg")
+#: Files of ``figures/`` (and ``paper/``) that a report owns: any of them it did not write this time is stale.
+_OWNED = {*(f".{ext}" for ext in FORMATS), ".tex"}
+#: The manifest of the drawn figures, in ``figures/``: per figure, the digest of its inputs.
+MANIFEST = ".manifest.json"
+
+
+def _code_version() -> str:
+    """A digest of the plotting code (every module of this package): a change to it redraws every figure."""
+    h = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(path.name.encode() + path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _digest(obj, h) -> None:
+    """Feed ``obj`` (a job's data: tables, dicts, sequences, scalars) into the hash ``h``."""
+    if isinstance(obj, pd.DataFrame):
+        h.update(repr((list(map(str, obj.columns)), list(map(str, obj.dtypes)), obj.shape)).encode())
+        try:
+            h.update(pd.util.hash_pandas_object(obj, index=False).to_numpy().tobytes())
+        except TypeError:  # a column of unhashable values: its pickle instead
+            h.update(pickle.dumps(obj, protocol=5))
+    elif isinstance(obj, Mapping):
+        h.update(b"{")
+        for k in sorted(obj, key=str):
+            h.update(repr(k).encode())
+            _digest(obj[k], h)
+        h.update(b"}")
+    elif isinstance(obj, (list, tuple)):
+        h.update(b"[")
+        for v in obj:
+            _digest(v, h)
+        h.update(b"]")
+    else:
+        h.update(repr(obj).encode())
+
+
+def _job_key(job: tuple, base: str) -> str:
+    """The digest of one figure's inputs: its name, data and formats, and ``base`` (code and rcParams)."""
+    kind, args, _stem, formats, _rc = job
+    h = hashlib.sha256(base.encode())
+    _digest((kind, args, tuple(formats)), h)
+    return h.hexdigest()[:24]
+
+
+def _read_manifest(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+class _Progress:
+    """``[arena] figures: k/n`` lines while a report draws, at most one a second (and the last)."""
+
+    def __init__(self, n: int, quiet: bool):
+        self.n, self.k, self.quiet, self.last = n, 0, quiet, 0.0
+        self.t0 = time.perf_counter()
+        self.lock = threading.Lock()
+
+    def __call__(self, job) -> None:
+        with self.lock:
+            self.k += 1
+            now = time.perf_counter()
+            if not self.quiet and (now - self.last >= 1.0 or self.k == self.n):
+                self.last = now
+                print(f"[arena] figures: {self.k}/{self.n} drawn ({now - self.t0:.1f} s) | {Path(job[2]).name}",
+                      flush=True)
 
 
 def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
            leaderboard_metrics: Sequence[str] = ("smce_over_T", "brier", "bias"),
-           formats: Sequence[str] = ("pdf", "png")) -> list[Path]:
+           formats: Sequence[str] = ("pdf", "png"), paper: bool = False, quiet: bool = False,
+           html: bool = True) -> list[Path]:
     """Draw every figure of a results directory into ``out_dir/figures/``, write a LaTeX table per
-    game and ``out_dir/summary.md``, and return the paths.
+    game, ``out_dir/summary.md`` and ``out_dir/index.html``, and return the paths.
 
     Per game present (each in ``figures/<game>/`` when the directory holds several games):
 
@@ -197,9 +285,22 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
     - ``certificates``: every certificate's value over its bound (:func:`certificate_margins`);
     - ``table.tex``: :func:`latex_table` of the game's :data:`HEADLINE_METRICS`.
 
-    Each figure comes as PDF (fonts embedded as TrueType) and PNG; a figure without data is
-    skipped. Then ``summary.md`` (:func:`markdown_summary`). The paths come in that order,
-    whatever the number of processes.
+    A leaderboard needs two forecasters or two natures: a single matchup gets its curves,
+    reliability and certificates only. Each figure comes in every one of ``formats`` (PDF fonts
+    embedded as TrueType); a figure without data is skipped. Then the anytime-valid comparison of each game's two best forecasters
+    (:func:`arena.compare.top_pairs`: ``compare_top.parquet``/``.csv`` and a figure
+    ``compare__<A>__<B>__T<T>``, when their per-round records can be had), ``summary.md``
+    (:func:`markdown_summary`) and ``index.html`` (:func:`arena.plots.html.write_index`). The
+    paths come in that order, whatever the number of processes.
+
+    Only figures whose inputs changed are drawn: ``figures/.manifest.json`` keeps, per figure, a
+    digest of its data, formats and the plotting code; a figure whose digest is unchanged and
+    whose files are there is kept as it is. Files of ``figures/`` (figures and tables) that this
+    report did not produce are stale, and removed. Progress is printed as the figures are drawn
+    (unless ``quiet``).
+
+    With ``paper``, only the handful of figures a paper needs go to ``out_dir/paper/``, named for
+    it (:func:`paper_jobs`), with each game's LaTeX table; nothing else is written.
 
     The figures are drawn by this process and, where there is more than one CPU, by worker
     processes (one per CPU; set ``ARENA_PLOT_JOBS`` to choose the number of processes, 1 for
@@ -213,8 +314,12 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
         unless ``tables`` (keys ``summary``, ``curves``, ``reliability``) is given.
     leaderboard_metrics : the leaderboards of binary forecasts, and the headline metrics of a
         game without its own entry in :data:`HEADLINE_METRICS`.
+    formats : any of :data:`FORMATS`.
     """
     out_dir = Path(out_dir)
+    bad = [f for f in formats if f not in FORMATS]
+    if bad or not formats:
+        raise ValueError(f"figure format {', '.join(map(repr, bad)) or 'none'}: choose from {', '.join(FORMATS)}")
     if tables is None:
         tables = _read_tables(out_dir)
     summary, curves, rel = (tables.get(k) for k in ("summary", "curves", "reliability"))
@@ -224,38 +329,159 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
     rc = {k: v for k, v in mpl.rcParams.items() if k not in _LOCAL_RC}  # the workers draw with ours
     games = sorted(summary["game"].dropna().astype(str).unique()) if "game" in summary else []
     parts = [(g, *(_of_game(df, g) for df in (summary, curves, rel))) for g in games] or [(None, summary, curves, rel)]
-    fig_dir = {game: out_dir / "figures" / (game if len(parts) > 1 else "") for game, *_ in parts}
+    root = out_dir / ("paper" if paper else "figures")
+    fig_dir = {game: root / (game if len(parts) > 1 and not paper else "") for game, *_ in parts}
+    families = _families(summary)
     jobs: list[tuple] = []
     for game, s, c, r in parts:
         fig_dir[game].mkdir(parents=True, exist_ok=True)
-        styles = _game_styles(s, c, r)  # one color and marker per forecaster in all the game's figures
-        jobs += binary.jobs(s, c, r, fig_dir[game], formats, rc, styles, leaderboard_metrics)
+        styles = _game_styles(families, s, c, r)  # one color and marker per forecaster in all the game's figures
+        game_jobs = binary.jobs(s, c, r, fig_dir[game], formats, rc, styles, leaderboard_metrics)
         for module in (quantile, experts, decision):  # each game's own figures, if the game is there
-            jobs += module.jobs(s, c, fig_dir[game], formats, rc, styles)
+            game_jobs += module.jobs(s, c, fig_dir[game], formats, rc, styles)
         if not _certificate_ratios(s).empty:
-            jobs.append(("certificates", (s, styles), fig_dir[game] / "certificates", formats, rc))
-    written: list[Path] = [path for paths in _run_jobs(jobs) for path in paths]
+            game_jobs.append(("certificates", (_only(s, prefix="cert."), styles), fig_dir[game] / "certificates",
+                              formats, rc))
+        if _single_matchup(s):  # a heatmap of one cell says nothing a table does not
+            game_jobs = [j for j in game_jobs if j[0] != "leaderboard"]
+        jobs += paper_jobs(game, s, game_jobs) if paper else game_jobs
+    written = _draw(root, jobs, quiet)
     for game, s, *_ in parts:
         metrics = _headline(game, s, leaderboard_metrics)
         if metrics:
-            path = fig_dir[game] / "table.tex"
+            path = fig_dir[game] / (f"{game or 'results'}_table.tex" if paper else "table.tex")
             n = s["seed"].nunique() if "seed" in s else 1
-            path.write_text(f"% {game or 'all games'}: mean over natures of the mean over {n} seed(s), "
-                            "+- the half-width of its 95% interval; best in bold (arena.plots.latex_table)\n"
-                            + latex_table(s, metrics) + "\n")
+            write_text_atomic(f"% {game or 'all games'}: mean over natures of the mean over {n} seed(s), "
+                              "+- the half-width of its 95% interval (none: one seed, or one value on every seed); "
+                              "best in bold (arena.plots.latex_table)\n"
+                              + latex_table(s, metrics) + "\n", path)
             written.append(path)
+    _remove_stale(root, written)
+    if paper:
+        return written
     if not summary.empty:
+        comparisons, written = _top_comparisons(out_dir, summary, fig_dir, formats, written)
         path = out_dir / "summary.md"
-        path.write_text(markdown_summary(summary, written, out_dir, leaderboard_metrics))
+        page = [out_dir / "index.html"] if html else []  # written below; the summary links it too
+        write_text_atomic(markdown_summary(summary, [*written, *page], out_dir, leaderboard_metrics,
+                                           comparisons), path)
         written.append(path)
+    if html:
+        from arena.plots.html import write_index
+
+        written.append(write_index(out_dir, summary, [(j[2], j[0], j[1]) for j in jobs], written))
     return written
 
 
-def _game_styles(*tables: pd.DataFrame) -> dict[str, dict[str, str]]:
+def _top_comparisons(out_dir: Path, summary: pd.DataFrame, fig_dir: dict, formats: Sequence[str],
+                     written: list[Path]) -> tuple[pd.DataFrame, list[Path]]:
+    """The anytime-valid comparison of each game's top pair (:func:`arena.compare.top_pairs`), its
+    table ``compare_top.csv`` and its figure ``compare__<A>__<B>`` per game and T."""
+    from arena.compare import top_pairs
+    from arena.plots.compare import comparison_figure
+    from arena.results import write_table
+
+    final, curves = top_pairs(out_dir, summary)
+    if curves.empty:  # nothing compared (no per-round records): summary.md gives the reason
+        return final, written
+    written = [*written, write_table(final, out_dir, "compare_top")]
+    for (game, T), c in curves.groupby(["game", "T"], sort=True) if not curves.empty else []:
+        folder = fig_dir.get(game, next(iter(fig_dir.values())))
+        stem = folder / f"compare__{_safe(c['forecaster_a'].iloc[0])}__{_safe(c['forecaster_b'].iloc[0])}__T{T}"
+        written += _save(comparison_figure(c), stem, formats)
+    return final, written
+
+
+def _draw(root: Path, jobs: list[tuple], quiet: bool) -> list[Path]:
+    """Draw the jobs whose inputs changed since the manifest of ``root`` was written; return every
+    job's files, drawn now or kept."""
+    manifest_path = root / MANIFEST
+    old = _read_manifest(manifest_path)
+    base = _code_version() + hashlib.sha256(repr(sorted(
+        (k, repr(v)) for k, v in jobs[0][4].items())).encode()).hexdigest()[:16] if jobs else ""
+    keys = [_job_key(job, base) for job in jobs]
+    files = [[Path(job[2]).with_name(f"{Path(job[2]).name}.{ext}") for ext in job[3]] for job in jobs]
+    rel = [Path(job[2]).relative_to(root).as_posix() for job in jobs]
+    todo = [i for i in range(len(jobs)) if old.get(rel[i]) != keys[i] or not all(f.exists() for f in files[i])]
+    if not quiet:
+        print(f"[arena] figures: {len(todo)} to draw, {len(jobs) - len(todo)} up to date in {root}", flush=True)
+    _run_jobs([jobs[i] for i in todo], on_done=_Progress(len(todo), quiet))
+    if jobs or old:
+        write_text_atomic(json.dumps(dict(zip(rel, keys)), indent=0, sort_keys=True), manifest_path)
+    return [f for fs in files for f in fs]
+
+
+def _remove_stale(root: Path, written: list[Path]) -> None:
+    """Delete the figures and tables under ``root`` that this report did not write (an older
+    configuration's, or a nature no longer played)."""
+    keep = {Path(p).resolve() for p in written}
+    for path in root.rglob("*"):
+        if path.is_file() and path.suffix in _OWNED and path.resolve() not in keep:
+            path.unlink(missing_ok=True)
+
+
+def _single_matchup(summary: pd.DataFrame) -> bool:
+    """Whether ``summary`` holds one forecaster against one nature (any number of seeds)."""
+    return all(c in summary and summary[c].nunique() <= 1 for c in ("forecaster", "nature"))
+
+
+#: The curve figure of each game that goes into a paper (``--paper``).
+_PAPER_CURVES = ("smce_vs_T", "coverage_error_vs_T", "regret_experts", "regret_decision")
+
+
+def paper_jobs(game: str | None, summary: pd.DataFrame, jobs: list[tuple]) -> list[tuple]:
+    """The figures of one game a paper needs, renamed ``<game>_<figure>``: the game's curve figure
+    (smCE/T, coverage error or regret against t) and reliability diagram on one nature (an adaptive
+    one where there is one: the guarantees are for adversaries), the leaderboard of its first
+    headline metric, and the certificates."""
+    natures = summary.loc[summary["adaptive"].astype(bool), "nature"] if "adaptive" in summary else pd.Series()
+    natures = sorted(natures.astype(str).unique()) or sorted(summary["nature"].astype(str).unique()) \
+        if "nature" in summary else []
+    nature = natures[0] if natures else None
+    prefix = f"{game or 'results'}_"
+    chosen = []
+    for job in jobs:
+        kind, args, stem = job[0], job[1], Path(job[2])
+        name = stem.name
+        if kind in (*_PAPER_CURVES, "reliability") and nature is not None and name.endswith(f"__{nature}"):
+            name = f"{kind}_{nature}"
+        elif kind == "leaderboard" and not any(j[0] == "leaderboard" for j in chosen):
+            name = name.replace("__", "_")
+        elif kind == "certificates":
+            pass
+        else:
+            continue
+        chosen.append((kind, args, stem.with_name(prefix + name), *job[3:]))
+    return chosen
+
+
+def _families(summary: pd.DataFrame) -> dict[str, str]:
+    """Each forecaster's family (:attr:`arena.protocols.Forecaster.family`), looked up from its plugin
+    (the ``forecaster_plugin`` column); a plugin that is not installed here counts as a baseline."""
+    if summary is None or "forecaster" not in summary:
+        return {}
+    plugin = summary["forecaster_plugin"] if "forecaster_plugin" in summary else summary["forecaster"]
+    pairs = dict(zip(summary["forecaster"].astype(str), plugin.astype(str)))
+    try:
+        from arena.registry import forecaster_class, load_plugins
+
+        load_plugins()
+    except Exception:  # noqa: BLE001  (no plugins here: every forecaster a baseline)
+        return {}
+    out = {}
+    for name, plug in pairs.items():
+        try:
+            out[name] = str(getattr(forecaster_class(plug), "family", "baseline"))
+        except Exception:  # noqa: BLE001  (a plugin of another installation)
+            out[name] = "baseline"
+    return out
+
+
+def _game_styles(families: Mapping[str, str], *tables: pd.DataFrame) -> dict[str, dict[str, str]]:
     """One color and marker per forecaster of a game, from every table of the game: the same in
-    all its figures."""
+    all its figures; with its family (:func:`_families`), which splits crowded figures into panels."""
     names = set()
     for df in tables:
         if df is not None and "forecaster" in df:
             names |= set(df["forecaster"].dropna().astype(str))
-    return forecaster_styles(names)
+    return {n: {**st, "family": families.get(n, "baseline")} for n, st in forecaster_styles(names).items()}

@@ -15,9 +15,7 @@ Examples
 from __future__ import annotations
 
 import logging
-import os
 import re
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -28,8 +26,19 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+#: A paper's single column and its full text width, in inches (NeurIPS, ICML, two-column ACM/IEEE):
+#: every figure is one or the other wide, drawn at 8 pt (7 pt ticks, 6.5 pt legends).
+COLUMN_WIDTH = 3.25
+FULL_WIDTH = 6.75
 #: Single-column figure size (inches) and the type size that goes with it.
-FIGSIZE = (3.4, 2.6)
+FIGSIZE = (COLUMN_WIDTH, 2.5)
+#: At most this many forecasters share a panel; more are split into panels by family
+#: (:attr:`arena.protocols.Forecaster.family`), so that every line can be told apart.
+MAX_LINES = 6
+#: A 95% interval across seeds is drawn as a band only from this many seeds on: with two or
+#: three seeds the Student-t interval is so wide (t quantile 12.7 or 4.3) that bands fill the
+#: panel and hide the means. Figures say how many seeds their means are over.
+MIN_BAND_SEEDS = 5
 #: PNG resolution: 150 dpi keeps 7 pt text crisp at single-column width, and draws and
 #: compresses in about half the time of 200 dpi.
 DPI = 150
@@ -44,7 +53,7 @@ _RC = {
 }
 #: Fonts embedded in PDF and PostScript as TrueType (Type 42), not Type 3: selectable text, and
 #: what publishers ask for. Applied where the figures are saved (:func:`_save`).
-_SAVE_RC = {"pdf.fonttype": 42, "ps.fonttype": 42}
+_SAVE_RC = {"pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "none", "svg.hashsalt": "arena"}
 
 #: Okabe & Ito's colorblind-safe palette (yellow left out: too light on white), then Paul Tol's
 #: muted wine, teal, olive and indigo, then Tol's remaining colors, for games with more than seven
@@ -118,12 +127,44 @@ def _axes(ax: Axes | None, figsize=FIGSIZE) -> tuple[Figure, Axes]:
     return fig, fig.add_subplot()
 
 
+_SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
+class _DecadeFormatter(ticker.Formatter):
+    """One style for every decade of an axis: plain (0.01, 0.1, 1, 10, 100, 1000) when they all lie in
+    [0.001, 10000), else all as powers of ten (10\u207b\u2075, 10\u00b3, 10\u2076), never a mix of "100000" and "1e+06".
+
+    Examples
+    --------
+    >>> f = _DecadeFormatter(); f.set_locs([10, 100, 1000]); [f(v) for v in f.ticks]
+    ['10', '100', '1000']
+    >>> f.set_locs([1e3, 1e4, 1e5, 1e6]); [f(v) for v in f.ticks]
+    ['10\u00b3', '10\u2074', '10\u2075', '10\u2076']
+    """
+
+    def set_locs(self, locs):
+        self.ticks = list(locs)
+        if self.axis is not None:  # only the ticks in view are labelled
+            lo, hi = sorted(self.axis.get_view_interval())
+            locs = [v for v in self.ticks if lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9)] or self.ticks
+        pos = [abs(v) for v in locs if v]
+        self.plain = not pos or (min(pos) >= 1e-3 and max(pos) < 1e4)
+
+    def __call__(self, v, pos=None):
+        if v == 0 or getattr(self, "plain", True):
+            return f"{v:g}"
+        k = np.log10(abs(v))
+        if abs(k - round(k)) > 1e-9:
+            return f"{v:.0e}"
+        return ("\u2212" if v < 0 else "") + "10" + str(int(round(k))).translate(_SUPERSCRIPT)
+
+
 def _plain_log_ticks(axis) -> None:
-    """Decades written as 0.01, 0.1, 1, 10 (plain text: no mathtext, quicker and easier to read).
+    """Decades in one style per axis (:class:`_DecadeFormatter`: plain text, no mathtext, quicker).
 
     No minor ticks: matplotlib's eight per decade cost about a fifth of a curve figure's
     drawing time, and the labelled decades are what the reader uses."""
-    axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_major_formatter(_DecadeFormatter())
     axis.set_minor_locator(ticker.NullLocator())
 
 
@@ -158,18 +199,17 @@ def _save(fig: Figure, stem: Path, formats: Sequence[str]) -> list[Path]:
         fig.set_dpi(DPI)
         engine.execute(fig)
         fig.set_layout_engine("none")
+    from arena.results import _atomic  # the tables' writer: a temp file with the umask's permissions, renamed
+
     for ext in formats:
         path = stem.with_name(f"{stem.name}.{ext}")
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        os.close(fd)
-        try:
-            # no creation date in PDFs: the same tables give the same bytes, in any process
-            meta = {"CreationDate": None} if ext == "pdf" else None
+        # no creation date in PDFs and SVGs: the same tables give the same bytes, in any process
+        meta = {"CreationDate": None} if ext == "pdf" else {"Date": None} if ext == "svg" else None
+
+        def write(tmp, ext=ext, meta=meta):
             with mpl.rc_context(_SAVE_RC):
                 fig.savefig(tmp, format=ext, dpi=DPI, metadata=meta)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+
+        _atomic(path, write)
         paths.append(path)
     return paths

@@ -128,31 +128,80 @@ def _md_table(header: Sequence[str], rows: Iterable[Sequence], align: str) -> li
             *("| " + " | ".join(cell(v) for v in row) + " |" for row in rows), ""]
 
 
-def _md_leaderboard(board: pd.DataFrame, metric: str) -> list[str]:
+def _md_leaderboard(board: pd.DataFrame, metric: str, mix: pd.DataFrame) -> list[str]:
+    """One metric's leaderboard: mean ± interval (or "exact"), the worst case over natures and the
+    minimax weight (``mix``: :func:`arena.minimax.minimax_table` rows of this metric)."""
     way = {"min": "lower is better", "max": "higher is better"}.get(direction(metric), "not ranked")
-    rows = [(r["rank"], r["forecaster"], _pm(r["mean"], r["half"], " ± "), f"{r['mean_rank']:.2f}", r["n_natures"])
-            for _, r in board.iterrows()]
-    return [f"#### {METRIC_LABELS.get(metric, metric)} (`{metric}`, {way})", "",
-            *_md_table(["rank", "forecaster", "mean ± 95% CI", "mean rank over natures", "natures"], rows, "rlrrr")]
+    weight = mix.loc[mix["side"] == "forecaster"].set_index("name")["weight"] if not mix.empty else pd.Series()
+    rows = [(r["rank"], r["forecaster"], _pm(r["mean"], r["half"], " ± ") + (" (exact)" if r["exact"] else ""),
+             f"{r['mean_rank']:.2f}", r["n_natures"], _fmt(r["worst"]),
+             r["worst_nature"] if pd.notna(r["worst"]) else "",
+             _fmt(weight.get(r["forecaster"], np.nan), 2)) for _, r in board.iterrows()]
+    head = [f"#### {METRIC_LABELS.get(metric, metric)} (`{metric}`, {way})", ""]
+    table = _md_table(["rank", "forecaster", "mean ± 95% CI", "mean rank over natures", "natures", "worst case",
+                       "worst nature", "minimax weight"], rows, "rlrrrrlr")
+    if mix.empty:
+        return [*head, *table]
+    natures = mix.loc[(mix["side"] == "nature") & (mix["weight"] > 1e-9)].sort_values("weight", ascending=False)
+    worst = ", ".join(f"{n} {w:.2f}" for n, w in zip(natures["name"], natures["weight"]))
+    return [*head, *table, f"Value of the forecaster x nature game: {_fmt(mix['value'].iloc[0])}; "
+            f"worst mixture of natures: {worst}.", ""]
 
 
-def _md_paired(summary: pd.DataFrame, metric: str, best: str) -> list[str]:
-    """The paired comparisons of ``best`` with every other forecaster whose interval excludes 0."""
+def _md_top_paired(summary: pd.DataFrame, metric: str, board: pd.DataFrame, top: int = 2) -> list[str]:
+    """The best forecaster against the next ``top`` of the leaderboard, nature by nature: where the
+    best is better, where worse (95% paired interval over seeds excludes 0, or an exact difference,
+    marked "exact"), and how many natures are undecided."""
+    names = board["forecaster"].tolist()
+    if len(names) < 2 or direction(metric) is None:  # better and worse need a direction
+        return []
+    best, lower = names[0], direction(metric) == "min"
     p = paired(summary, metric)
-    p = p.loc[p["significant"] & ((p["forecaster_a"] == best) | (p["forecaster_b"] == best))]
-    flip = np.where(p["forecaster_a"] == best, -1.0, 1.0)  # as other - best
-    p = p.assign(other=np.where(flip < 0, p["forecaster_b"], p["forecaster_a"]), diff=flip * p["mean_diff"],
-                 low=np.where(flip < 0, -p["ci_high"], p["ci_low"]), high=np.where(flip < 0, -p["ci_low"], p["ci_high"]))
-    lower = direction(metric) == "min"
-    rank = {n: i for i, n in enumerate(order(p["other"]))}
-    p = p.assign(order=p["other"].map(rank)).sort_values(["order", "nature"] if "nature" in p else ["order"])
-    rows = [(r["other"], r.get("nature", ""), _fmt(r["diff"]), f"[{_fmt(r['low'])}, {_fmt(r['high'])}]", r["n"],
-             "better" if (r["diff"] > 0) == lower else "worse") for _, r in p.iterrows()]
-    head = [f"Paired with the best, `{best}` (other - best on the same seeds; the interval excludes 0):", ""]
-    if not rows:
-        return [*head[:-1], "none.", ""]
-    return [*head, *_md_table(["forecaster", "nature", "other - best", "95% CI", "seeds", f"{best} is"], rows,
-                              "llrrrl")]
+    rows = []
+    for other in names[1: 1 + top]:
+        pair = p.loc[((p["forecaster_a"] == best) & (p["forecaster_b"] == other))
+                     | ((p["forecaster_a"] == other) & (p["forecaster_b"] == best))]
+        diff = np.where(pair["forecaster_a"] == best, 1.0, -1.0) * pair["mean_diff"]  # best - other
+        better = pair["significant"] & ((diff < 0) == lower)
+        worse = pair["significant"] & ~better
+
+        def names_of(mask) -> str:
+            part = pair.loc[mask].sort_values("nature") if "nature" in pair else pair.loc[mask]
+            natures = part["nature"] if "nature" in part else [""] * len(part)
+            return ", ".join(f"{n}" + (" (exact)" if e else "") for n, e in zip(natures, part["exact"]))
+
+        rows.append((other, names_of(better) or "none", names_of(worse) or "none", int((~pair["significant"]).sum())))
+    return [f"Top comparisons: `{best}` against the next {len(rows)} (paired by seed; 95% interval over seeds "
+            "excluding 0, or an exact difference of seed-invariant matchups; every pair, nature and metric: "
+            "`paired.csv`):", "",
+            *_md_table(["forecaster", f"natures where {best} is better", f"natures where {best} is worse",
+                        "undecided"], rows, "lllr")]
+
+
+def _md_sequential(comparisons: pd.DataFrame | None, game: str | None, T) -> list[str]:
+    """The anytime-valid comparison of the top pair (:func:`arena.compare.top_pairs`) at this game and T."""
+    if comparisons is None or comparisons.empty or "game" not in comparisons:
+        return []
+    c = comparisons.loc[(comparisons["game"] == game) & (comparisons["T"] == T)]
+    if c.empty:
+        return []
+    first = c.iloc[0]
+    if "error" in c and isinstance(first.get("error"), str) and first["error"]:
+        return [f"Anytime-valid comparison of `{first['forecaster_a']}` and `{first['forecaster_b']}`: not "
+                f"available ({first['error']}).", ""]
+    rows = [(r["nature"], r["seed"], _fmt(r["mean"]), f"[{_fmt(r['low'])}, {_fmt(r['high'])}]",
+             _fmt(r["e_a_better"]), _fmt(r["e_b_better"]),
+             r["verdict"] + (f" at t = {int(r['decided_at'])}" if np.isfinite(r["decided_at"]) else ""),
+             r["pairing"]) for _, r in c.iterrows()]
+    return [f"#### Anytime-valid: `{first['forecaster_a']}` (A) vs `{first['forecaster_b']}` (B), "
+            f"{first['metric']} per round", "",
+            "Confidence sequence (95%, valid at every round at once) for the running mean of A's score minus "
+            "B's, and e-values against \"A is no better than B\" and the reverse, at the last round (a verdict "
+            "at the first round where one reaches 20); "
+            f"all natures and seeds, curves and figure: `arena-compare DIR {first['forecaster_a']} "
+            f"{first['forecaster_b']}`.", "",
+            *_md_table(["nature", "seed", "A - B", "95% CS", "e(A better)", "e(B better)", "verdict", "pairing"],
+                       rows, "lrrrrrll")]
 
 
 def _md_certificates(summary: pd.DataFrame) -> list[str]:
@@ -183,12 +232,14 @@ def _md_certificates(summary: pd.DataFrame) -> list[str]:
     if not rows:
         return ["No certificates.", ""]
     rows.sort(key=lambda r: (order(summary["forecaster"].unique()).index(r[0]), r[1]))
+    total = [f"{sum(r[2] for r in rows)} hold, {sum(r[3] for r in rows)} fail, "
+             f"{sum(r[4] for r in rows)} not applicable.", ""]
     if not any(r[4] for r in rows):  # no certificate was not applicable: keep the table narrow
         rows = [r[:4] + r[5:7] for r in rows]
-        return _md_table(["forecaster", "certificate", "holds", "fails", "natures where it fails",
-                          "worst value/bound"], rows, "llrrlr")
-    return _md_table(["forecaster", "certificate", "holds", "fails", "n/a", "natures where it fails",
-                      "worst value/bound", "why not applicable"], rows, "llrrrlrl")
+        return [*total, *_md_table(["forecaster", "certificate", "holds", "fails", "natures where it fails",
+                                    "worst value/bound"], rows, "llrrlr")]
+    return [*total, *_md_table(["forecaster", "certificate", "holds", "fails", "n/a", "natures where it fails",
+                                "worst value/bound", "why not applicable"], rows, "llrrrlrl")]
 
 
 def _md_forfeits(summary: pd.DataFrame) -> list[str]:
@@ -201,12 +252,23 @@ def _md_forfeits(summary: pd.DataFrame) -> list[str]:
 
 
 def markdown_summary(summary: pd.DataFrame, files: Sequence[Path] = (), root: Path | str | None = None,
-                     leaderboard_metrics: Sequence[str] = ("smce_over_T", "brier", "bias")) -> str:
-    """A Markdown summary of a results table, per game and horizon T: the leaderboard of each
-    headline metric (:data:`HEADLINE_METRICS`, :func:`arena.aggregate.leaderboard`) with mean ±
-    the half-width of its 95% interval, the paired comparisons with the best forecaster whose
-    interval excludes 0 (:func:`arena.aggregate.paired`), the certificates' pass/fail counts and
-    the forfeits; then links to ``files`` (figures as PDF and PNG, tables), relative to ``root``.
+                     leaderboard_metrics: Sequence[str] = ("smce_over_T", "brier", "bias"),
+                     comparisons: pd.DataFrame | None = None) -> str:
+    """A Markdown summary of a results table that reads in a minute, per game and horizon T:
+
+    - the leaderboard of each headline metric (:data:`HEADLINE_METRICS`,
+      :func:`arena.aggregate.leaderboard`): mean over natures ± the half-width of its 95%
+      interval ("exact" when every nature's matchup is seed-invariant), the worst case over
+      natures with the nature attaining it, and the weight of the forecaster in the minimax
+      mixture of the forecaster x nature game (:func:`arena.minimax.minimax_table`), with the
+      value of the game and the worst mixture of natures;
+    - the top comparisons: the best forecaster against the next two, nature by nature
+      (:func:`arena.aggregate.paired`; the full table is ``paired.csv``);
+    - the anytime-valid comparison of the top pair (``comparisons``: rows of
+      :func:`arena.compare.top_pairs`), when given;
+
+    then, per game, the certificates' verdict counts and the forfeits, and links to ``files``
+    (figures as PDF and PNG, tables), relative to ``root``.
 
     Examples
     --------
@@ -214,23 +276,38 @@ def markdown_summary(summary: pd.DataFrame, files: Sequence[Path] = (), root: Pa
     ...                   "status": ["ok", "forfeit"], "forfeit_who": ["", "forecaster"], "forfeit_step": [-1, 3],
     ...                   "forfeit_reason": ["", "p = 2 out of [0, 1]"], "brier": [0.2, np.nan]})
     >>> md = markdown_summary(s)
-    >>> "| 1 | a | 0.2 | 1.00 | 1 |" in md, "| b | n | 0 | 10 | forecaster | 3 | p = 2 out of [0, 1] |" in md
-    (True, True)
+    >>> "| 1 | a | 0.2 | 1.00 | 1 | 0.2 | n | 1 |" in md
+    True
+    >>> "| b | n | 0 | 10 | forecaster | 3 | p = 2 out of [0, 1] |" in md
+    True
     """
+    from arena.minimax import minimax_table
+
     n_forfeit = int((summary["status"] == "forfeit").sum()) if "status" in summary else 0
     lines = ["# Results summary", "",
              (f"{len(summary)} matchups ({n_forfeit} forfeited, left out of the statistics). Means are over "
               "seeds, then over natures; ± is the half-width of the 95% Student-t interval across seeds "
-              "(natures fixed, seeds random; none with one seed). Paired comparisons pair runs by seed: the "
-              "same outcomes from an oblivious nature, the same random numbers from an adaptive one."), ""]
+              "(natures fixed, seeds random; none with one seed). A matchup whose every seed gave the same "
+              "values (seed-invariant: e.g. a deterministic forecaster against a deterministic nature or a "
+              "replayed series) counts once: its value is exact, with no interval. Worst case: the largest "
+              "(for higher-is-better metrics, smallest) seed mean over natures. Minimax weight: the "
+              "forecaster's probability in the mixture that minimizes the worst case over mixtures of "
+              "natures. Paired comparisons pair runs by seed: the same outcomes from an oblivious nature, "
+              "the same random numbers from an adaptive one."), ""]
     games = sorted(summary["game"].dropna().astype(str).unique()) if "game" in summary else [None]
     for game in games:
         s = _of_game(summary, game)
         metrics = _headline(game, s, leaderboard_metrics)
         board = leaderboard(s, metrics) if metrics else pd.DataFrame(columns=["T", "metric"])
+        stats = seed_stats(s, metrics) if metrics else pd.DataFrame()
+        mix = minimax_table(stats, metrics, {m: direction(m) for m in metrics}) if metrics else pd.DataFrame()
         natures = s["nature"].nunique() if "nature" in s else 0
         seeds = sorted(s["seed"].unique().tolist()) if "seed" in s else "?"
+        invariant = stats.drop_duplicates([k for k in ("forecaster", "nature", "T") if k in stats]) \
+            if "seed_invariant" in stats else pd.DataFrame()
         counts = f"{s['forecaster'].nunique()} forecasters, {natures} natures, seeds {seeds}."
+        if not invariant.empty and invariant["seed_invariant"].any():
+            counts += f" Seed-invariant (exact) matchups: {int(invariant['seed_invariant'].sum())} of {len(invariant)}."
         lines += [f"## {game or 'results'}", "", counts, ""]
         for T, b in board.groupby("T", sort=True):
             lines += [f"### T = {T}", ""]
@@ -239,8 +316,11 @@ def markdown_summary(summary: pd.DataFrame, files: Sequence[Path] = (), root: Pa
                 bm = b.loc[b["metric"] == metric]
                 if bm.empty:
                     continue
-                lines += _md_leaderboard(bm, metric)
-                lines += _md_paired(at_T, metric, str(bm["forecaster"].iloc[0]))
+                mm = mix.loc[(mix["metric"] == metric) & (mix["T"] == T)] if "T" in mix else mix.loc[
+                    mix.get("metric", pd.Series(dtype=str)) == metric] if not mix.empty else mix
+                lines += _md_leaderboard(bm, metric, mm)
+                lines += _md_top_paired(at_T, metric, bm)
+            lines += _md_sequential(comparisons, game, T)
         lines += ["### Certificates", "", *_md_certificates(s), "### Forfeits", "", *_md_forfeits(s)]
     if files:
         root = Path(root) if root is not None else Path(".")

@@ -1,0 +1,368 @@
+"""Anytime-valid paired comparison of two forecasters of a results directory (``arena-compare``).
+
+For each nature and seed on which both forecasters finished, the per-round records of the two
+matchups (the stored trace ``traces/<matchup_id>.parquet`` when the tournament kept it, else the
+matchup replayed from its stored config through :func:`arena.matchup.matchup_from_config` and
+:func:`arena.runner.play_matchup`, which is deterministic) give each forecaster's score at every
+round; :mod:`arena.sequential` turns the differences into a confidence sequence for the running
+mean difference and two e-processes, one against "A is no better than B", one against "B is no
+better than A".
+
+Scores (lower is better; :data:`SCORES`): ``brier`` (p - y)^2 in [0, 1]; ``log_loss`` with the
+referee's clipping (in [0, -log 1e-6]); ``pinball`` (quantile game: in [0, max(q, 1-q)(ymax - ymin)]);
+``calibration``: calibration in the large, the running mean of the expected residual
+E[y_t | past] - p_t (quantile game: P(y_t <= p_t | past) - q), one confidence sequence per
+forecaster at alpha / 2 each, compared as abs(A's) - abs(B's) (no e-process: it is no mean of
+per-round scores).
+
+Pairing: an oblivious nature deals both forecasters the same outcomes (its seed does not depend
+on the forecaster), so the difference is of two forecasts of one sequence; an adaptive nature
+reacts to each forecaster, so each plays its own sequence drawn with common random numbers, and
+the comparison is of how each fares against that nature (both are valid; the table says which).
+
+Examples
+--------
+>>> y = np.array([0.0, 1.0])
+>>> d = pair_scores(np.array([0.2, 0.9]), np.array([0.5, 0.5]), y, y, "brier")
+>>> d["values"].round(2).tolist(), d["lo"], d["hi"]
+([-0.21, -0.24], -1.0, 1.0)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from arena.sequential import confidence_sequence, e_process
+
+#: The scores a comparison can use; the quantile game has ``pinball`` and ``calibration`` only.
+SCORES = ("brier", "log_loss", "pinball", "calibration")
+#: The default score of each game.
+DEFAULT_SCORE = {"quantile": "pinball"}
+#: Rounds at which the curves are kept (log-spaced, plus the last).
+CURVE_POINTS = 60
+#: The report replays the top pair's matchups only when they took at most this many seconds in
+#: all when they were played (their stored timing); arena-compare replays whatever it is asked.
+REPLAY_BUDGET = 60.0
+
+
+def _score(p: np.ndarray, y: np.ndarray, metric: str, game: dict) -> tuple[np.ndarray, float, float]:
+    """Per-round score of realized forecasts p against outcomes y, with bounds that hold every round."""
+    if game.get("name") == "quantile":
+        from arena.games.quantile import pinball
+
+        q, ymin, ymax = float(game["q"]), float(game["ymin"]), float(game["ymax"])
+        if metric == "pinball":
+            return pinball(p, y, q), 0.0, max(q, 1 - q) * (ymax - ymin)
+        if metric == "calibration":
+            return (y <= p).astype(float) - q, -q, 1 - q
+        raise ValueError(f"metric {metric!r} is not a score of the quantile game; use pinball or calibration")
+    if metric == "brier":
+        return (p - y) ** 2, 0.0, 1.0
+    if metric == "log_loss":
+        from arena.metrics.calibration import LOG_LOSS_EPS
+
+        q = np.clip(p, LOG_LOSS_EPS, 1 - LOG_LOSS_EPS)
+        return -(y * np.log(q) + (1 - y) * np.log1p(-q)), 0.0, -math.log(LOG_LOSS_EPS)
+    if metric == "calibration":
+        return y - p, -1.0, 1.0
+    raise ValueError(f"metric {metric!r} is not a score of the {game.get('name')!r} game; use one of "
+                     "brier, log_loss, calibration")
+
+
+def pair_scores(p_a: np.ndarray, p_b: np.ndarray, y_a: np.ndarray, y_b: np.ndarray, metric: str = "brier",
+                game: dict | None = None) -> dict:
+    """The per-round score differences A - B (A's forecasts p_a of outcomes y_a, B's p_b of y_b) with
+    their bounds; ``game``: the game's parameters (name, and q, ymin, ymax for the quantile game).
+
+    Returns ``values`` (the differences), ``lo`` and ``hi``; for ``calibration`` also each
+    forecaster's residuals ``a``, ``b`` and their bounds ``r_lo``, ``r_hi``.
+    """
+    game = game or {"name": "binary"}
+    sa, lo, hi = _score(np.asarray(p_a, float), np.asarray(y_a, float), metric, game)
+    sb, _, _ = _score(np.asarray(p_b, float), np.asarray(y_b, float), metric, game)
+    out = {"values": sa - sb, "lo": lo - hi, "hi": hi - lo}
+    if metric == "calibration":
+        out.update(a=sa, b=sb, r_lo=lo, r_hi=hi)
+    return out
+
+
+def _abs_interval(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The range of abs(m) for m in [low, high]."""
+    small = np.where((low <= 0) & (high >= 0), 0.0, np.minimum(abs(low), abs(high)))
+    return small, np.maximum(abs(low), abs(high))
+
+
+def sequential_comparison(d: dict, alpha: float = 0.05) -> pd.DataFrame:
+    """Per round t: ``mean`` (running mean difference A - B), its confidence sequence ``low``,
+    ``high`` (level 1 - alpha, valid at all t at once), and the e-processes ``e_a_better`` (against
+    "A is no better than B") and ``e_b_better``; for calibration, abs(A's) - abs(B's) residual
+    means with the confidence sequence implied by one per forecaster at alpha / 2, and no e-process.
+    """
+    if "a" in d:  # calibration: one confidence sequence per forecaster
+        ca, cb = (confidence_sequence(d[k], d["r_lo"], d["r_hi"], alpha / 2) for k in ("a", "b"))
+        (a_lo, a_hi), (b_lo, b_hi) = _abs_interval(ca["low"], ca["high"]), _abs_interval(cb["low"], cb["high"])
+        mean, low, high = abs(ca["mean"]) - abs(cb["mean"]), a_lo - b_hi, a_hi - b_lo
+        e_a = e_b = np.full(len(mean), np.nan)
+    else:
+        cs = confidence_sequence(d["values"], d["lo"], d["hi"], alpha)
+        mean, low, high = cs["mean"], cs["low"], cs["high"]
+        e_a, e_b = e_process(-d["values"], -d["hi"], -d["lo"]), e_process(d["values"], d["lo"], d["hi"])
+    return pd.DataFrame({"t": np.arange(1, len(mean) + 1), "mean": mean, "low": low, "high": high,
+                         "e_a_better": e_a, "e_b_better": e_b})
+
+
+def verdict(seq: pd.DataFrame, alpha: float) -> tuple[str, float]:
+    """The verdict of a :func:`sequential_comparison` and the round it was reached: "A better" or
+    "B better" at the first round where an e-process reaches 1/alpha (for calibration: where the
+    confidence sequence excludes 0), else "undecided" (and NaN). Stopping at the first crossing
+    is what anytime validity allows: the chance of a wrong verdict is at most alpha.
+
+    Examples
+    --------
+    >>> seq = pd.DataFrame({"t": [1, 2, 3], "low": -1.0, "high": 1.0, "e_a_better": [1.0, 25.0, 3.0],
+    ...                     "e_b_better": [0.5, 0.1, 0.1]})
+    >>> verdict(seq, 0.05)
+    ('A better', 2.0)
+    """
+    if seq["e_a_better"].notna().any():
+        a, b = seq["e_a_better"] >= 1 / alpha, seq["e_b_better"] >= 1 / alpha
+    else:
+        a, b = seq["high"] < 0, seq["low"] > 0
+    either = (a | b).to_numpy()
+    if not either.any():
+        return "undecided", math.nan
+    i = int(np.argmax(either))
+    return ("A better" if a.iloc[i] else "B better"), float(seq["t"].iloc[i])
+
+
+# ----------------------------------------------------------------------------- per-round records
+
+
+def per_round(out_dir: Path, row: pd.Series) -> tuple[np.ndarray, np.ndarray, str]:
+    """The realized forecasts and outcomes of one stored matchup and where they came from
+    ("trace" or "replay"): its trace when stored, else the matchup played again from its config."""
+    trace = Path(out_dir) / "traces" / f"{row['matchup_id']}.parquet"
+    if trace.is_file():
+        t = pd.read_parquet(trace, columns=["p", "y"])
+        return t["p"].to_numpy(float), t["y"].to_numpy(float), "trace"
+    if not isinstance(row.get("config"), str):
+        raise ValueError(f"matchup {row.get('matchup_id')!r} has no stored trace and no `config` to replay it from; "
+                         "run its tournament with keep_trace=true")
+    from omegaconf import OmegaConf
+
+    from arena.matchup import matchup_from_config
+    from arena.runner import play_matchup
+
+    result = play_matchup(matchup_from_config(OmegaConf.create(json.loads(row["config"]))))
+    rec = result.recorder
+    source = "replay"
+    for metric in ("brier", "pinball"):  # the replay must be the stored game (same code version)
+        new, old = result.summary.get(metric), row.get(metric)
+        if new is not None and old is not None and np.isfinite(old) and not math.isclose(new, old, rel_tol=1e-9):
+            source = f"replay ({metric} {new:.6g}, stored {old:.6g}: other code version?)"
+    return rec.p[: rec.n].copy(), rec.y[: rec.n].copy(), source
+
+
+def _game_params(row: pd.Series) -> dict:
+    game = {"name": row.get("game", "binary")}
+    if isinstance(row.get("config"), str):
+        game.update(json.loads(row["config"]).get("game", {}))
+    return game
+
+
+def _pick(summary: pd.DataFrame, a: str, b: str, game: str | None, T: int | None) -> tuple[pd.DataFrame, str, int]:
+    """The finished rows of forecasters a and b in one game at one T (the largest unless given)."""
+    for name in (a, b):
+        if name not in set(summary["forecaster"]):
+            from arena.errors import did_you_mean
+
+            options = sorted(set(summary["forecaster"].astype(str)))
+            raise ValueError(f"forecaster {name!r} is not in the results (they hold {', '.join(options)})."
+                             f"{did_you_mean(name, options)}")
+    both = summary.loc[summary["forecaster"].isin([a, b])]
+    if "status" in both:
+        both = both.loc[both["status"] == "ok"]
+    games = sorted(set(both.loc[both["forecaster"] == a, "game"]) & set(both.loc[both["forecaster"] == b, "game"]))
+    if game is None:
+        if len(games) != 1:
+            raise ValueError(f"{a!r} and {b!r} share the games {games}; choose one with --game")
+        game = games[0]
+    elif game not in games:
+        raise ValueError(f"{a!r} and {b!r} did not both finish a matchup of game {game!r} (shared: {games})")
+    both = both.loc[both["game"] == game]
+    Ts = sorted(set(both["T"]))
+    T = int(max(Ts)) if T is None else int(T)
+    if T not in Ts:
+        raise ValueError(f"T={T} is not among the horizons {Ts} of {a!r} and {b!r}; choose one with --T")
+    return both.loc[both["T"] == T], game, T
+
+
+def compare(out_dir: Path | str, a: str, b: str, metric: str | None = None, alpha: float = 0.05,
+            game: str | None = None, natures: list[str] | None = None, seeds: list[int] | None = None,
+            T: int | None = None, summary: pd.DataFrame | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Compare forecasters ``a`` and ``b`` of a results directory on every nature and seed where both
+    finished: returns ``(final, curves)``.
+
+    ``final``: one row per (nature, seed): ``n`` rounds, ``mean`` difference A - B at the end,
+    ``low``, ``high`` (the confidence sequence there), ``e_a_better``, ``e_b_better`` (the
+    e-values there), ``verdict`` and ``decided_at`` (:func:`verdict`: the first round where an
+    e-value reached 1/alpha),
+    ``pairing`` ("common outcomes" when both saw the same outcomes, else "common random numbers")
+    and ``source``. ``curves``: the same quantities at log-spaced rounds t.
+    """
+    from arena.certificates import checkpoints
+    from arena.results import collect, planned
+
+    out_dir = Path(out_dir)
+    if summary is None:
+        path = out_dir / "summary.parquet"
+        summary = pd.read_parquet(path) if path.is_file() else collect(out_dir, planned(out_dir))["summary"]
+    rows, game, T = _pick(summary, a, b, game, T)
+    metric = metric or DEFAULT_SCORE.get(game, "brier")
+    if metric not in SCORES:
+        raise ValueError(f"metric {metric!r}: choose one of {', '.join(SCORES)}")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha={alpha}: give a level in (0, 1), e.g. --alpha 0.05")
+    finals, curves = [], []
+    for (nature, seed), g in rows.groupby(["nature", "seed"], sort=True):
+        if (natures and nature not in natures) or (seeds and int(seed) not in seeds):
+            continue
+        ra, rb = (g.loc[g["forecaster"] == name] for name in (a, b))
+        if ra.empty or rb.empty:
+            continue
+        (pa, ya, src_a), (pb, yb, src_b) = (per_round(out_dir, r.iloc[0]) for r in (ra, rb))
+        n = min(len(pa), len(pb))
+        d = pair_scores(pa[:n], pb[:n], ya[:n], yb[:n], metric, _game_params(ra.iloc[0]))
+        seq = sequential_comparison(d, alpha)
+        keep = np.unique(np.concatenate([checkpoints(n, CURVE_POINTS), [n]])).astype(int) - 1
+        ids = {"game": game, "T": T, "metric": metric, "forecaster_a": a, "forecaster_b": b, "nature": nature,
+               "seed": int(seed)}
+        curves.append(seq.iloc[keep].assign(**ids))
+        last = seq.iloc[-1]
+        finals.append({**ids, "n": n, **{k: last[k] for k in ("mean", "low", "high", "e_a_better", "e_b_better")},
+                       **dict(zip(("verdict", "decided_at"), verdict(seq, alpha))),
+                       "pairing": "common outcomes" if np.array_equal(ya[:n], yb[:n]) else "common random numbers",
+                       "source": src_a if src_a == src_b else f"{src_a} / {src_b}"})
+    if not finals:
+        raise ValueError(f"{a!r} and {b!r} share no finished (nature, seed) at T={T} in game {game!r}"
+                         + (f" among natures {natures}" if natures else "") + (f" and seeds {seeds}" if seeds else ""))
+    return pd.DataFrame(finals), pd.concat(curves, ignore_index=True)
+
+
+def top_pairs(out_dir: Path | str, summary: pd.DataFrame, alpha: float = 0.05) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The anytime-valid comparison of the two best forecasters of each game and T (by the mean
+    over natures of the game's default score, :data:`DEFAULT_SCORE`), on every nature, first seed:
+    ``(final, curves)`` as :func:`compare` returns them. A pair whose per-round records cannot be
+    had (no trace, and no config to replay, or a replay that would take longer than
+    :data:`REPLAY_BUDGET`) gets one row with the reason in ``error``."""
+    from arena.aggregate import leaderboard
+
+    finals, curves = [], []
+    for game in sorted(summary["game"].dropna().astype(str).unique()) if "game" in summary else []:
+        s = summary.loc[summary["game"] == game]
+        metric = DEFAULT_SCORE.get(game, "brier")
+        if metric not in s:
+            continue
+        for T, board in leaderboard(s, [metric]).groupby("T", sort=True):
+            if len(board) < 2:
+                continue
+            a, b = board["forecaster"].iloc[0], board["forecaster"].iloc[1]
+            seed = int(s.loc[s["T"] == T, "seed"].min()) if "seed" in s else None
+            try:
+                cost = _replay_seconds(out_dir, s.loc[(s["T"] == T) & s["forecaster"].isin([a, b])
+                                                      & ((s["seed"] == seed) if seed is not None else True)])
+                if cost > REPLAY_BUDGET:
+                    raise ValueError(f"no traces, and replaying them would take about {cost:.0f} s: run "
+                                     f"`arena-compare DIR {a} {b}`, or the tournament with keep_trace=true")
+                final, curve = compare(out_dir, a, b, metric, alpha, game, seeds=[seed] if seed is not None else None,
+                                       T=int(T), summary=s)
+            except Exception as exc:  # noqa: BLE001 (a section of the report: its reason is printed there)
+                final, curve = pd.DataFrame([{"game": game, "T": T, "metric": metric, "forecaster_a": a,
+                                              "forecaster_b": b, "error": f"{type(exc).__name__}: {exc}"}]), \
+                    pd.DataFrame()
+            finals.append(final)
+            curves.append(curve)
+    if not finals:
+        return pd.DataFrame(), pd.DataFrame()
+    return pd.concat(finals, ignore_index=True), pd.concat(curves, ignore_index=True)
+
+
+def _replay_seconds(out_dir: Path | str, rows: pd.DataFrame) -> float:
+    """The seconds the matchups of ``rows`` without a stored trace took when played (their timing)."""
+    timing = [c for c in ("seconds_forecaster", "seconds_arena", "seconds_referee") if c in rows]
+    if "matchup_id" not in rows or not timing:
+        return 0.0
+    traced = rows["matchup_id"].map(lambda m: (Path(out_dir) / "traces" / f"{m}.parquet").is_file())
+    return float(rows.loc[~traced, timing].apply(pd.to_numeric, errors="coerce").fillna(0).to_numpy().sum())
+
+
+def format_table(final: pd.DataFrame, alpha: float) -> str:
+    """The final values as aligned text, one line per nature and seed."""
+    head = f"{'nature':<22} {'seed':>4} {'T':>7} {'A - B':>10} {f'{1 - alpha:.0%} CS':>22} {'e(A better)':>11} " \
+           f"{'e(B better)':>11}  verdict (round)      pairing"
+    lines = [head]
+    for _, r in final.iterrows():
+        cs = f"[{r['low']:.4g}, {r['high']:.4g}]"
+        lines.append(f"{str(r['nature']):<22} {r['seed']:>4} {r['n']:>7} {r['mean']:>10.4g} {cs:>22} "
+                     f"{r['e_a_better']:>11.3g} {r['e_b_better']:>11.3g}  {_decided(r):<19} {r['pairing']}")
+    return "\n".join(lines)
+
+
+def _decided(r) -> str:
+    return r["verdict"] + (f" ({int(r['decided_at'])})" if np.isfinite(r["decided_at"]) else "")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``arena-compare RESULTS_DIR A B``: anytime-valid comparison of forecasters A and B, printed,
+    written as ``compare__A__B__<metric>.csv`` (final values) and ``..._curves.csv``, and plotted."""
+    import argparse
+
+    ap = argparse.ArgumentParser(
+        prog="arena-compare",
+        description="Anytime-valid comparison of forecasters A and B on the rounds of a results directory: a "
+                    "confidence sequence for the running mean difference of their scores (A - B) and e-values "
+                    "against 'A is no better than B' and the reverse, per nature and seed; printed, written as "
+                    "CSV and plotted.")
+    ap.add_argument("results", type=Path, help="a results directory")
+    ap.add_argument("a", help="forecaster A (label as in the summary)")
+    ap.add_argument("b", help="forecaster B")
+    ap.add_argument("--metric", choices=SCORES, help="score (default: brier; pinball in the quantile game)")
+    ap.add_argument("--alpha", type=float, default=0.05, help="level: 1 - alpha confidence, e-value threshold "
+                    "1/alpha (default 0.05)")
+    ap.add_argument("--game", help="the game, when A and B play several")
+    ap.add_argument("--nature", action="append", help="only this nature (repeatable)")
+    ap.add_argument("--seed", type=int, action="append", help="only this seed (repeatable)")
+    ap.add_argument("--T", type=int, help="horizon (default: the largest)")
+    ap.add_argument("--out", type=Path, help="folder for the tables and figure (default: RESULTS_DIR/compare)")
+    args = ap.parse_args(argv)
+    try:
+        if not args.results.is_dir():
+            raise FileNotFoundError(f"{args.results} is not a directory; give a results directory")
+        final, curves = compare(args.results, args.a, args.b, args.metric, args.alpha, args.game, args.nature,
+                                args.seed, args.T)
+    except (OSError, ValueError) as exc:
+        print(f"arena-compare: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    metric = final["metric"].iloc[0]
+    print(f"[arena] {args.a} (A) vs {args.b} (B), {metric} (lower is better), game {final['game'].iloc[0]}, "
+          f"T={final['T'].iloc[0]}; A - B < 0: A better; confidence sequence and e-values valid at every t")
+    print(format_table(final, args.alpha))
+    out = args.out or args.results / "compare"
+    out.mkdir(parents=True, exist_ok=True)
+    stem = out / f"compare__{args.a}__{args.b}__{metric}"
+    final.to_csv(f"{stem}.csv", index=False)
+    curves.to_csv(f"{stem}_curves.csv", index=False)
+    from arena.plots.compare import comparison_figure
+    from arena.plots.style import _save
+
+    paths = _save(comparison_figure(curves, args.alpha), stem, ("pdf", "png"))
+    print(f"[arena] wrote {stem}.csv, {stem}_curves.csv, " + ", ".join(str(p) for p in paths))
+
+
+__all__ = ["SCORES", "compare", "pair_scores", "per_round", "sequential_comparison", "top_pairs", "verdict"]

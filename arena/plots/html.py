@@ -1,0 +1,250 @@
+"""The results page of a results directory: ``index.html``, written by :func:`arena.plots.report`.
+
+One file that needs nothing outside the results directory (no network: its style and its few
+lines of JavaScript are inline; figures and tables are linked relative to it, so the directory
+can be copied or served as it is). It shows, in order: the certificate verdicts (failures
+first, in red), the leaderboards of each game (click a column's head to sort), every other table
+the directory holds at its top level (red-team attacks against certificates, comparisons of
+forecasters; the first rows, with a link to the whole table), every figure with a one-line
+caption, and links to the Parquet and CSV tables.
+
+Examples
+--------
+>>> import pandas as pd
+>>> s = pd.DataFrame({"forecaster": ["a", "a"], "nature": ["n", "m"], "cert.x.verdict": ["holds", "fails"]})
+>>> verdicts(s)[["forecaster", "certificate", "holds", "fails", "failing natures"]].values.tolist()
+[['a', 'x', 1, 1, 'm']]
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from arena.aggregate import leaderboard
+from arena.plots.common import _sig3, _verdicts
+from arena.plots.style import METRIC_LABELS, order
+from arena.plots.tables import _headline
+from arena.results import write_text_atomic
+
+#: Tables of the results directory that the page shows in sections of their own (or not at all:
+#: one row per matchup or per point of a curve is for download, not for reading).
+_NOT_SHOWN = {"summary", "curves", "reliability", "seed_stats", "leaderboard"}
+#: Rows of a table shown on the page; the link gives the rest.
+MAX_ROWS = 200
+
+#: One-line captions of the figures, by figure name; ``{nature}`` is the nature's name.
+CAPTIONS = {
+    "smce_vs_T": "Smooth calibration error per round, smCE_t / t, against t on {nature}: forecasters' means, "
+                 "their certified bounds dashed in their colours, the K29 guarantee (\u221d 1/\u221at) in grey.",
+    "regret_linear": "Squared-loss regret to the best norm-bounded linear forecast against t on {nature}; "
+                     "certified bounds dashed.",
+    "bias": "Bias |\u03a3(p \u2212 y)| / t against t on {nature} (log scale); the bit-prediction bound dashed.",
+    "reliability": "Reliability diagrams on {nature}: mean forecast against observed frequency per bin "
+                   "(pooled over seeds); bars: share of forecasts per bin.",
+    "leaderboard": "Leaderboard heatmap of {metric}: mean over seeds per forecaster and nature.",
+    "certificates": "Every certificate's observed value over its certified bound, per matchup "
+                    "(right of the dashed line at 1: a failure, in red).",
+    "rolling_coverage": "Rolling coverage of the quantile forecast against t on {nature}, with the target q dotted.",
+    "coverage_error_vs_T": "Coverage error |coverage_t \u2212 q| against t on {nature} (log-log); the marginal "
+                           "bound max(q, 1 \u2212 q)/t in grey.",
+    "group_coverage": "Coverage in each group of {nature}, with the target q dotted.",
+    "coverage_vs_L": "Coverage error against the Lipschitz constant L of nature's CDF.",
+    "regret_experts": "Regret to the best expert against t on {nature}; certified bounds dashed.",
+    "expert_weights": "Weights each forecaster puts on the experts against t on {nature}.",
+    "regret_decision": "Expected decision regret against t on {nature}.",
+}
+
+_STYLE = """
+body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:72em;padding:0 1em;color:#222}
+h1{font-size:1.5em}h2{font-size:1.25em;border-bottom:1px solid #ccc;margin-top:2em}h3{font-size:1.05em}
+table{border-collapse:collapse;margin:.5em 0 1em;font-size:13px}
+th,td{padding:.2em .6em;border-bottom:1px solid #e4e4e4;text-align:left}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+th{cursor:pointer;background:#f3f3f3;user-select:none}th.asc:after{content:" \\25B2"}th.desc:after{content:" \\25BC"}
+tr.fail td{color:#b00020;font-weight:600}tr.na td{color:#777}
+figure{display:inline-block;vertical-align:top;margin:.6em;max-width:100%}
+figure img{max-width:100%;border:1px solid #eee}figcaption{font-size:12px;max-width:40em;color:#444}
+.note{color:#555;font-size:12px}
+"""
+#: Sort a table by the column whose head is clicked (numbers as numbers), again to reverse.
+_SCRIPT = """
+document.querySelectorAll("table.sortable th").forEach(function (th) {
+  th.addEventListener("click", function () {
+    var col = th.cellIndex, table = th.closest("table"), body = table.tBodies[0];
+    var asc = !th.classList.contains("asc");
+    table.querySelectorAll("th").forEach(function (h) { h.classList.remove("asc", "desc"); });
+    th.classList.add(asc ? "asc" : "desc");
+    var key = function (tr) {
+      var t = tr.cells[col].getAttribute("data-v") || tr.cells[col].textContent;
+      var v = parseFloat(t);
+      return isNaN(v) ? t.toLowerCase() : v;
+    };
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = key(a), y = key(b);
+      if (typeof x !== typeof y) { x = String(x); y = String(y); }
+      return (x < y ? -1 : x > y ? 1 : 0) * (asc ? 1 : -1);
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+  });
+});
+"""
+
+
+def verdicts(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per forecaster and certificate it claims: how many matchups it holds, fails and does not
+    apply to (n/a, never counted as a pass), and the natures where it fails; failures first. The
+    verdicts are those of the certificates figure (:func:`arena.plots.common._verdicts`)."""
+    columns = ["forecaster", "certificate", "holds", "fails", "n/a", "failing natures"]
+    if summary is None or summary.empty or "forecaster" not in summary:
+        return pd.DataFrame(columns=columns)
+    names = sorted({str(c)[5:].rsplit(".", 1)[0] for c in summary.columns
+                    if str(c).startswith("cert.") and str(c).endswith((".holds", ".verdict"))})
+    rows = []
+    for name in names:
+        v = _verdicts(summary, name)
+        for fc in order(summary["forecaster"]):
+            mine = v.loc[summary["forecaster"].astype(str) == fc].dropna()  # NaN: not claimed
+            if mine.empty:
+                continue
+            fails = summary.loc[mine.index[mine == "fails"]]
+            rows.append({"forecaster": fc, "certificate": name, "holds": int((mine == "holds").sum()),
+                         "fails": int((mine == "fails").sum()), "n/a": int((mine == "n/a").sum()),
+                         "failing natures": ", ".join(sorted(fails["nature"].astype(str).unique()))
+                         if "nature" in fails else ""})
+    out = pd.DataFrame(rows, columns=columns)
+    return out.sort_values(["fails", "forecaster", "certificate"], ascending=[False, True, True], kind="stable")
+
+
+def _cell(v) -> str:
+    if isinstance(v, (float, np.floating)):
+        return f'<td class="num" data-v="{float(v)!r}">{html.escape(_sig3(float(v)))}</td>'
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return f'<td class="num">{int(v)}</td>'
+    return f"<td>{html.escape(str(v))}</td>"
+
+
+def _table(df: pd.DataFrame, row_class=None) -> str:
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
+    body = []
+    for _, r in df.iterrows():
+        cls = row_class(r) if row_class else ""
+        body.append(f'<tr{f" class={cls!r}" if cls else ""}>' + "".join(_cell(v) for v in r.tolist()) + "</tr>")
+    return (f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>' + "".join(body)
+            + "</tbody></table>")
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return Path(path).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
+
+
+def _caption(kind: str, stem: Path, args: Sequence) -> str:
+    nature = stem.name.split("__", 1)[1].replace("_", " ") if "__" in stem.name else ""
+    metric = str(args[1]) if kind == "leaderboard" and len(args) > 1 else ""
+    text = CAPTIONS.get(kind, stem.name.replace("_", " "))
+    return text.format(nature=nature or "every nature", metric=METRIC_LABELS.get(metric, metric))
+
+
+def _tournament(out_dir: Path) -> str:
+    """The tournament's name from its plan, if it has one (not the folder's name: the page of a
+    directory copied elsewhere is the same)."""
+    import json
+
+    try:
+        return str(json.loads((out_dir / "plan.json").read_text()).get("tournament") or "")
+    except (OSError, ValueError, AttributeError):
+        return ""
+
+
+def write_index(out_dir: Path, summary: pd.DataFrame, figures: Sequence[tuple[Path, str, Sequence]],
+                written: Sequence[Path]) -> Path:
+    """Write ``out_dir/index.html`` and return its path.
+
+    Parameters
+    ----------
+    out_dir : the results directory.
+    summary : its summary table (one row per matchup).
+    figures : (stem, figure name, the figure's data) of each figure drawn; shown as PNG (else SVG)
+        with a link to its PDF, when those files are among ``written``.
+    written : the files of the report.
+    """
+    out_dir = Path(out_dir)
+    have = {Path(p).resolve() for p in written}
+    n = len(summary)
+    name = _tournament(out_dir)
+    parts = [f"<h1>Arena results{': ' + html.escape(name) if name else ''}</h1>",
+             f'<p class="note">{n} matchups. Means are over seeds, then over natures; \u00b1 is the half-width of '
+             "the 95% Student-t interval across seeds. Click a column's head to sort a table.</p>",
+             '<p class="note"><a href="#certificates">certificates</a> \u00b7 <a href="#leaderboards">leaderboards</a>'
+             ' \u00b7 <a href="#tables">attacks and comparisons</a> \u00b7 <a href="#figures">figures</a> \u00b7 '
+             '<a href="#files">tables to download</a></p>']
+    # certificates: failures first, in red
+    v = verdicts(summary)
+    parts.append("<h2 id=certificates>Certificate verdicts</h2>")
+    if v.empty:
+        parts.append("<p>No certificates.</p>")
+    else:
+        nfail = int((v["fails"] > 0).sum())
+        parts.append(f'<p class="note">{nfail} forecaster-certificate pair(s) fail somewhere (red); n/a: matchups '
+                     "where the certificate does not apply (never counted as a pass).</p>")
+        parts.append(_table(v, lambda r: "fail" if r["fails"] > 0 else ""))
+    # leaderboards
+    parts.append("<h2 id=leaderboards>Leaderboards</h2>")
+    games = sorted(summary["game"].dropna().astype(str).unique()) if "game" in summary else [None]
+    for game in games:
+        s = summary.loc[summary["game"] == game] if game is not None else summary
+        metrics = _headline(game, s, ("smce_over_T", "brier", "bias"))
+        board = leaderboard(s, metrics) if metrics else pd.DataFrame()
+        for (T, metric), b in (board.groupby(["T", "metric"], sort=True) if not board.empty else []):
+            parts.append(f"<h3>{html.escape(game or 'results')}: {html.escape(METRIC_LABELS.get(metric, metric))} "
+                         f"(<code>{html.escape(metric)}</code>), T = {T}</h3>")
+            cols = {"rank": "rank", "forecaster": "forecaster", "mean": "mean", "half": "\u00b1 (95%)",
+                    "mean_rank": "mean rank over natures", "n_natures": "natures"}
+            parts.append(_table(b[list(cols)].rename(columns=cols)))
+    # every other table of the directory: red-team attacks, comparisons, ...
+    others = sorted(p for p in out_dir.glob("*.csv") if p.stem not in _NOT_SHOWN)
+    others.sort(key=lambda p: (0 if "redteam" in p.stem or "attack" in p.stem else 1, p.stem))
+    if others:
+        parts.append("<h2 id=tables>Attacks and comparisons</h2>")
+    for path in others:
+        try:
+            df = pd.read_csv(path)
+        except (OSError, ValueError, pd.errors.ParserError):
+            continue
+        title = {"paired": "Paired comparisons of forecasters (same seeds)"}.get(path.stem, path.stem.replace("_", " "))
+        more = f" (first {MAX_ROWS} of {len(df)} rows)" if len(df) > MAX_ROWS else ""
+        parts.append(f'<h3>{html.escape(title)}</h3><p class="note"><a href="{_rel(path, out_dir)}">'
+                     f"{html.escape(path.name)}</a>{more}</p>")
+        parts.append(_table(df.head(MAX_ROWS)))
+    # figures
+    parts.append("<h2 id=figures>Figures</h2>")
+    for stem, kind, args in figures:
+        stem = Path(stem)
+        shown = next((stem.with_name(f"{stem.name}.{e}") for e in ("png", "svg")
+                      if stem.with_name(f"{stem.name}.{e}").resolve() in have), None)
+        if shown is None:
+            continue
+        pdf = stem.with_name(f"{stem.name}.pdf")
+        link = f' <a href="{_rel(pdf, out_dir)}">PDF</a>' if pdf.resolve() in have else ""
+        caption = html.escape(_caption(kind, stem, args))
+        parts.append(f'<figure><img src="{_rel(shown, out_dir)}" alt="{html.escape(stem.name)}">'
+                     f"<figcaption>{caption}{link}</figcaption></figure>")
+    # downloads
+    files = sorted(p for p in out_dir.glob("*") if p.suffix in (".parquet", ".csv", ".md"))
+    parts.append("<h2 id=files>Tables</h2><ul>" + "".join(
+        f'<li><a href="{_rel(p, out_dir)}">{html.escape(p.name)}</a></li>' for p in files) + "</ul>")
+    page = ("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
+            "<meta name=viewport content='width=device-width, initial-scale=1'>"
+            f"<title>Arena results{': ' + html.escape(name) if name else ''}</title><style>{_STYLE}</style></head>"
+            "<body>" + "\n".join(parts) + f"<script>{_SCRIPT}</script></body></html>\n")
+    path = out_dir / "index.html"
+    write_text_atomic(page, path)
+    return path

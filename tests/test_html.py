@@ -1,0 +1,133 @@
+"""The results page ``index.html``: its content, and the page itself in a real headless browser
+(Chromium driven by Selenium; skipped, saying why, only where no browser can be started)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pandas as pd
+import pytest
+
+import arena
+from arena import plots
+from arena.aggregate import write_tables
+from arena.plots.html import verdicts
+from arena.results import matchup_id, reliability_table, save_matchup
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    """A results directory of 2 forecasters x 2 natures x 2 seeds at T = 100, its tables, a red-team
+    table and its report (PNG figures and index.html)."""
+    out = tmp_path_factory.mktemp("page")
+    for fc in ("k29", "running_mean"):
+        for nat in ("iid_bernoulli", "sinusoid"):
+            for seed in (0, 1):
+                r = arena.play("binary", fc, nat, T=100, seed=seed)
+                row = r.row()
+                row["matchup_id"] = matchup_id("binary", fc, nat, seed, 100, {})
+                save_matchup(out, row, r.curves, reliability_table(r.recorder.p, r.recorder.y))
+    write_tables(out)
+    # a table of another part of the arena, e.g. attacks against certificates: shown as it is
+    pd.DataFrame({"attack": ["flip", "drift"], "certificate": ["smce", "bit"], "broken": [False, True]}).to_csv(
+        out / "redteam.csv", index=False)
+    paths = plots.report(out, formats=("png",), quiet=True)
+    return out, paths
+
+
+def test_verdicts_put_failures_first_and_never_count_na_as_a_pass():
+    s = pd.DataFrame({"forecaster": ["a", "a", "a", "b", "b", "c"], "nature": ["n", "m", "o", "n", "m", "n"],
+                      "cert.x.holds": [True, True, None, True, False, None]})
+    v = verdicts(s)  # results with only `holds`: a missing one is a certificate not claimed (c: no row)
+    assert v[["forecaster", "holds", "fails", "n/a", "failing natures"]].values.tolist() == [
+        ["b", 1, 1, 0, "m"], ["a", 2, 0, 0, ""]]
+    # the three verdicts, where the results have them, win over holds; n/a is counted, never as a pass
+    s["cert.x.verdict"] = ["holds", "n/a", "n/a", "fails", "fails", None]
+    v = verdicts(s)
+    assert v[["forecaster", "holds", "fails", "n/a"]].values.tolist() == [["b", 0, 2, 0], ["a", 1, 0, 2]]
+
+
+def test_page_shows_every_figure_table_and_verdict(page):
+    out, paths = page
+    html = (out / "index.html").read_text()
+    assert out / "index.html" in paths
+    pngs = sorted(p.relative_to(out).as_posix() for p in paths if p.suffix == ".png")
+    assert pngs and all(f'src="{p}"' in html for p in pngs)
+    assert html.count("<figcaption>") == len(pngs)
+    for name in ("summary.parquet", "summary.csv", "leaderboard.csv", "paired.csv", "redteam.csv"):
+        assert f'href="{name}"' in html, name
+    assert "<h3>redteam</h3>" in html and html.index("<h3>redteam</h3>") < html.index("Paired comparisons")
+    assert 'class="sortable"' in html and "<script>" in html
+    assert "http://" not in html and "https://" not in html  # nothing outside the results directory
+
+
+def _browser():
+    """A headless Chromium under Selenium, or a skip that says what is missing."""
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install '.[test]')")
+    binary = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    driver_path = shutil.which("chromedriver")
+    if not binary or not driver_path:
+        pytest.skip("no Chromium or chromedriver here (apt-get install -y chromium chromium-driver)")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = binary
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=1280,1600", "--allow-file-access-from-files"):
+        opts.add_argument(arg)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    from selenium.webdriver.chrome.service import Service
+
+    try:
+        return webdriver.Chrome(service=Service(driver_path), options=opts)
+    except Exception as exc:  # noqa: BLE001  (a browser that is installed but cannot start here)
+        pytest.skip(f"Chromium did not start: {str(exc).splitlines()[0]}")
+
+
+def test_page_in_a_headless_browser(page, tmp_path):
+    out, _ = page
+    from selenium.webdriver.common.by import By
+
+    driver = _browser()
+    try:
+        driver.get((out / "index.html").as_uri())
+        assert driver.title.startswith("Arena results")
+        # every image loaded (decoded, with a size), every link names a file that is there
+        images = driver.execute_script(
+            "return Array.from(document.images).map(i => [i.getAttribute('src'), i.complete, i.naturalWidth]);")
+        assert images and all(done and width > 0 for _, done, width in images), images
+        hrefs = [a.get_attribute("href") for a in driver.find_elements(By.CSS_SELECTOR, "a[href]")]
+        assert hrefs
+        for href in hrefs:
+            url = urlparse(href)
+            assert url.scheme == "file" and Path(unquote(url.path)).is_file(), href
+        # sorting: the first leaderboard by its mean, up then down
+        table = driver.find_element(By.CSS_SELECTOR, "#leaderboards ~ table.sortable")
+        heads = table.find_elements(By.TAG_NAME, "th")
+        col = [h.text for h in heads].index("mean")
+
+        def column():
+            return [float(r.find_elements(By.TAG_NAME, "td")[col].get_attribute("data-v"))
+                    for r in table.find_elements(By.CSS_SELECTOR, "tbody tr")]
+
+        heads[col].click()
+        up = column()
+        assert len(up) == 2 and up == sorted(up)
+        heads[col].click()
+        assert column() == sorted(up, reverse=True)
+        # failures in red: the verdicts' rows that fail have the class, and only they
+        for row in driver.find_elements(By.CSS_SELECTOR, "#certificates ~ table tbody tr"):
+            fails = int(row.find_elements(By.TAG_NAME, "td")[3].text)
+            assert ("fail" in (row.get_attribute("class") or "")) == (fails > 0)
+            break
+        shot = tmp_path / "index.png"
+        driver.save_screenshot(str(shot))
+        assert shot.stat().st_size > 10_000
+        if os.environ.get("ARENA_ARTIFACTS"):  # CI keeps the screenshot
+            Path(os.environ["ARENA_ARTIFACTS"]).mkdir(parents=True, exist_ok=True)
+            shutil.copy(shot, Path(os.environ["ARENA_ARTIFACTS"]) / "index.png")
+        errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+        assert not errors, errors
+    finally:
+        driver.quit()

@@ -1,0 +1,113 @@
+"""The report driver: figures drawn only when their inputs change, stale files removed, the umask
+followed, a single matchup's figures, formats and the paper's figures from the command line."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import arena
+from arena.aggregate import write_tables
+from arena.cli import report_main
+from arena.results import matchup_id, reliability_table, save_matchup
+
+driver = importlib.import_module("arena.plots.report")
+
+
+def _results(out: Path, forecasters=("k29", "running_mean"), natures=("sinusoid",), seeds=(0,), T=100) -> Path:
+    for fc in forecasters:
+        for nat in natures:
+            for seed in seeds:
+                r = arena.play("binary", fc, nat, T=T, seed=seed)
+                row = r.row()
+                row["matchup_id"] = matchup_id("binary", fc, nat, seed, T, {})
+                save_matchup(out, row, r.curves, reliability_table(r.recorder.p, r.recorder.y))
+    write_tables(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    return _results(tmp_path_factory.mktemp("small"))
+
+
+def _figures(out: Path) -> dict[str, int]:
+    return {p.relative_to(out).as_posix(): p.stat().st_mtime_ns for p in (out / "figures").rglob("*.png")}
+
+
+def test_a_rerun_with_nothing_new_draws_nothing_and_a_change_redraws_only_its_figures(small, tmp_path, capsys):
+    out = tmp_path / "r"
+    shutil.copytree(small, out)
+    driver.report(out, formats=("png",))
+    first = _figures(out)
+    assert first and f"figures: {len(first)} to draw, 0 up to date" in capsys.readouterr().out
+    driver.report(out, formats=("png",))
+    assert _figures(out) == first  # not one file written again
+    assert f"figures: 0 to draw, {len(first)} up to date" in capsys.readouterr().out
+    # the bias of one matchup changes: its leaderboard is drawn again, the curves' figures are not
+    tables = {k: pd.read_parquet(out / f"{k}.parquet") for k in ("summary", "curves", "reliability")}
+    tables["summary"].loc[0, "bias"] += 0.5
+    driver.report(out, tables=tables, formats=("png",))
+    now = _figures(out)
+    changed = {k for k in first if now[k] != first[k]}
+    assert changed == {"figures/leaderboard__bias.png"}
+    # a deleted file is drawn again, whatever the manifest says
+    (out / "figures" / "certificates.png").unlink()
+    driver.report(out, tables=tables, formats=("png",))
+    assert (out / "figures" / "certificates.png").exists()
+
+
+def test_stale_figures_are_removed_and_files_follow_the_umask(small, tmp_path):
+    out = tmp_path / "r"
+    shutil.copytree(small, out)
+    (out / "figures").mkdir()
+    stale = [out / "figures" / "smce_vs_T__a_nature_no_longer_played.png", out / "figures" / "old" / "table.tex"]
+    for p in stale:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("old")
+    mine = out / "figures" / "notes.txt"  # not a report's kind of file: left alone
+    mine.write_text("keep")
+    # in a process of its own: the umask is read once, when arena.results is imported (as for the tables)
+    code = ("import os; os.umask(0o027); import importlib; "
+            f"print(repr(importlib.import_module('arena.plots.report').report({str(out)!r}, formats=('png', 'svg'), "
+            "quiet=True)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    paths = [Path(p) for p in re.findall(r"PosixPath\('([^']+)'\)", done.stdout)]
+    assert paths and not any(p.exists() for p in stale) and mine.exists()
+    for p in paths:
+        assert stat.S_IMODE(p.stat().st_mode) == 0o640, p  # 0666 less the umask, like the tables
+    assert any(p.suffix == ".svg" for p in paths)
+
+
+def test_a_single_matchup_gets_no_leaderboard_heatmap(tmp_path):
+    out = _results(tmp_path / "one", forecasters=("k29",))
+    names = {p.name for p in driver.report(out, formats=("png",), quiet=True)}
+    assert not any(n.startswith("leaderboard") for n in names)
+    assert {"smce_vs_T__sinusoid.png", "reliability__sinusoid.png", "certificates.png", "index.html"} <= names
+
+
+def test_formats_and_paper_from_the_command_line(small, tmp_path, capsys):
+    out = tmp_path / "r"
+    shutil.copytree(small, out)
+    report_main([str(out), "--paper", "--quiet"])
+    paper = sorted(p.name for p in (out / "paper").iterdir() if not p.name.startswith("."))
+    assert paper == ["binary_certificates.pdf", "binary_leaderboard_smce_over_T.pdf", "binary_reliability_sinusoid.pdf",
+                     "binary_smce_vs_T_sinusoid.pdf", "binary_table.tex"]
+    assert not (out / "figures").exists() and not (out / "index.html").exists()  # only what a paper needs
+    report_main([str(out), "--format", "svg", "--quiet"])
+    assert {p.suffix for p in (out / "figures").iterdir() if not p.name.startswith(".")} == {".svg", ".tex"}
+    assert (out / "index.html").read_text().count(".svg\"") > 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        report_main([str(out), "--format", "png,jpg"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "'png,jpg'" in err and "pdf, png, svg" in err
