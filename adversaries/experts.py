@@ -33,13 +33,15 @@ import math
 from collections.abc import Iterable, Mapping
 
 import numpy as np
-from scipy.special import expit
 
 from arena.games import get_game
 from arena.games.experts import LOSS_FUNCTIONS
+from arena.lazy import LazyModule
 from arena.protocols import Context, Forecast, Nature, OutcomeLaw
 from arena.registry import UnknownPluginError, make_nature, register
 from arena.validators import MAX_SIZE, check_count, check_positive, check_probability, check_real, check_vector
+
+_special = LazyModule("scipy.special")  # expit, at the first panel that needs it (scipy.special is slow to import)
 
 
 class _AdaptiveFlag:
@@ -285,7 +287,7 @@ class ExpertLogistic(ExpertPanel):
                    else self.scale * self._rng.standard_normal((self.N, d)))
 
     def _advice(self, t, z):
-        return expit(self._W @ z)
+        return _special.expit(self._W @ z)
 
 
 @register
@@ -400,7 +402,7 @@ class ExpertSecondGuessing(ExpertPanel):
     def _advice(self, t, z):
         if self._W is None:
             return _grid(self.N)
-        return expit(self._W @ z)
+        return _special.expit(self._W @ z)
 
     def advice(self, t: int, x: Context, p: float) -> np.ndarray:
         b = np.asarray(x, dtype=np.float64)

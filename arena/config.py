@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict
 
 from arena.errors import ConfigError, unknown_name
 from arena.matchup import check_seed, unknown_parameter
@@ -111,9 +111,11 @@ def _prepare(args: list[str], multirun: bool) -> tuple[int, list[str]]:
     check_settings(base)
     extra = []
     if base.get("tournament") is not None and str(base.tournament.get("shards")) == "auto":
-        extra = [f"tournament.shards={auto_shards()}"]
+        shards = auto_shards()
+        extra = [f"tournament.shards={shards}"]
         fixed += extra
-        base = compose(fixed)
+        with open_dict(base):  # what composing again with the override gives, without composing again
+            base.tournament.shards = shards
     if base.get("tournament") is not None:
         shards = base.tournament.get("shards", 1)
         if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1:
@@ -135,7 +137,7 @@ def _prepare(args: list[str], multirun: bool) -> tuple[int, list[str]]:
                     f"list (set tournament.{'T' if key == 'T' else 'seeds'}=[...]), or name a forecaster and "
                     "a nature to play one matchup")
         return _check_tournament(base), extra
-    _check_sweep(fixed, sweeps)
+    _check_sweep(fixed, sweeps, base)
     return (int(np.prod([len(v) for v in sweeps.values()])) if sweeps else 1), extra
 
 
@@ -160,11 +162,12 @@ def _sweeper_params(base: DictConfig) -> dict[str, list[str]]:
     return out
 
 
-def _check_sweep(fixed: list[str], sweeps: dict[str, list[str]]) -> None:
+def _check_sweep(fixed: list[str], sweeps: dict[str, list[str]], base: DictConfig) -> None:
     """Compose the fixed overrides with each value of each sweep, and build and load each matchup
-    (each nature at the longest horizon swept)."""
+    (each nature at the longest horizon swept); ``base`` is the fixed overrides' config, composed already."""
     Ts = [int(v) for v in sweeps.get("T", []) if v.lstrip("-").isdigit()]
-    for overrides in [fixed] + [fixed + [f"{key}={v}"] for key, values in sweeps.items() for v in values]:
+    _check_matchup(base, Ts)
+    for overrides in [fixed + [f"{key}={v}"] for key, values in sweeps.items() for v in values]:
         cfg = compose(overrides)
         check_settings(cfg)
         _check_matchup(cfg, Ts)

@@ -278,6 +278,7 @@ class ForecastEnv(gym.Env):
         record, forecasts = rec.record, rec.forecasts
         coin, draws = self._coin, self._draws
         ndarray, isfinite, float64, new_forecast, bernoulli = np.ndarray, math.isfinite, _FLOAT64, Forecast, Bernoulli
+        nan = math.nan
         cbuf, ci, dbuf, di = coin._buf, coin._i, draws._buf, draws._i
         rows, xs = [], []  # rounds not yet in the recorder, flat: p_mean, p, p_internal, y, y_prob; x
         full = 5 * self.CHUNK
@@ -293,16 +294,19 @@ class ForecastEnv(gym.Env):
             f = new_forecast((action,)) if point else self._announce(action)
             progress[1] = t  # respond (progress: see CALLS)
             answer = respond(t, x, f)
-            if type(answer) is bernoulli and bits:  # Bernoulli.sample on the buffered coin; y is a bit
-                try:
+            if bits and (type(answer) is bernoulli or type(answer) is float and (answer == 0.0 or answer == 1.0)):
+                try:  # Bernoulli.sample on the buffered coin (a plain bit takes its uniform too: _outcome)
                     u = cbuf[ci]
                 except IndexError:  # the chunk is used up (a try costs nothing until it raises)
                     coin._refill()
                     cbuf, ci = coin._buf, 0
                     u = cbuf[0]
                 ci += 1
-                y = 1.0 if u < answer.p else 0.0
-                y_prob = 1.0 - (1.0 - answer.p)  # Game.outcome_prob: 1 - Bernoulli.cdf(0)
+                if type(answer) is bernoulli:
+                    y = 1.0 if u < answer.p else 0.0
+                    y_prob = 1.0 - (1.0 - answer.p)  # Game.outcome_prob: 1 - Bernoulli.cdf(0)
+                else:
+                    y, y_prob = answer, nan
             else:
                 coin._buf, coin._i = cbuf, ci
                 y, y_prob = self._outcome(answer, t)

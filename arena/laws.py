@@ -37,9 +37,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
-from scipy import special
 
+from arena.lazy import LazyModule
 from arena.protocols import OutcomeLaw
+
+special = LazyModule("scipy.special")  # imported at the first law that needs it (slow to import)
 
 #: A truncated law needs at least this much of its base mass inside (low, high].
 MIN_MASS = 1e-12

@@ -176,8 +176,16 @@ def matchup_from_config(cfg) -> Matchup:
 
 def _instantiate(node, kind: str, instantiate):
     import re
+    from hydra.utils import get_class
+    from omegaconf import OmegaConf
 
     try:
+        params = OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else dict(node)
+        target = params.pop("_target_", None) if isinstance(params, dict) else None
+        if isinstance(target, str) and not any(_nested(v) for v in params.values()):
+            # a plain class and plain values (every shipped plugin): what instantiate(node, _convert_="all")
+            # builds, without its per-node machinery (milliseconds a plugin, in every matchup of a tournament)
+            return get_class(target)(**params)
         return instantiate(node, _convert_="all")
     except Exception as exc:  # noqa: BLE001 (Hydra wraps the constructor's error; show the constructor's message)
         cause = exc
@@ -185,6 +193,15 @@ def _instantiate(node, kind: str, instantiate):
             cause = cause.__cause__
         hit = re.search(r"unexpected keyword argument '([^']+)'", str(cause)) if isinstance(cause, TypeError) else None
         raise ConfigError(unknown_parameter(kind, node, hit[1]) if hit else f"{kind}: {cause}") from None
+
+
+def _nested(value) -> bool:
+    """Whether a value holds something ``instantiate`` treats specially (a ``_target_`` or other ``_key_``)."""
+    if isinstance(value, dict):
+        return any(str(k).startswith("_") or _nested(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_nested(v) for v in value)
+    return False
 
 
 def unknown_parameter(kind: str, node, name: str) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import operator
 import os
 import resource
 import signal
@@ -446,7 +447,7 @@ def _play_oblivious(env: ForecastEnv, fc: Forecaster, dog: _Watchdog | None = No
             or not callable(fc.play_oblivious) or not fc.can_play_oblivious):
         return None
     try:
-        X, y, y_prob = _oblivious_outcomes(env)
+        X, y, y_prob = _oblivious_outcomes(env, timed=dog is not None)
     except PLUGIN_ERRORS:  # noqa: BLE001 (the step loop reproduces the error at its round)
         env.t = -1
         return None
@@ -473,26 +474,33 @@ def _play_oblivious(env: ForecastEnv, fc: Forecaster, dog: _Watchdog | None = No
     lo, hi = env.game.forecast_low, env.game.forecast_high
     if any(a.shape != y.shape for a in (p_mean, p, p_int)) or not np.all((p >= lo) & (p <= hi)):
         return None
-    rec = env.recorder
-    rec.X[:], rec.p_mean[:], rec.p[:], rec.p_internal[:], rec.y[:], rec.y_prob[:] = X, p_mean, p, p_int, y, y_prob
+    rec, seen = env.recorder, set()
+    for name, a in zip(("X", "p_mean", "p", "p_internal", "y", "y_prob"), (X, p_mean, p, p_int, y, y_prob)):
+        # the recorder takes the arrays (a copy would cost as much memory again); one handed out twice is copied
+        setattr(rec, name, a.copy() if id(a) in seen or not a.flags.owndata else a)
+        seen.add(id(a))
     rec.n, rec.forecasts = env.T, None
     env.t = env.T + 1
     return t_fc
 
 
-def _oblivious_outcomes(env: ForecastEnv) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+_law_p = operator.attrgetter("p")
+
+
+def _oblivious_outcomes(env: ForecastEnv, timed: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Contexts, outcomes and P(y = 1) of every round, drawn as ForecastEnv.step draws them.
 
     Nature's stream runs context(t), respond(t) in round order (an oblivious nature ignores
     the forecast it is shown); the outcome stream gives one uniform per Bernoulli law or
-    plain outcome (batched) and its own draws to any other law, in round order.
+    plain outcome (batched) and its own draws to any other law, in round order. ``timed``: a
+    time limit watches nature's calls (each call marks ``env.progress``).
     """
     nature, T, d = env.nature, env.T, env.nature.context_dim
     X = np.zeros((T, d))
     y, probs, coin = [0.0] * T, [0.0] * T, [False] * T  # lists: cheaper per round than arrays
     y_prob = np.full(T, np.nan)
     rng, shown, x, progress = env._outcome_rng, Forecast.point(0.5), env._x, env.progress
-    raw, pending = None, 0  # pending: the first round whose single uniform is not drawn yet
+    raw, pending, first = None, 0, 0  # pending: the first round whose single uniform is not drawn yet
 
     def draw_pending(stop: int) -> None:
         s = slice(pending, stop)
@@ -500,7 +508,37 @@ def _oblivious_outcomes(env: ForecastEnv) -> tuple[np.ndarray, np.ndarray, np.nd
         y[s] = np.where(c, np.where(uniform < q, 1.0, 0.0), y[s]).tolist()
         y_prob[s] = np.where(c, 1.0 - (1.0 - q), np.nan)  # 1 - Bernoulli.cdf(0)
 
-    for i in range(T):
+    def take(i: int, answer) -> None:
+        """Round i's answer: a Bernoulli law waits for its uniform; another law draws now, in order."""
+        nonlocal pending
+        if type(answer) is Bernoulli:
+            probs[i], coin[i] = answer.p, True
+        elif isinstance(answer, OutcomeLaw):
+            draw_pending(i)
+            y[i], y_prob[i] = float(answer.sample(rng)), 1.0 - answer.cdf(0.0)
+            pending = i + 1
+        else:
+            y[i] = float(answer)
+
+    if type(nature).context is Nature.context and not timed:  # no contexts: respond is the only call
+        i, chunk, q = 0, 1 << 14, np.empty(T)
+        while i < T:  # answers a chunk at a time, in a comprehension (quicker than the loop below)
+            stop = min(i + chunk, T)
+            answers = [nature.respond(t, x, shown) for t in range(i + 1, stop + 1)]
+            if pending == 0 and first == 0 and set(map(type, answers)) == {Bernoulli}:
+                q[i:stop] = list(map(_law_p, answers))  # Bernoulli laws so far: their p in an array
+                i = stop
+                continue
+            if first == 0:  # the rounds before this chunk were all Bernoulli laws: to the lists
+                probs[:i], coin[:i], first = q[:i].tolist(), [True] * i, T
+            for j, answer in enumerate(answers, start=i):  # other laws: in round order, as below
+                take(j, answer)
+            i = stop
+        if first == 0:  # every round a Bernoulli law: draw_pending(T) on arrays
+            y_prob[:] = 1.0 - (1.0 - q)
+            return X, np.where(rng.random(T) < q, 1.0, 0.0), y_prob
+        first = T  # every round is answered
+    for i in range(first, T):
         if i:
             progress[3] = i  # context (for the time limit)
             new = nature.context(i + 1)
@@ -511,15 +549,7 @@ def _oblivious_outcomes(env: ForecastEnv) -> tuple[np.ndarray, np.ndarray, np.nd
         if d:
             X[i] = x
         progress[1] = i + 1  # respond
-        answer = nature.respond(i + 1, x, shown)
-        if type(answer) is Bernoulli:
-            probs[i], coin[i] = answer.p, True
-        elif isinstance(answer, OutcomeLaw):
-            draw_pending(i)
-            y[i], y_prob[i] = float(answer.sample(rng)), 1.0 - answer.cdf(0.0)
-            pending = i + 1
-        else:
-            y[i] = float(answer)
+        take(i, nature.respond(i + 1, x, shown))
     draw_pending(T)
     y = np.array(y, dtype=np.float64)
     if not (np.all(np.isfinite(X)) and np.all((y == 0.0) | (y == 1.0))):

@@ -133,11 +133,25 @@ def _base(cfg: DictConfig) -> dict:
 
 def matchup_config(cfg: DictConfig, entry: tuple, base: dict | None = None) -> DictConfig:
     """The full config of one planned matchup (``base``: :func:`_base` of ``cfg``, when already made)."""
+    return OmegaConf.create(_matchup_dict(cfg, entry, base))
+
+
+def _matchup_dict(cfg: DictConfig, entry: tuple, base: dict | None = None) -> dict:
+    """:func:`matchup_config` as plain containers (unresolved)."""
     flabel, fcfg, nlabel, ncfg, T, seed = entry
     config = dict(_base(cfg) if base is None else base)
     config.update(T=T, seed=seed, forecaster_label=flabel, nature_label=nlabel,
                   forecaster=OmegaConf.to_container(fcfg), nature=OmegaConf.to_container(ncfg))
-    return OmegaConf.create(config)
+    return config
+
+
+def _plain(value) -> bool:
+    """Whether plain containers hold no interpolation: then they are their own resolved form."""
+    if isinstance(value, dict):
+        return all(_plain(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    return not (isinstance(value, str) and "${" in value)
 
 
 def resolved_config(cfg: DictConfig) -> dict:
@@ -156,18 +170,32 @@ def plugin_targets(cfg: DictConfig) -> list[str]:
 def matchup_key(cfg: DictConfig) -> str:
     """The id of a matchup: its labels, seed and T, and a hash of its resolved config and the code
     version (:func:`arena.results.code_version`), everything that shapes its result."""
-    config = {**resolved_config(cfg), "code_version": code_version()}
-    plugins = plugin_code(plugin_targets(cfg))
+    return _key(OmegaConf.to_container(cfg, resolve=True))
+
+
+def _key(resolved: dict) -> str:
+    """:func:`matchup_key` of a matchup's resolved config, as plain containers."""
+    config = {k: v for k, v in resolved.items() if k not in NOT_IN_ID}
+    config["code_version"] = code_version()
+    plugins = plugin_code([str(resolved[k].get("_target_", "")) for k in ("forecaster", "nature") if k in resolved])
     if plugins:  # a user's own plugin: its source is part of the version too
         config["plugin_code"] = plugins
-    return matchup_id(str(cfg.game.name), str(cfg.forecaster_label), str(cfg.nature_label),
-                      int(cfg.seed), int(cfg.T), config)
+    return matchup_id(str(resolved["game"]["name"]), str(resolved["forecaster_label"]),
+                      str(resolved["nature_label"]), int(resolved["seed"]), int(resolved["T"]), config)
 
 
 def planned_ids(cfg: DictConfig) -> list[str]:
-    """The matchup ids of every matchup of the tournament in ``cfg.tournament``, in plan order."""
+    """The matchup ids of every matchup of the tournament in ``cfg.tournament``, in plan order.
+
+    A matchup's config without interpolations is its own resolved form: its id is computed from the
+    plain containers, without building an OmegaConf config (milliseconds each, in the serial part of
+    every tournament)."""
     base = _base(cfg)
-    return [matchup_key(matchup_config(cfg, e, base)) for e in plan(cfg)]
+    ids = []
+    for entry in plan(cfg):
+        config = _matchup_dict(cfg, entry, base)
+        ids.append(_key(config) if _plain(config) else matchup_key(OmegaConf.create(config)))
+    return ids
 
 
 def shard_of(cfg: DictConfig) -> list[DictConfig]:
@@ -462,6 +490,16 @@ except ImportError:  # pragma: no cover
     Callback = object  # type: ignore[misc,assignment]
 
 
+def _skip_shard_validation() -> None:
+    """Hydra's basic sweeper composes every job's config in this process before launching the batch,
+    to find a bad override early; the jobs of a tournament differ only in ``shard``, and ``arena``
+    checked the tournament before Hydra started (:func:`arena.config.prepare`). Those compositions are
+    serial (about 0.3 s each, two shards per core): skip them. Each job still composes its own config."""
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+
+    BasicSweeper.validate_batch_is_legal = lambda self, batch: None
+
+
 class SummaryCallback(Callback):
     """Records a tournament's plan before its jobs start; aggregates and reports a sweep once all its
     matchups finished (or a single run)."""
@@ -475,6 +513,7 @@ class SummaryCallback(Callback):
         if config.get("tournament") is not None:
             with one_line_errors():
                 start_tournament(config, Path(config.hydra.sweep.dir))
+            _skip_shard_validation()
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         out_dir = Path(config.hydra.sweep.dir)

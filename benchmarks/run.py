@@ -129,8 +129,9 @@ def bench_per_step(repeats: int, quick: bool) -> None:
     def run_ogd():
         ogd.reset(np.random.default_rng(0))
         for t in range(T):
-            ogd.predict(X[t])
-            ogd.update(X[t], 0.5, y[t])
+            x = X[t]  # one context object a round, as the arena's loop hands it to predict and update
+            ogd.predict(x)
+            ogd.update(x, 0.5, y[t])
 
     t_ogd = median_time(run_ogd, repeats) / T
     record("ogd predict+update per step", T, t_ogd, f"{t_ogd * 1e6:.2f} us/step")
@@ -201,8 +202,9 @@ def bench_hedge(repeats, T, X, y):
     def run_hedge():
         h.reset(np.random.default_rng(0))
         for t in range(T):
-            h.predict(advice[t])
-            h.update(advice[t], 0.5, y[t])
+            x = advice[t]
+            h.predict(x)
+            h.update(x, 0.5, y[t])
 
     t_h = median_time(run_hedge, repeats) / T
     record(f"hedge predict+update per step (N={N})", T, t_h, f"{t_h * 1e6:.2f} us/step")
@@ -238,6 +240,17 @@ def bench_tournament(quick: bool, repeats: int = 3) -> None:
         record(f"tournament 6x6x5 on {n_jobs} worker(s)", T, seconds,
                " ".join(f"{v:.1f}" for v in times[n_jobs]) + " s")
     record("tournament parallel speed-up (1 worker / 2)", T, 0.0, "(>= 1.6 meets the target)", out[1] / out[2])
+    # Amdahl: t(n) = S + P / n; two worker counts give the serial seconds S and the parallel work P
+    parallel = 2.0 * (out[1] - out[2])
+    serial = out[1] - parallel
+    if parallel <= 0 or serial < 0:  # 1 worker runs in-process; 2 start their own processes
+        record("tournament Amdahl estimate", T, 0.0, "n/a: 2 workers were no faster than 1 on this machine")
+        return
+    record("tournament serial seconds S (Amdahl, from 1 and 2 workers)", T, serial,
+           f"serial fraction {serial / out[1]:.2f}")
+    for n in (16, 64):
+        record(f"tournament Amdahl estimate on {n} workers", T, serial + parallel / n, "speed-up over 1 worker",
+               out[1] / (serial + parallel / n))
 
 
 def bench_memory(quick: bool) -> None:
@@ -284,17 +297,21 @@ def main() -> None:
     print(f"{'benchmark':<46} {'size':>10} {'median':>13}  {'figure':<34} ratio")
     benches = {"k29": lambda: bench_k29(args.repeats, args.quick), "smce": lambda: bench_smce(args.repeats, args.quick),
                "per_step": lambda: bench_per_step(args.repeats, args.quick),
-               "tournament": lambda: bench_tournament(args.quick), "memory": lambda: bench_memory(args.quick),
+               "tournament": lambda: bench_tournament(args.quick, args.repeats), "memory": lambda: bench_memory(args.quick),
                "import": lambda: bench_import(args.quick)}
     for name, fn in benches.items():
         if args.only is None or name in args.only:
             fn()
-    out = ROOT / "benchmarks" / "results" / "latest.csv"
+    write_rows(ROWS, ROOT / "benchmarks" / "results" / "latest.csv")
+
+
+def write_rows(rows: list[dict], out: Path) -> None:
+    """The measurements as a CSV file (one row each)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(ROWS[0]))
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
-        writer.writerows(ROWS)
+        writer.writerows(rows)
     print(f"wrote {out}")
 
 

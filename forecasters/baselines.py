@@ -228,30 +228,47 @@ class OGD(Forecaster):
         super().reset(rng)
         self._w = None
         self._t = 0
+        self._zbuf = None  # [1, x] (``intercept``), refilled every call: no array built per round
+        self._last = None  # (x, <w, z>) of the latest predict: update reuses it (w has not moved since)
 
     def _z(self, x) -> np.ndarray:
-        x = np.asarray(x, float).reshape(-1)
-        return np.concatenate(([1.0], x)) if self.intercept and not self.paper else x
+        if type(x) is not np.ndarray or x.dtype != np.float64 or x.ndim != 1:
+            x = np.asarray(x, float).reshape(-1)
+        if not self.intercept or self.paper:
+            return x
+        z = self._zbuf
+        if z is None or z.size != x.size + 1:
+            z = self._zbuf = np.empty(x.size + 1)
+            z[0] = 1.0
+        z[1:] = x
+        return z
 
     def _raw(self, x) -> float:
         z = self._z(x)
         if self._w is None:
             self._w = np.zeros(z.size)
-        return float(self._w @ z)
+        return float(self._w.dot(z))  # w @ z (matmul calls the same dot for two vectors) at half its overhead
 
     def predict(self, x):
         raw = self._raw(x)
+        self._last = (x, raw)
         if self.paper:  # announced clipped into the game's [0, 1]; the update and the bound use the unclipped p_t
             return min(max(raw, 0.0), 1.0)
         return min(max(raw, 0.0), 1.0) if self.clip else raw
 
     def update(self, x, p, y):
         self._t += 1
-        z = self._z(x)
-        lr = self.lr if self.schedule == "fixed" or self.paper else self.lr / np.sqrt(self._t)
-        self._w = self._w - lr * (self._raw(x) - y) * z
+        last, self._last = self._last, None
+        if last is not None and last[0] is x:  # z (the buffer, or x itself) still holds this x
+            raw, z = last[1], self._zbuf if self.intercept and not self.paper else self._z(x)
+        else:
+            raw = self._raw(x)
+            z = self._z(x)
+        lr = self.lr if self.schedule == "fixed" or self.paper else self.lr / math.sqrt(self._t)  # as np.sqrt
+        w = self._w
+        w -= lr * (raw - y) * z  # in place: the same w_i - (c z_i) as w - c z
         if self.paper:
             return  # no projection
-        norm = np.linalg.norm(self._w)
+        norm = math.sqrt(w.dot(w))  # np.linalg.norm of a vector (the same dot), without its checks
         if norm > self.M:
-            self._w *= self.M / norm
+            w *= self.M / norm

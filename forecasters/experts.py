@@ -395,6 +395,8 @@ def _ratio(lA1, lA0):
 
 def _since(L: np.ndarray, start: np.ndarray) -> np.ndarray:
     """Losses since an epoch started: L - start, with inf - inf = 0 (a restart forgets the past)."""
+    if math.isfinite(L.sum()):  # no inf (a finite sum has finite terms): no NaN to mend (errstate costs µs)
+        return L - start
     with np.errstate(invalid="ignore"):
         d = L - start
     return np.where(np.isnan(d), 0.0, d)
@@ -480,7 +482,10 @@ class Hedge(ExpertsForecaster):
     def predict(self, x: Context) -> float:
         L = self._losses(np.asarray(advice_function(x)(0.5)).size)
         if self.eta == "doubling":
-            self._epoch_start_L = start = self._epoch_start(L).copy()  # a new epoch forgets the past
+            start = self._epoch_start(L)
+            if start is L:  # a new epoch forgets the past (a copy: L is the forecaster's own array)
+                start = L.copy()
+            self._epoch_start_L = start
         else:
             start = L
         logw = self._log_weights(L, self._t, start)

@@ -78,39 +78,63 @@ def search_depth(tol: float) -> tuple[int, int]:
 
 
 # ----------------------------------------------------------------------------------------
-# compiled kernels. Node i of the trie is the row nodes[i] of a float64 array (one 64-byte
-# cache line per node; keys < 2^54 and indices are exact in a double):
-#   KEY: the leaf's key, or any key of the subtree; BIT: the crit bit (-1 for a leaf);
-#   LEFT, RIGHT: children; S0, S2, SQ: sums of w, w p^2, w (1-p)^2 over the subtree.
-# meta = [n_nodes, root].
+# compiled kernels. Node i of the trie is the row nodes[i] of a float64 array of 5 columns
+# (40 bytes: memory and cache lines are what a deep search waits for), the first two read
+# as integers through an int64 view of the same memory:
+#   word 0: the leaf's key (any key of the subtree for an inner node) | (crit bit + 1) << 56
+#           (crit bit -1: a leaf); word 1: left child | right child << 32;
+#   S0, S2, SQ: sums of w, w p^2, w (1-p)^2 over the subtree.
+# meta = [n_nodes, root, hint, hint_key]: the search leaves in ``hint`` the deepest node on
+# the path of its answer ``hint_key``, so that inserting that answer (what every round
+# does) starts its walk to a leaf there instead of at the root.
 
-KEY, BIT, LEFT, RIGHT, S0, S2, SQ = 0, 1, 2, 3, 4, 5, 6
-_WIDTH = 8
+S0, S2, SQ = 2, 3, 4
+_WIDTH = 5
+_KEY_BITS = 56  # key < 2^54 in the low bits of word 0, crit bit + 1 above
+_KEY_MASK = (1 << _KEY_BITS) - 1
+_CHILD_MASK = (1 << 32) - 1
+_MAX_NODES = 2**31 - 1
+
+
+@numba.njit(cache=True, inline="always")
+def _key(ints, n):
+    return ints[n, 0] & _KEY_MASK
+
+
+@numba.njit(cache=True, inline="always")
+def _bit(ints, n):
+    return (ints[n, 0] >> _KEY_BITS) - 1
+
+
+@numba.njit(cache=True, inline="always")
+def _child(ints, n, side):
+    return (ints[n, 1] >> (32 * side)) & _CHILD_MASK
 
 
 @numba.njit(cache=True)
 def _insert(meta, nodes, k, s0, s2, sq):
+    ints = nodes.view(np.int64)
     n_nodes = meta[0]
     root = meta[1]
     if root < 0:
-        nodes[n_nodes, KEY] = k
-        nodes[n_nodes, BIT] = -1.0
-        nodes[n_nodes, LEFT] = -1.0
-        nodes[n_nodes, RIGHT] = -1.0
+        ints[n_nodes, 0] = k
+        ints[n_nodes, 1] = 0
         nodes[n_nodes, S0] = s0
         nodes[n_nodes, S2] = s2
         nodes[n_nodes, SQ] = sq
         meta[0] = n_nodes + 1
         meta[1] = n_nodes
         return
-    # 1) any leaf sharing the longest prefix with k: follow k's bits
-    n = root
-    b = np.int64(nodes[n, BIT])
+    # 1) any leaf sharing the longest prefix with k: follow k's bits (from the search's hint:
+    #    a node on k's path, so the same leaf as from the root)
+    n = meta[2] if (meta[2] >= 0 and meta[3] == k) else root
+    meta[2] = -1
+    b = _bit(ints, n)
     while b >= 0:
-        n = np.int64(nodes[n, RIGHT]) if (k >> b) & 1 else np.int64(nodes[n, LEFT])
-        b = np.int64(nodes[n, BIT])
-    x = np.int64(nodes[n, KEY]) ^ k
-    diff = -1  # highest differing bit, -1 if k is already stored
+        n = _child(ints, n, (k >> b) & 1)
+        b = _bit(ints, n)
+    x = _key(ints, n) ^ k
+    diff = -1
     while x != 0:
         x >>= 1
         diff += 1
@@ -118,49 +142,60 @@ def _insert(meta, nodes, k, s0, s2, sq):
     parent = -1
     side = 0
     n = root
-    b = np.int64(nodes[n, BIT])
+    b = _bit(ints, n)
     while b > diff:
         nodes[n, S0] += s0
         nodes[n, S2] += s2
         nodes[n, SQ] += sq
         parent = n
         side = (k >> b) & 1
-        n = np.int64(nodes[n, LEFT + side])
-        b = np.int64(nodes[n, BIT])
-    if diff < 0:  # n is the leaf of k
+        n = _child(ints, n, side)
+        b = _bit(ints, n)
+    if diff < 0:
         nodes[n, S0] += s0
         nodes[n, S2] += s2
         nodes[n, SQ] += sq
         return
     leaf = n_nodes
     inner = n_nodes + 1
-    nodes[leaf, KEY] = k
-    nodes[leaf, BIT] = -1.0
-    nodes[leaf, LEFT] = -1.0
-    nodes[leaf, RIGHT] = -1.0
+    ints[leaf, 0] = k
+    ints[leaf, 1] = 0
     nodes[leaf, S0] = s0
     nodes[leaf, S2] = s2
     nodes[leaf, SQ] = sq
-    nodes[inner, KEY] = k
-    nodes[inner, BIT] = diff
+    ints[inner, 0] = k | ((diff + 1) << _KEY_BITS)
     nodes[inner, S0] = nodes[n, S0] + s0
     nodes[inner, S2] = nodes[n, S2] + s2
     nodes[inner, SQ] = nodes[n, SQ] + sq
     if (k >> diff) & 1:
-        nodes[inner, LEFT] = n
-        nodes[inner, RIGHT] = leaf
+        ints[inner, 1] = n | (leaf << 32)
     else:
-        nodes[inner, LEFT] = leaf
-        nodes[inner, RIGHT] = n
-    if parent < 0:
+        ints[inner, 1] = leaf | (n << 32)
+    if parent >= 0:
+        other = _child(ints, parent, 1 - side)
+        if side:
+            ints[parent, 1] = other | (inner << 32)
+        else:
+            ints[parent, 1] = inner | (other << 32)
+    else:
         meta[1] = inner
-    else:
-        nodes[parent, LEFT + side] = inner
     meta[0] = n_nodes + 2
 
 
 @numba.njit(cache=True)
-def _half(nodes, node, m, side):
+def _try_insert(meta, nodes, p, w, scale):
+    """Insert (p, w) if p is on the key grid and a node pair is free: 0 done, 1 off the grid, 2 full."""
+    kf = p * scale
+    if not (0.0 <= kf <= scale and kf == math.floor(kf)):
+        return 1
+    if meta[0] + 2 > nodes.shape[0]:
+        return 2
+    _insert(meta, nodes, np.int64(kf), w, w * p * p, w * (1.0 - p) * (1.0 - p))
+    return 0
+
+
+@numba.njit(cache=True, inline="always")
+def _half(ints, node, m, side):
     """The node holding the keys of one half (side 0: left) of the current block of 2^m keys.
 
     ``node`` holds exactly the block's keys, so its crit bit is at most m - 1; below that
@@ -168,9 +203,9 @@ def _half(nodes, node, m, side):
     """
     if node < 0:
         return np.int64(-1)
-    if np.int64(nodes[node, BIT]) == m - 1:
-        return np.int64(nodes[node, LEFT + side])
-    if ((np.int64(nodes[node, KEY]) >> (m - 1)) & 1) == side:
+    if _bit(ints, node) == m - 1:
+        return _child(ints, node, side)
+    if ((_key(ints, node) >> (m - 1)) & 1) == side:
         return node
     return np.int64(-1)
 
@@ -185,6 +220,7 @@ def _s_value(p, A0, A2, B2, W, Q2, c_fs, a, b, c):
 @numba.njit(cache=True)
 def _search(meta, nodes, depth, n_halvings, c_fs, a, b, c):
     """anticorrelation_search on [0, 1] for S = c_fs S_FS + a + b p + c p^2 (same path, same answer)."""
+    ints = nodes.view(np.int64)
     root = meta[1]
     W = 0.0
     A2t = 0.0
@@ -193,6 +229,7 @@ def _search(meta, nodes, depth, n_halvings, c_fs, a, b, c):
         W = nodes[root, S0]
         A2t = nodes[root, S2]
         Q2 = nodes[root, SQ]
+    meta[2] = -1
     # exact branches: S(1) >= 0 -> 1; S(0) <= 0 -> 0
     if _s_value(1.0, W, A2t, Q2, W, Q2, c_fs, a, b, c) >= 0:
         return 1.0
@@ -200,14 +237,17 @@ def _search(meta, nodes, depth, n_halvings, c_fs, a, b, c):
         return 0.0
     unit = 2.0 ** (-depth)
     # the keys below 2^D: the left half of the root block [0, 2^(D+1))
-    node = _half(nodes, root, depth + 1, 0)
+    node = _half(ints, root, depth + 1, 0)
+    deepest = root
     lo = np.int64(0)
     P0 = 0.0
     P2 = 0.0
     Pq = 0.0
     m = np.int64(depth)
     for _ in range(n_halvings):
-        left = _half(nodes, node, m, 0)
+        if node >= 0:
+            deepest = node
+        left = _half(ints, node, m, 0)
         l0 = 0.0
         l2 = 0.0
         lq = 0.0
@@ -222,21 +262,27 @@ def _search(meta, nodes, depth, n_halvings, c_fs, a, b, c):
             P0 += l0
             P2 += l2
             Pq += lq
-            node = _half(nodes, node, m, 1)
+            node = _half(ints, node, m, 1)
         else:
             node = left
         m -= 1
-    return (lo + (np.int64(1) << (m - 1))) * unit
+    if node >= 0:
+        deepest = node
+    answer = lo + (np.int64(1) << (m - 1))
+    meta[2] = deepest
+    meta[3] = answer
+    return answer * unit
 
 
 @numba.njit(cache=True)
 def _sums_below(meta, nodes, kt):
     """Sums over the stored keys < kt."""
+    ints = nodes.view(np.int64)
     out = np.zeros(3)
     n = meta[1]
     while n >= 0:
-        b = np.int64(nodes[n, BIT])
-        key = np.int64(nodes[n, KEY])
+        b = _bit(ints, n)
+        key = _key(ints, n)
         take = False
         if b < 0:
             take = key < kt
@@ -252,12 +298,12 @@ def _sums_below(meta, nodes, kt):
             out[2] += nodes[n, SQ]
         if stop:
             break
-        left = np.int64(nodes[n, LEFT])
+        left = _child(ints, n, 0)
         if (kt >> b) & 1:
             out[0] += nodes[left, S0]
             out[1] += nodes[left, S2]
             out[2] += nodes[left, SQ]
-            n = np.int64(nodes[n, RIGHT])
+            n = _child(ints, n, 1)
         else:
             n = left
     return out
@@ -365,7 +411,7 @@ class FSTrie:
         self.depth = int(depth)
         self._scale = 2.0**self.depth
         cap = max(int(capacity), 4)
-        self.meta = np.array([0, -1], dtype=np.int64)
+        self.meta = np.array([0, -1, -1, -1], dtype=np.int64)
         self.nodes = np.zeros((cap, _WIDTH), dtype=np.float64)
 
     @classmethod
@@ -390,19 +436,20 @@ class FSTrie:
         need = self.n_nodes + int(extra)
         if need <= self.capacity:
             return
+        if need > _MAX_NODES:
+            raise ValueError(f"the trie would need {need} nodes; child indices are 32-bit, so it holds at most "
+                             f"{_MAX_NODES} (about {_MAX_NODES // 2} distinct forecasts): play fewer rounds")
         nodes = np.zeros((max(need, 2 * self.capacity), _WIDTH), dtype=np.float64)
         nodes[: self.n_nodes] = self.nodes[: self.n_nodes]
         self.nodes = nodes
 
     def try_insert(self, p: float, w: float) -> bool:
         """Add the point p with weight w if p is on the key grid; False (nothing added) if not."""
-        kf = p * self._scale
-        if not (0.0 <= kf <= self._scale and kf == math.floor(kf)):
-            return False
-        if self.meta[0] + 2 > len(self.nodes):
+        done = _try_insert(self.meta, self.nodes, p, w, self._scale)  # one compiled call: a step loop makes many
+        if done == 2:
             self.reserve(2)
-        _insert(self.meta, self.nodes, np.int64(kf), w, w * p * p, w * (1.0 - p) * (1.0 - p))
-        return True
+            done = _try_insert(self.meta, self.nodes, p, w, self._scale)
+        return done == 0
 
     def insert(self, p: float, w: float) -> None:
         """Add the point p with weight w (p must be on the key grid)."""

@@ -34,7 +34,7 @@ from arena.fastfs import fs_quadratic
 from arena.kernels import FermiSobolev, Kernel, cross_sums, kernel_gap
 from arena.metrics import calibration as cal
 from arena.metrics.regret import regret_constant, regret_linear
-from arena.metrics.smce import smce
+from arena.metrics.smce import smce, smce_both
 from arena.protocols import ProtocolError
 
 
@@ -60,8 +60,10 @@ class BinaryGame(Game):
         return (p - y) ** 2
 
     def score(self, referee, rec, forecaster):
-        summary = metrics(referee, rec.X, rec.p, rec.y, rec.y_prob, grid=forecaster.N)
+        fs_q = fs_quadratic(rec.p, rec.y - rec.p) if len(rec.y) else 0.0  # fs_gap^2; the kernel gap of K29 too
+        summary = metrics(referee, rec.X, rec.p, rec.y, rec.y_prob, grid=forecaster.N, fs_q=fs_q)
         run = BinaryRun(rec, forecaster, referee.max_tol)  # shared by certificates and curves: S_t is computed once
+        run.smce_whole, run.fs_q = summary["smce"], fs_q
         if run.same_p:
             run.smce_internal = summary["smce"]
         return summary, curves(referee, rec, forecaster.claims, run), bind(CERTIFICATES, run, referee)
@@ -77,6 +79,8 @@ class BinaryRun:
         self.T = len(self.y)
         self.forecaster = forecaster
         self.kernel: Kernel | None = forecaster.kernel_object
+        self.smce_whole: float | None = None  # smce(p, y, "paper") of the whole run, once the summary has it
+        self.fs_q: float | None = None  # fs_quadratic(p, y - p) of the whole run, once the summary has it
         self.max_tol = float(max_tol)
 
     @cached_property
@@ -147,7 +151,10 @@ def cert_kernel(run: BinaryRun) -> Certificate:
     """§4/§7: sum_{s,t} w_s w_t k(z_s, z_t) <= sum_t w_t^2 k(z_t, z_t) + A (gap computed directly)."""
     if run.premise:
         return not_applicable("kernel", run.premise)
-    gap = kernel_gap(run.kernel, run.X, run.p_int, run.w)
+    if run.fs_q is not None and type(run.kernel) is FermiSobolev and run.same_p:
+        gap = float(run.fs_q)  # kernel_gap of k_FS: fs_quadratic(p, y - p), computed for the summary's fs_gap
+    else:
+        gap = kernel_gap(run.kernel, run.X, run.p_int, run.w)
     return judged("kernel", gap, run.diag.sum() + run.allowance(), extra=_slack_columns(run))
 
 
@@ -297,10 +304,12 @@ BinaryGame.certificate_descriptions = CERTIFICATE_DESCRIPTIONS
 
 
 # ---------------------------------------------------------------------------- metrics, curves
-def metrics(referee, X, p, y, y_prob=None, grid: int | None = None) -> dict[str, float]:
+def metrics(referee, X, p, y, y_prob=None, grid: int | None = None, fs_q: float | None = None) -> dict[str, float]:
     """Every binary metric of a run under the referee's settings; ``grid`` = N adds the
-    per-grid-point calibration error of forecasts rounded to {0, 1/N, ..., 1}."""
+    per-grid-point calibration error of forecasts rounded to {0, 1/N, ..., 1}; ``fs_q``:
+    ``fs_quadratic(p, y - p)``, when the caller has it."""
     T = len(y)
+    smce_paper, smce_pm = smce_both(p, y)
     with np.errstate(over="ignore", invalid="ignore"):  # contexts whose ||x||^2 overflows: NaN, not a warning
         oi2 = kernel_gap(referee.oi_kernel, X, p, y - p)
     out = {
@@ -308,12 +317,12 @@ def metrics(referee, X, p, y, y_prob=None, grid: int | None = None) -> dict[str,
         "brier": cal.brier(p, y),
         "log_loss": cal.log_loss(p, y),
         "ece": cal.ece(p, y, referee.ece_bins),
-        "smce": smce(p, y, "paper"),
-        "smce_pm": smce(p, y, "pm"),
+        "smce": smce_paper,
+        "smce_pm": smce_pm,
         "oi_gap": math.sqrt(max(oi2, 0.0)) if not math.isnan(oi2) else math.nan,
         "regret_constant": regret_constant(p, y),
         "regret_linear": regret_linear(p, y, X, referee.M, referee.intercept),
-        "fs_gap": math.sqrt(max(fs_quadratic(p, y - p), 0.0)) if T else 0.0,
+        "fs_gap": math.sqrt(max(fs_quadratic(p, y - p) if fs_q is None else fs_q, 0.0)) if T else 0.0,
         "hat_calibration": cal.hat_calibration(p, y, referee.hat_eps, referee.hat_alpha),
     }
     out["smce_over_T"] = out["smce"] / T if T else 0.0
@@ -335,7 +344,10 @@ def curves(referee, rec, claims, run: BinaryRun) -> pd.DataFrame:
         diag_c = np.cumsum(run.diag)
     for t in checkpoints(len(rec.y), referee.n_checkpoints):
         X, p, y = rec.X[:t], rec.p[:t], rec.y[:t]
-        m = {"bias": cal.bias(p, y), "brier": cal.brier(p, y), "smce": smce(p, y, "paper"),
+        # the last checkpoint is the whole run: its smCE is the summary's (BinaryGame.score)
+        whole = t == len(rec.y) and run.smce_whole is not None
+        m = {"bias": cal.bias(p, y), "brier": cal.brier(p, y),
+             "smce": run.smce_whole if whole else smce(p, y, "paper"),
              "regret_constant": regret_constant(p, y),
              "regret_linear": regret_linear(p, y, X, referee.M, referee.intercept)}
         if "smce" in claims and kernel_ok:

@@ -173,11 +173,30 @@ def smce(p: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, kind:
     p, y = _check_inputs(p, y, kind)
     if len(p) == 0:
         return 0.0
-    v, W = _aggregate(p, y)
+    return _from_aggregate(*_aggregate(p, y), kind)
+
+
+def _from_aggregate(v: np.ndarray, W: np.ndarray, kind: str) -> float:
     d = np.diff(v)
     if kind == "pm":
         return float(max(_pm_value(W, d), 0.0))
     return float(abs(W.sum()) / 2.0 + max(_pm_value(W, 2.0 * d), 0.0) / 2.0)
+
+
+def smce_both(p: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> tuple[float, float]:
+    """``(smce(p, y, "paper"), smce(p, y, "pm"))``, sorting the forecasts once.
+
+    Examples
+    --------
+    >>> smce_both([0.2, 0.2, 0.8], [1, 0, 1]) == (smce([0.2, 0.2, 0.8], [1, 0, 1]),
+    ...                                          smce([0.2, 0.2, 0.8], [1, 0, 1], "pm"))
+    True
+    """
+    p, y = _check_inputs(p, y, "paper")
+    if len(p) == 0:
+        return 0.0, 0.0
+    v, W = _aggregate(p, y)
+    return _from_aggregate(v, W, "paper"), _from_aggregate(v, W, "pm")
 
 
 def smce_curve(

@@ -1,0 +1,204 @@
+"""Today's code against an earlier commit, side by side: the speed targets of the README's table.
+
+Usage (from the repository root, in the project's environment)::
+
+    python benchmarks/compare.py                   # against commit 66466cc, every measurement
+    python benchmarks/compare.py --base abc1234    # against another commit
+    python benchmarks/compare.py --only k29 cli    # a subset (k29 adaptive cli tournament)
+    python benchmarks/compare.py --rounds 5        # more turns (default 3)
+
+The base commit is built once in a scratch virtual environment (``git archive BASE`` unpacked
+under ``--scratch``, default ``$TMPDIR/arena-bench-BASE``, then ``python -m venv`` and
+``pip install -e``; later runs reuse it). Every measurement runs in fresh processes, today's and
+the base's taking turns (A B A B ...) so that a change in the machine's load hits both alike;
+the table gives the medians and their ratio (base / today: above 1, today is faster), the peak
+resident memory of the whole process where it matters, and the machine. It writes
+``benchmarks/results/compare.csv``.
+
+Measurements:
+
+- ``k29``: ``arena.play("binary", "k29", "iid_bernoulli", T=10**6)``, the whole play (forecasts,
+  referee, recorder), after a warm-up play that loads the compiled code; peak RSS of the process.
+- ``adaptive``: K29 against ``anti_forecaster`` (the step loop), T = 10^5, same warm-up.
+- ``cli``: ``arena forecaster=k29 nature=iid_bernoulli T=1000`` (with its report, and without)
+  against ``python -c "import pandas, hydra"``, wall time of the whole command.
+- ``tournament``: the ``bench`` tournament at T = 10 (no work: only the serial, fixed costs),
+  whole ``arena`` command on the default launcher settings, no figures; then the same in one
+  process (``hydra.launcher.n_jobs=1``) with its jobs timed: the serial part is the rest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from run import _cpu, write_rows  # benchmarks/run.py (this script's folder is on sys.path)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# A snippet prints one JSON line: the seconds it timed and the process's peak RSS (MiB).
+_PLAY = """
+import json, resource, time
+import arena
+arena.play("binary", "k29", {nature!r}, T=1000, seed=0, keep_forecasts=False)  # load the compiled code
+t0 = time.perf_counter()
+arena.play("binary", "k29", {nature!r}, T={T}, seed=0, keep_forecasts=False)
+print(json.dumps({{"seconds": time.perf_counter() - t0,
+                  "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+"""
+
+
+# The serial part of a tournament: the whole command in one process (``n_jobs=1``) minus its jobs' time.
+_SERIAL = """
+import functools, json, sys, time
+t0 = time.perf_counter()
+import arena.cli as cli
+name = "run_job" if hasattr(cli, "run_job") else "_job"  # the Hydra task function (66466cc: _job)
+job, spent = getattr(cli, name), [0.0]
+
+@functools.wraps(job)
+def timed(*args, **kwargs):
+    t = time.perf_counter()
+    try:
+        return job(*args, **kwargs)
+    finally:
+        spent[0] += time.perf_counter() - t
+
+setattr(cli, name, timed)
+sys.argv = ["arena", "tournament=bench", "tournament.T=[10]", "report=false", "results_root=r",
+            "hydra.launcher.n_jobs=1"]
+cli.main()
+total = time.perf_counter() - t0
+print(json.dumps({{"seconds": total - spent[0], "total": total, "jobs": spent[0]}}))
+"""
+
+
+def build_base(base: str, scratch: Path) -> Path:
+    """The python of a virtual environment holding commit ``base`` installed in editable mode."""
+    python = scratch / ".venv" / "bin" / "python"
+    if (scratch / ".venv" / "bin" / "arena").exists():
+        return python
+    src = scratch / "src"
+    src.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", base], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(scratch / ".venv")], check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", str(src)], check=True)
+    return python
+
+
+def run_snippet(python: Path, code: str, cwd: Path) -> dict:
+    out = subprocess.run([str(python), "-c", code], check=True, capture_output=True, text=True, cwd=cwd)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def wall(cmd: list[str], cwd: Path) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
+    return time.perf_counter() - t0
+
+
+def turns(sides: dict, rounds: int) -> dict[str, list]:
+    """Call every side once per round, in turn; each call returns a number or a dict of numbers."""
+    out: dict[str, list] = {name: [] for name in sides}
+    for _ in range(rounds):
+        for name, fn in sides.items():
+            out[name].append(fn())
+    return out
+
+
+ROWS: list[dict] = []
+
+
+def report(name: str, today: list, base: list, unit: str = "s", key: str = "seconds") -> None:
+    a = statistics.median(v[key] if isinstance(v, dict) else v for v in today)
+    b = statistics.median(v[key] if isinstance(v, dict) else v for v in base)
+    ROWS.append({"measurement": name, "today": round(a, 4), "base": round(b, 4), "unit": unit,
+                 "ratio_base_over_today": round(b / a, 3), "n": len(today)})
+    print(f"{name:<58} {a:>9.3f} {b:>9.3f} {unit:<4} {b / a:>6.2f}x", flush=True)
+
+
+def bench_play(python_today: Path, python_base: Path, rounds: int, nature: str, T: int, tmp: Path) -> None:
+    code = _PLAY.format(nature=nature, T=T)
+    res = turns({"today": lambda: run_snippet(python_today, code, tmp),
+                 "base": lambda: run_snippet(python_base, code, tmp)}, rounds)
+    report(f"k29 vs {nature}, whole play, T={T:.0e}", res["today"], res["base"])
+    report(f"  peak RSS of the process (T={T:.0e})", res["today"], res["base"], "MiB", "rss_mib")
+
+
+def bench_cli(python_today: Path, python_base: Path, rounds: int, tmp: Path) -> None:
+    def arena(python: Path, *extra: str):
+        cmd = [str(python.parent / "arena"), "forecaster=k29", "nature=iid_bernoulli", "T=1000", *extra]
+
+        def go() -> float:
+            with tempfile.TemporaryDirectory(dir=tmp) as d:
+                return wall([*cmd, f"results_root={d}"], Path(d))
+        return go
+
+    imports = lambda: wall([str(python_today), "-c", "import pandas, hydra"], tmp)  # noqa: E731
+    res = turns({"imports": imports, "today": arena(python_today), "base": arena(python_base),
+                 "today_nr": arena(python_today, "report=false"), "base_nr": arena(python_base, "report=false")},
+                rounds)
+    report("arena forecaster=k29 nature=iid_bernoulli T=1000", res["today"], res["base"])
+    report("  the same, report=false", res["today_nr"], res["base_nr"])
+    report("  python -c 'import pandas, hydra' (base column: the command)", res["imports"], res["today"])
+
+
+def bench_tournament(python_today: Path, python_base: Path, rounds: int, tmp: Path) -> None:
+    def arena(python: Path):
+        def go() -> float:
+            with tempfile.TemporaryDirectory(dir=tmp) as d:
+                return wall([str(python.parent / "arena"), "tournament=bench", "tournament.T=[10]", "report=false",
+                             f"results_root={d}"], Path(d))
+        return go
+
+    res = turns({"today": arena(python_today), "base": arena(python_base)}, rounds)
+    report("tournament=bench at T=10 (serial, fixed costs)", res["today"], res["base"])
+
+    def serial(python: Path):
+        def go() -> dict:
+            with tempfile.TemporaryDirectory(dir=tmp) as d:
+                return run_snippet(python, _SERIAL.format(), Path(d))
+        return go
+
+    res = turns({"today": serial(python_today), "base": serial(python_base)}, rounds)
+    report("  its serial part: one process, minus the jobs' time", res["today"], res["base"])
+    report("  the jobs' time in that process (the parallel part)", res["today"], res["base"], key="jobs")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--base", default="66466cc", help="the commit to compare against (default 66466cc)")
+    ap.add_argument("--scratch", type=Path, default=None, help="where to build it (reused when present)")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--only", nargs="*", default=None, help="subset of: k29 adaptive cli tournament")
+    args = ap.parse_args()
+    scratch = args.scratch or Path(tempfile.gettempdir()) / f"arena-bench-{args.base}"
+    python_base = build_base(args.base, scratch)
+    python_today = Path(sys.executable)
+    print(f"machine: {_cpu()}, {os.cpu_count()} cores; today = {ROOT} vs base = {args.base} ({scratch})")
+    print(f"{'measurement (medians of ' + str(args.rounds) + ', taking turns)':<58} {'today':>9} {'base':>9} "
+          f"{'':<4} base/today")
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        benches = {
+            "k29": lambda: bench_play(python_today, python_base, args.rounds, "iid_bernoulli", 10**6, tmp),
+            "adaptive": lambda: bench_play(python_today, python_base, args.rounds, "anti_forecaster", 10**5, tmp),
+            "cli": lambda: bench_cli(python_today, python_base, args.rounds, tmp),
+            "tournament": lambda: bench_tournament(python_today, python_base, args.rounds, tmp),
+        }
+        for name, fn in benches.items():
+            if args.only is None or name in args.only:
+                fn()
+    write_rows(ROWS, ROOT / "benchmarks" / "results" / "compare.csv")
+
+
+if __name__ == "__main__":
+    main()

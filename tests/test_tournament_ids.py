@@ -1,0 +1,35 @@
+"""Matchup ids computed from plain containers (the serial part of a tournament) equal the ids of the
+OmegaConf configs the jobs build, for every shipped tournament and for configs with interpolations."""
+
+from __future__ import annotations
+
+import pytest
+from omegaconf import OmegaConf
+
+from arena import tournament as tr
+from arena.config import compose, hydra_session
+
+
+def _slow_ids(cfg):
+    base = tr._base(cfg)
+    return [tr.matchup_key(tr.matchup_config(cfg, e, base)) for e in tr.plan(cfg)]
+
+
+@pytest.mark.parametrize("overrides", [["tournament=bench"], ["tournament=experts"], ["tournament=quantile"],
+                                       ["tournament=calibration"], ["tournament=decisions"]])
+def test_planned_ids_match_the_job_configs(overrides):
+    with hydra_session():
+        cfg = compose(overrides)
+        cfg = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
+        ids = tr.planned_ids(cfg)
+        assert ids == _slow_ids(cfg) and len(set(ids)) == len(ids)
+
+
+def test_an_interpolation_is_resolved_per_matchup():
+    with hydra_session():
+        cfg = compose(["tournament=experts", "tournament.seeds=[0,1]", "+note=s${seed}"])
+        cfg = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
+        dicts = [tr._matchup_dict(cfg, e) for e in tr.plan(cfg)]
+        assert not any(tr._plain(d) for d in dicts)  # note: ${seed}, resolved per matchup
+        ids = tr.planned_ids(cfg)
+        assert ids == _slow_ids(cfg) and len(set(ids)) == len(ids)
