@@ -193,8 +193,21 @@ def load_attack(path: str | os.PathLike) -> dict:
     return check_attack(attack, f"redteam: {path}")
 
 
+class _FromAttack:
+    """A nature attribute read from its attack; on the class (before any attack), ``default``."""
+
+    def __init__(self, fn, default):
+        self.fn, self.default = fn, default
+
+    def __get__(self, obj, cls=None):
+        return self.default if obj is None else self.fn(obj)
+
+
 class RedTeamNature(Nature):
     """Plays a stored attack (see the module docstring): a policy (adaptive) or a sequence (oblivious).
+
+    Its game, whether it is adaptive, its context (the panel's advice in the experts game) and
+    its length (a sequence's rounds) are the attack's.
 
     Parameters
     ----------
@@ -216,37 +229,40 @@ class RedTeamNature(Nature):
     """
 
     name = "redteam"
-    games = tuple(FEATURES)
+    games = _FromAttack(lambda self: (self.attack["game"],), ("binary",))
+    adaptive = _FromAttack(lambda self: self.attack["kind"] == "policy", True)
+    context_dim = _FromAttack(lambda self: self.panel.context_dim if self.attack["game"] == "experts" else 0, 0)
+    length = _FromAttack(lambda self: len(self.attack["answers"]) if self.attack["kind"] == "sequence" else None,
+                         None)
 
     def __init__(self, attack: dict):
-        self._attack = check_attack(attack)
-        self.games = (attack["game"],)
-        self.adaptive = attack["kind"] == "policy"
-        self._theta = [float(v) for v in attack.get("theta", ())]
-        self._answers = attack.get("answers")
-        self._panel_spec = attack.get("panel")
-        if attack["game"] == "experts":
-            from arena.registry import make_nature
-
-            spec = self._panel_spec or {"name": "expert_constants"}
-            self._panel = make_nature(spec["name"], **dict(spec.get("params") or {}))
-            if self._panel.second_guessing:
-                raise ValueError(f"redteam: panel {spec['name']!r} second-guesses the forecast; give a panel whose "
-                                 "advice does not see the forecast (e.g. expert_constants)")
-            self.context_dim = self._panel.context_dim
-        self.length = len(self._answers) if self._answers is not None else None
+        self._given = check_attack(attack)
 
     @property
     def attack(self) -> dict:
-        return self._attack
+        return self._given
+
+    @property
+    def panel(self) -> Nature:
+        """The expert panel whose advice is the context (experts game), built once."""
+        if "_panel" not in self.__dict__:
+            from arena.registry import make_nature
+
+            spec = self.attack.get("panel") or {"name": "expert_constants"}
+            panel = make_nature(spec["name"], **dict(spec.get("params") or {}))
+            if getattr(panel, "second_guessing", False):
+                raise ValueError(f"redteam: panel {spec['name']!r} second-guesses the forecast; give a panel whose "
+                                 "advice does not see the forecast (e.g. expert_constants)")
+            self._panel = panel
+        return self._panel
 
     def params(self) -> dict:
-        a = self._attack
+        a = self.attack
         return {k: a.get(k) for k in ("kind", "game", "forecaster", "metric", "T", "seed", "searcher")}
 
     @property
     def L(self) -> float:
-        return float(self._attack.get("L", 1.0))
+        return float(self.attack.get("L", 1.0))
 
     def reset(self, rng: np.random.Generator) -> None:
         super().reset(rng)
@@ -254,14 +270,17 @@ class RedTeamNature(Nature):
         if game.name == "quantile" and self.L * (game.ymax - game.ymin) < 1:
             raise ValueError(f"redteam: L={self.L!r} is below 1/(ymax - ymin) = {1 / (game.ymax - game.ymin):.6g}: no "
                              "L-Lipschitz CDF fits in the game's range; search again with a larger L")
-        self._features = Features(game, int(self._attack.get("T") or 1000), self.L)
+        attack = self.attack
+        self._features = Features(game, int(attack.get("T") or 1000), self.L)
+        self._theta = [float(v) for v in attack.get("theta", ())]
+        self._answers = attack.get("answers")
         self._mean, self._x = math.nan, EMPTY_CONTEXT
         if game.name == "experts":
-            self._panel.game = game
-            self._panel.reset(rng)
+            self.panel.game = game
+            self.panel.reset(rng)
 
     def context(self, t: int) -> Context:
-        return self._panel.context(t) if self.game.name == "experts" else EMPTY_CONTEXT
+        return self.panel.context(t) if self.game.name == "experts" else EMPTY_CONTEXT
 
     def phi(self, t: int, x: Context, forecast: Forecast) -> list[float]:
         """The policy's features of round t (see :class:`Features`)."""

@@ -210,7 +210,7 @@ class Planner(RedTeamNature):
     def _rollout(self, t: int, x, f: Forecast, a: float, base: RedTeamNature) -> float:
         game, rng = self.game, self._rng
         model, nat = self._model.clone(), copy.deepcopy(base)
-        panel = copy.deepcopy(self._panel) if game.name == "experts" else None
+        panel = copy.deepcopy(self.panel) if game.name == "experts" else None
         X, P, Y = (list(h) for h in self._hist)
         p = f.sample(rng.random())
         y = game.check_outcome(self.answer(a).sample(rng), "planner", t)

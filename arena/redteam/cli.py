@@ -1,0 +1,99 @@
+"""``arena-redteam``: search a forecaster's worst case from the command line (Hydra overrides, -m sweeps).
+
+``arena-redteam forecaster=running_mean metric=smce_over_T T=1000`` composes ``conf/redteam.yaml``
+with the arena's config groups (game, forecaster), runs :func:`arena.redteam.search.search`, stores
+each attack found under ``<results_root>/redteam/<game>/attacks/`` and prints one line per attack;
+after the run (or the whole sweep) :class:`ReportCallback` writes the table and the figures.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig, OmegaConf
+
+
+class RedTeamError(ValueError):
+    """A bad config value (printed as one line; exit status 2)."""
+
+
+def _build(cfg: DictConfig):
+    from hydra.utils import instantiate
+
+    from arena.games import get_game
+    from arena.registry import load_plugins
+
+    load_plugins()
+    params = OmegaConf.to_container(cfg.game, resolve=True)
+    game = get_game(str(params.pop("name")), **params)
+    try:
+        forecaster = instantiate(cfg.forecaster, _convert_="all")
+    except Exception as exc:  # Hydra wraps the constructor's error: show the constructor's message
+        while exc.__cause__ is not None:
+            exc = exc.__cause__
+        raise RedTeamError(f"forecaster: {exc}") from None
+    fparams = {k: v for k, v in OmegaConf.to_container(cfg.forecaster, resolve=True).items() if k != "_target_"}
+    return game, forecaster, fparams
+
+
+def run(cfg: DictConfig) -> list[dict]:
+    """Search, store and print the attacks of one composed config."""
+    from arena.redteam.policy import save_attack
+    from arena.redteam.search import search
+
+    game, forecaster, fparams = _build(cfg)
+    attacks = search(game, forecaster, str(cfg.metric), int(cfg.T), int(cfg.seed), float(cfg.budget),
+                     str(cfg.searcher), forecaster_params=fparams, L=float(cfg.L),
+                     panel=OmegaConf.to_container(cfg.panel, resolve=True), depth=cfg.depth)
+    folder = Path(cfg.out) / "attacks"
+    folder.mkdir(parents=True, exist_ok=True)
+    label = str(cfg.forecaster_label)
+    for a in attacks:
+        a["forecaster_label"] = label
+        path = save_attack(a, folder / f"{label}__{cfg.metric}__T{cfg.T}__s{cfg.seed}__{a['searcher']}.json")
+        cert = a["certificate"]
+        bound = f"; certified {cert['name']} bound {cert['bound']:.6g}" if cert else "; no certificate bounds it"
+        print(f"[arena-redteam] {label} {cfg.metric} T={cfg.T} seed={cfg.seed} {a['searcher']}: "
+              f"{a['value']:.6g}{bound} ({a['cpu_seconds']:.0f} CPU s) -> {path}")
+    return attacks
+
+
+def _job(cfg: DictConfig) -> None:
+    try:
+        run(cfg)
+    except (RedTeamError, ValueError, ImportError) as exc:
+        print(f"arena-redteam: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+class ReportCallback(Callback):
+    """Writes the red team's tables and figures once the run, or the whole sweep, is over."""
+
+    def _report(self, config: DictConfig) -> None:
+        from arena.redteam.report import report
+
+        out = report(config.out, cross=bool(config.cross_attack), seeds=(int(config.seed),))
+        if out:
+            print(f"[arena-redteam] table and figures: {Path(config.out)}")
+
+    def on_run_end(self, config: DictConfig, **kwargs) -> None:
+        self._report(config)
+
+    def on_multirun_end(self, config: DictConfig, **kwargs) -> None:
+        self._report(config)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``arena-redteam``: hand the overrides to Hydra (config ``redteam``)."""
+    import hydra
+
+    from arena.cli import CONFIG_MODULE, _config_dir
+    from arena.registry import use_search_path_plugin
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    use_search_path_plugin(argv)
+    sys.argv = [sys.argv[0], *argv]
+    hydra.main(config_path=_config_dir() or f"pkg://{CONFIG_MODULE}", config_name="redteam",
+               version_base="1.3")(_job)()
