@@ -3,9 +3,9 @@ shipped natures reach against it and beside its certificate.
 
 Usage (from the repository root, in the project's environment with the ``redteam`` extra)::
 
-    python benchmarks/redteam.py                     # every case, T = 1000, default budget (~40 CPU minutes)
-    python benchmarks/redteam.py --only running_mean window_mean --budget 60
-    python benchmarks/redteam.py --quick             # T = 200, 10 CPU seconds a search: a smoke test
+    python benchmarks/redteam.py                     # every case, T = 1000, the default budget
+    python benchmarks/redteam.py --only running_mean window_mean --budget 2000000
+    python benchmarks/redteam.py --quick             # T = 200, 200,000 rounds a search: a smoke test
 
 For every case it runs :func:`arena.redteam.search.search` (both searchers) and measures the
 search's process CPU time (``time.process_time``: the machine may be shared, wall time is not
@@ -114,7 +114,7 @@ def run_case(game_name, forecaster, metric, tournament, T, budget, seed, out: Pa
     panels = PANELS if game_name == "experts" else [None]
     attacks = []
     for panel in panels:
-        attacks += search(game, _config("forecaster", forecaster), metric, T, seed, budget / len(panels),
+        attacks += search(game, _config("forecaster", forecaster), metric, T, seed, budget // len(panels),
                           panel=panel, forecaster_params={})
     cpu = time.process_time() - start
     attacks.sort(key=lambda a: -a["value"])
@@ -141,13 +141,13 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--T", type=int, default=1000)
-    ap.add_argument("--budget", type=float, default=BUDGET, help="CPU seconds per forecaster")
+    ap.add_argument("--budget", type=int, default=BUDGET, help="rounds a search may simulate, per forecaster")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--only", nargs="*", help="forecasters to run (default: every case)")
-    ap.add_argument("--quick", action="store_true", help="T = 200 and 10 CPU seconds per search")
+    ap.add_argument("--quick", action="store_true", help="T = 200 and a budget of 200,000 rounds per search")
     ap.add_argument("--out", default=str(ROOT / "results" / "redteam-benchmark"))
     args = ap.parse_args()
-    T, budget = (200, 10.0) if args.quick else (args.T, args.budget)
+    T, budget = (200, 200_000) if args.quick else (args.T, args.budget)
     rows = [run_case(g, f, m, t, T, budget, args.seed, Path(args.out))
             for g, f, m, t in CASES if not args.only or f in args.only]
     df = pd.DataFrame(rows)

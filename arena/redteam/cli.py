@@ -44,9 +44,9 @@ def run(cfg: DictConfig) -> list[dict]:
     from arena.redteam.search import search
 
     game, forecaster, fparams = _build(cfg)
-    attacks = search(game, forecaster, str(cfg.metric), int(cfg.T), int(cfg.seed), float(cfg.budget),
-                     str(cfg.searcher), forecaster_params=fparams, L=float(cfg.L),
-                     panel=OmegaConf.to_container(cfg.panel, resolve=True), depth=cfg.depth)
+    attacks = search(game, forecaster, str(cfg.metric), cfg.T, int(cfg.seed), cfg.budget, str(cfg.searcher),
+                     forecaster_params=fparams, L=float(cfg.L), panel=OmegaConf.to_container(cfg.panel, resolve=True),
+                     depth=cfg.depth, max_cpu=cfg.max_cpu)
     folder = Path(cfg.out) / "attacks"
     folder.mkdir(parents=True, exist_ok=True)
     label = str(cfg.forecaster_label)

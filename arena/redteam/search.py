@@ -14,8 +14,10 @@ lower bound on the forecaster's worst case at that T.
   the metric (a rollout algorithm: against a deterministic forecaster it does at least as well as
   its best base policy). Randomized forecasts are sampled with the planner's own generator.
 
-Budgets are process CPU seconds (``time.process_time``); every random choice is seeded from
-the root seed by name (:func:`arena.seeding.derive_seed`).
+A budget counts simulated rounds (a game of T rounds played costs T), so that the same seed gives
+the same attack on any machine; a cap on process CPU seconds (``time.process_time``) stops a
+search that would run too long. Every random choice is seeded from the root seed by name
+(:func:`arena.seeding.derive_seed`).
 
 References
 ----------
@@ -36,8 +38,13 @@ from arena.redteam.objective import certificate, check_objective, score, value
 from arena.redteam.policy import FEATURES, RedTeamNature, attack_dict
 from arena.seeding import derive_rng, derive_seed
 
-#: Default CPU seconds of a whole search (both searchers) against one forecaster.
-BUDGET = 100.0
+#: Default work of a whole search (both searchers) against one forecaster, in simulated rounds: CMA-ES
+#: plays budget / (2T) games, the planner simulates budget / 2 rounds in its rollouts. Counting rounds,
+#: not seconds, keeps a search reproducible: the same seed gives the same attack on any machine.
+BUDGET = 4_000_000
+#: Default cap on a whole search's process CPU seconds (a search that reaches it stops early, and
+#: then its result depends on the machine's speed; at the default budget no shipped forecaster does).
+MAX_CPU = 120.0
 
 
 def _game(game, game_params: dict | None = None):
@@ -99,17 +106,18 @@ def evaluate(attack: dict, forecaster, metric: str, seed: int, forecaster_params
     return value(r, metric, game), r
 
 
-def cma_search(game, forecaster, metric: str, T: int, seed: int = 0, budget: float = BUDGET / 2, *,
+def cma_search(game, forecaster, metric: str, T: int, seed: int = 0, budget: int = BUDGET // 2, *,
                forecaster_params: dict | None = None, L: float = 1.0, panel: dict | None = None,
-               sigma0: float = 3.0, popsize: int | None = None) -> dict:
+               sigma0: float = 3.0, popsize: int | None = None, max_cpu: float | None = MAX_CPU) -> dict:
     """Black-box search: CMA-ES on the policy weights, each candidate scored by playing it.
 
-    Restarts with a doubled population when CMA-ES stops before the budget (IPOP). Returns the
-    best policy found, with ``value`` (its metric) and ``evaluations``.
+    Plays at most ``budget // T`` games (whole generations), for at most ``max_cpu`` CPU seconds;
+    restarts with a doubled population when CMA-ES stops early (IPOP). Returns the best policy
+    found, with ``value`` (its metric) and ``evaluations``.
 
     Examples
     --------
-    >>> a = cma_search("binary", "constant", "smce_over_T", T=50, budget=2.0)
+    >>> a = cma_search("binary", "constant", "smce_over_T", T=50, budget=20_000)
     >>> a["value"]
     0.5
     """
@@ -121,15 +129,19 @@ def cma_search(game, forecaster, metric: str, T: int, seed: int = 0, budget: flo
     game = _game(game) if isinstance(game, str) else game
     check_objective(game.name, metric)
     fc = _forecaster(forecaster, forecaster_params)
-    start = time.process_time()
+    start, games = time.process_time(), max(int(budget) // int(T), 1)
     n = len(FEATURES[game.name])
     best, best_theta, evals, restart = -math.inf, np.zeros(n), 0, 0
     pop = popsize or 4 + int(3 * math.log(n))
-    while time.process_time() - start < budget:
+
+    def more(k: int) -> bool:
+        return evals + k <= games and (max_cpu is None or time.process_time() - start < max_cpu)
+
+    while more(pop):
         es = cma.CMAEvolutionStrategy(np.zeros(n), sigma0, {
             "seed": derive_seed(seed, "redteam", "cma", fc.name, metric, restart) % (2**31 - 1) + 1,
             "popsize": pop, "verbose": -9, "tolfun": 1e-9, "tolx": 1e-6})
-        while not es.stop() and time.process_time() - start < budget:
+        while not es.stop() and more(pop):
             thetas = es.ask()
             vals = []
             for th in thetas:
@@ -152,24 +164,27 @@ class Planner(RedTeamNature):
     with the realized rounds). For each candidate answer (binary games: y = 0 or 1; quantile: all
     mass just below, around or just above the forecast) it copies the clone, plays the answer,
     then each base policy to the horizon (``depth`` rounds at most), and scores the game with the
-    metric; it answers the candidate of the best rollout. Past its CPU budget it answers as the
-    base policy that did best. The answers it gave are :attr:`answers` (a replayable sequence).
+    metric; it answers the candidate of the best rollout. Once its rollouts have simulated
+    ``budget`` rounds (or past ``max_cpu`` CPU seconds) it answers as the base policy that did
+    best. The answers it gave are :attr:`answers` (a replayable sequence).
 
     Parameters
     ----------
     game, forecaster, metric, T : what to attack; ``forecaster`` is the instance the game plays.
     bases : named policy weights (:func:`fixed_policies`) for the rollouts.
     seed : root seed of the planner's own generator (the coins of its rollouts).
-    budget : CPU seconds. depth : rollout length (None: to the horizon).
+    budget : rounds its rollouts may simulate. depth : rollout length (None: to the horizon).
+    max_cpu : CPU seconds (None: no cap).
     """
 
     def __init__(self, game, forecaster, metric: str, T: int, bases: dict[str, list[float]], seed: int = 0,
-                 budget: float = BUDGET / 2, depth: int | None = None, L: float = 1.0, panel: dict | None = None):
+                 budget: int = BUDGET // 2, depth: int | None = None, L: float = 1.0, panel: dict | None = None,
+                 max_cpu: float | None = MAX_CPU):
         super().__init__(_policy(game, [0.0] * len(FEATURES[game.name]), T, L, panel))
         self.adaptive = True
         self._target, self._metric, self._T = forecaster, metric, int(T)
         self._base_attacks = {k: _policy(game, th, T, L, panel) for k, th in bases.items()}
-        self._seed, self._budget, self._depth = int(seed), float(budget), depth
+        self._seed, self._budget, self._depth, self._max_cpu = int(seed), int(budget), depth, max_cpu
         self.answers: list[float] = []
 
     def reset(self, rng):
@@ -184,6 +199,7 @@ class Planner(RedTeamNature):
         self._rng = derive_rng(self._seed, "redteam", "planner")
         self._hist = ([], [], [])  # scored contexts, realized forecasts, outcomes
         self._start, self._best_base, self.answers = time.process_time(), next(iter(self._bases)), []
+        self.simulated = 0
 
     def _candidates(self, f: Forecast) -> list[float]:
         if self.game.name == "quantile":
@@ -195,7 +211,8 @@ class Planner(RedTeamNature):
         self._x, self._mean = x, forecast.mean
         self._model.predict(x)  # the real forecaster predicted: the clone makes the same call
         moves = {k: b.decide(t, x, forecast) for k, b in self._bases.items()}
-        if time.process_time() - self._start > self._budget:
+        if self.simulated >= self._budget or (self._max_cpu is not None and
+                                              time.process_time() - self._start > self._max_cpu):
             answer = moves[self._best_base]
         else:
             best = -math.inf
@@ -219,6 +236,7 @@ class Planner(RedTeamNature):
         X.append(np.asarray(game.scored_context(self, t, x, p))), P.append(p), Y.append(y)
         lo, hi = game.forecast_low, game.forecast_high
         end = self._T if self._depth is None else min(self._T, t + self._depth)
+        self.simulated += end - t + 1
         for s in range(t + 1, end + 1):
             xs = game.present_context(self, s, panel.context(s)) if panel is not None else EMPTY_CONTEXT
             fs = as_forecast(model.predict(xs), lo, hi)
@@ -240,38 +258,40 @@ class Planner(RedTeamNature):
         X.append(np.asarray(self.game.scored_context(self, t, self._x, p))), P.append(p), Y.append(y)
 
 
-def plan_search(game, forecaster, metric: str, T: int, seed: int = 0, budget: float = BUDGET / 2, *,
+def plan_search(game, forecaster, metric: str, T: int, seed: int = 0, budget: int = BUDGET // 2, *,
                 forecaster_params: dict | None = None, bases: dict[str, list[float]] | None = None,
-                depth: int | None = None, L: float = 1.0, panel: dict | None = None) -> dict:
+                depth: int | None = None, L: float = 1.0, panel: dict | None = None,
+                max_cpu: float | None = MAX_CPU) -> dict:
     """White-box search: play a :class:`Planner` against the forecaster; the answers it gave
     become a stored sequence (which replays the same game with the same seed).
 
     Examples
     --------
-    >>> a = plan_search("binary", "last_outcome", "smce_over_T", T=40, budget=20.0)
+    >>> a = plan_search("binary", "last_outcome", "smce_over_T", T=40, budget=10_000)
     >>> a["kind"], a["value"] >= 0.45
     ('sequence', True)
     """
     game = _game(game) if isinstance(game, str) else game
     check_objective(game.name, metric)
     fc = _forecaster(forecaster, forecaster_params)
-    planner = Planner(game, fc, metric, T, bases or fixed_policies(game.name), seed, budget, depth, L, panel)
+    planner = Planner(game, fc, metric, T, bases or fixed_policies(game.name), seed, budget, depth, L, panel, max_cpu)
     start = time.process_time()
     r = _play(game, fc, planner, T, seed)
     extra = {"L": float(L)} if game.name == "quantile" else {"panel": panel} if game.name == "experts" else {}
     attack = attack_dict("sequence", game, T=int(T), answers=planner.answers, **extra)
     attack.update(value=value(r, metric, game), searcher="planner", bases=sorted(planner._base_attacks),
-                  planning_seconds=round(time.process_time() - start, 3))
+                  simulated_rounds=planner.simulated, planning_seconds=round(time.process_time() - start, 3))
     return attack
 
 
-def search(game, forecaster, metric: str, T: int, seed: int = 0, budget: float = BUDGET,
+def search(game, forecaster, metric: str, T: int, seed: int = 0, budget: int = BUDGET,
            searcher: str = "both", *, forecaster_params: dict | None = None, L: float = 1.0,
-           panel: dict | None = None, depth: int | None = None) -> list[dict]:
+           panel: dict | None = None, depth: int | None = None, max_cpu: float | None = MAX_CPU) -> list[dict]:
     """Search a forecaster's worst case; return the attacks found (best first), each replayed.
 
     ``searcher``: ``cma`` (black box), ``planner`` (white box) or ``both`` (CMA-ES with half the
-    budget, then the planner, with the policy CMA-ES found among its base policies). Each
+    budget and of ``max_cpu``, then the planner with the rest, the policy CMA-ES found among its
+    base policies). ``budget`` counts simulated rounds (see :data:`BUDGET`). Each
     attack gets the metric its replay reaches (``value``), the certificate that bounds the
     metric where the forecaster claims one (``certificate``: name, value and bound, on the
     metric's scale), the search's settings and its CPU seconds.
@@ -280,26 +300,32 @@ def search(game, forecaster, metric: str, T: int, seed: int = 0, budget: float =
         raise ValueError(f"searcher={searcher!r}; expected 'both', 'cma' or 'planner'")
     if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T <= 0:
         raise ValueError(f"T={T!r}: the horizon must be a positive integer, e.g. T=1000")
-    if not budget > 0:
-        raise ValueError(f"budget={budget!r}: give the CPU seconds of the search, a positive number, e.g. budget=100")
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < T:
+        raise ValueError(f"budget={budget!r}: give the rounds the search may simulate, an integer >= T={T}, "
+                         f"e.g. budget={BUDGET}")
+    if max_cpu is not None and not max_cpu > 0:
+        raise ValueError(f"max_cpu={max_cpu!r}: give a positive number of CPU seconds, or None for no cap")
     game = _game(game) if isinstance(game, str) else game
     check_objective(game.name, metric)
     kw = dict(forecaster_params=forecaster_params, L=L, panel=panel)
     start, attacks = time.process_time(), []
+    both = searcher == "both"
     if searcher in ("both", "cma"):
-        attacks.append(cma_search(game, forecaster, metric, T, seed, budget / 2 if searcher == "both" else budget,
+        cap = None if max_cpu is None else max_cpu / 2 if both else max_cpu
+        attacks.append(cma_search(game, forecaster, metric, T, seed, budget // 2 if both else budget, max_cpu=cap,
                                   **kw))
     if searcher in ("both", "planner"):
         bases = fixed_policies(game.name)
         if attacks:
             bases = {"cma": attacks[0]["theta"], **dict(list(bases.items())[:1])}
-        left = budget - (time.process_time() - start)
-        attacks.append(plan_search(game, forecaster, metric, T, seed, max(left, 0.0), bases=bases, depth=depth, **kw))
+        cap = None if max_cpu is None else max(max_cpu - (time.process_time() - start), 0.0)
+        attacks.append(plan_search(game, forecaster, metric, T, seed, budget // 2 if both else budget, bases=bases,
+                                   depth=depth, max_cpu=cap, **kw))
     name = forecaster if isinstance(forecaster, str) else forecaster.name
     for a in attacks:
         v, r = evaluate(a, forecaster, metric, seed, forecaster_params, game)
         cv, cb, cn = certificate(r, metric)
         a.update(forecaster=name, forecaster_params=forecaster_params or {}, metric=metric, seed=int(seed),
                  value=v, certificate={"name": cn, "value": cv, "bound": cb} if cn else None,
-                 cpu_seconds=round(time.process_time() - start, 3), budget=float(budget))
+                 cpu_seconds=round(time.process_time() - start, 3), budget=int(budget), max_cpu=max_cpu)
     return sorted(attacks, key=lambda a: -a["value"])

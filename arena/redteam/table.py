@@ -48,9 +48,9 @@ def attack_table(attacks: list[dict]) -> pd.DataFrame:
     --------
     >>> a = {"game": "binary", "forecaster": "k29", "metric": "smce_over_T", "T": 1000, "seed": 0,
     ...      "searcher": "cma", "kind": "policy", "value": 0.02,
-    ...      "certificate": {"name": "smce", "value": 0.02, "bound": 0.05}}
+    ...      "certificate": {"name": "smce", "value": 0.02, "bound": 0.08}}
     >>> attack_table([a])[["forecaster", "value", "cert_bound", "attack_over_bound"]].values.tolist()
-    [['k29', 0.02, 0.05, 0.4]]
+    [['k29', 0.02, 0.08, 0.25]]
     """
     rows = []
     for a in attacks:
