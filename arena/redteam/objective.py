@@ -57,7 +57,7 @@ def pinball_regret(p: np.ndarray, y: np.ndarray, q: float) -> float:
     >>> round(pinball_regret(np.array([0.0, 0.0]), np.array([1.0, 1.0]), 0.5), 12)
     1.0
     """
-    from arena.metrics.coverage import pinball
+    from arena.games.quantile import pinball
 
     T = len(y)
     if not T:
@@ -82,11 +82,11 @@ def score(game, metric: str, X: np.ndarray, p: np.ndarray, y: np.ndarray, M: flo
     name = game.name
     T = len(y)
     if name == "quantile":
-        from arena.metrics.coverage import coverage_error
+        from arena.games.quantile import coverage_error
 
         return coverage_error(p, y, game.q) if metric == "coverage_error" else pinball_regret(p, y, game.q)
     if name == "experts":
-        from arena.metrics.experts import ExpertsRun, experts_metrics
+        from arena.games.experts import ExpertsRun, experts_metrics
 
         return experts_metrics(ExpertsRun(game, SimpleNamespace(X=X, p=p, y=y), None))[metric]
     if metric.startswith("regret_decision"):

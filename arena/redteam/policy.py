@@ -89,7 +89,7 @@ class Features:
         if self.kind == "quantile":
             self.covered, self.last_cov = 0, 0.0
         elif self.kind == "experts":
-            from arena.experts import LOSS_FUNCTIONS
+            from arena.games.experts import LOSS_FUNCTIONS
 
             self._loss = LOSS_FUNCTIONS[str(game.loss)]
             self.losses = None
