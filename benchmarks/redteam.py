@@ -107,7 +107,7 @@ def own_bound(forecaster: str, game, T: int) -> float | None:
 
 def run_case(game_name, forecaster, metric, tournament, T, budget, seed, out: Path) -> dict:
     from arena.redteam.policy import save_attack
-    from arena.redteam.search import search
+    from arena.redteam.search import MAX_CPU, search
 
     game = _game(game_name)
     start = time.process_time()
@@ -115,7 +115,7 @@ def run_case(game_name, forecaster, metric, tournament, T, budget, seed, out: Pa
     attacks = []
     for panel in panels:
         attacks += search(game, _config("forecaster", forecaster), metric, T, seed, budget // len(panels),
-                          panel=panel, forecaster_params={})
+                          panel=panel, forecaster_params={}, max_cpu=MAX_CPU / len(panels))
     cpu = time.process_time() - start
     attacks.sort(key=lambda a: -a["value"])
     for a in attacks:
