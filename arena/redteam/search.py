@@ -39,12 +39,15 @@ from arena.redteam.policy import FEATURES, RedTeamNature, attack_dict
 from arena.seeding import derive_rng, derive_seed
 
 #: Default work of a whole search (both searchers) against one forecaster, in simulated rounds: CMA-ES
-#: plays budget / (2T) games, the planner simulates budget / 2 rounds in its rollouts. Counting rounds,
+#: plays budget / (2T) games (at most MAX_GAMES), the planner simulates budget / 2 rounds in its rollouts. Counting rounds,
 #: not seconds, keeps a search reproducible: the same seed gives the same attack on any machine.
 BUDGET = 4_000_000
 #: Default cap on a whole search's process CPU seconds (a search that reaches it stops early, and
 #: then its result depends on the machine's speed; at the default budget no shipped forecaster does).
 MAX_CPU = 120.0
+#: CMA-ES plays at most this many games (short horizons would otherwise spend the budget on
+#: many more games than the search needs).
+MAX_GAMES = 2500
 
 
 def _game(game, game_params: dict | None = None):
@@ -108,10 +111,11 @@ def evaluate(attack: dict, forecaster, metric: str, seed: int, forecaster_params
 
 def cma_search(game, forecaster, metric: str, T: int, seed: int = 0, budget: int = BUDGET // 2, *,
                forecaster_params: dict | None = None, L: float = 1.0, panel: dict | None = None,
-               sigma0: float = 3.0, popsize: int | None = None, max_cpu: float | None = MAX_CPU) -> dict:
+               sigma0: float = 3.0, popsize: int | None = None, max_cpu: float | None = MAX_CPU,
+               max_games: int = MAX_GAMES) -> dict:
     """Black-box search: CMA-ES on the policy weights, each candidate scored by playing it.
 
-    Plays at most ``budget // T`` games (whole generations), for at most ``max_cpu`` CPU seconds;
+    Plays at most ``min(budget // T, max_games)`` games (whole generations), for at most ``max_cpu`` CPU seconds;
     restarts with a doubled population when CMA-ES stops early (IPOP). Returns the best policy
     found, with ``value`` (its metric) and ``evaluations``.
 
@@ -129,7 +133,7 @@ def cma_search(game, forecaster, metric: str, T: int, seed: int = 0, budget: int
     game = _game(game) if isinstance(game, str) else game
     check_objective(game.name, metric)
     fc = _forecaster(forecaster, forecaster_params)
-    start, games = time.process_time(), max(int(budget) // int(T), 1)
+    start, games = time.process_time(), max(min(int(budget) // int(T), int(max_games)), 1)
     n = len(FEATURES[game.name])
     best, best_theta, evals, restart = -math.inf, np.zeros(n), 0, 0
     pop = popsize or 4 + int(3 * math.log(n))
