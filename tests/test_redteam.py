@@ -24,7 +24,7 @@ from arena.redteam.search import cma_search, evaluate, plan_search, search
 from arena.registry import load_plugins
 
 load_plugins()
-from adversaries.redteam import RedTeam  # noqa: E402  (after the plugins are registered)
+from adversaries.redteam import RedTeam  # (after the plugins are registered)
 
 BINARY = get_game("binary")
 
@@ -126,8 +126,8 @@ def test_env_passes_check_env_and_its_rewards_sum_to_the_metric():
     import gymnasium as gym
     from gymnasium.utils.env_checker import check_env
 
-    for kw in (dict(forecaster="running_mean"), dict(forecaster="aci", game="quantile", metric="coverage_error"),
-               dict(forecaster="hedge", game="experts", metric="regret_experts")):
+    for kw in ({"forecaster": "running_mean"}, {"forecaster": "aci", "game": "quantile", "metric": "coverage_error"},
+               {"forecaster": "hedge", "game": "experts", "metric": "regret_experts"}):
         check_env(gym.make("arena/RedTeam-v0", T=30, **kw).unwrapped, skip_render_check=True)
     env = gym.make("arena/RedTeam-v0", forecaster="window_mean", T=50, forecaster_params={"window": 4})
     env.reset(seed=5)
@@ -157,7 +157,7 @@ def test_errors_are_one_line():
                                          r"Did you mean 'coverage_error'\?"):
         check_objective("quantile", "coverage")
     with pytest.raises(ValueError, match="is neither a file nor a shipped attack"):
-        RedTeam("no_such_attack").attack
+        _ = RedTeam("no_such_attack").attack
     with pytest.raises(ValueError, match="kind='plan'; expected one of"):
         check_attack({"format": FORMAT, "kind": "plan", "game": "binary"})
     with pytest.raises(ValueError, match="searcher='random'"):
@@ -175,7 +175,7 @@ def test_score_agrees_with_the_referee():
 
 def test_command_line(tmp_path):
     out = subprocess.run([sys.executable, "-m", "arena.redteam", "forecaster=constant", "T=30", "budget=6000",
-                          f"results_root={tmp_path}", "cross_attack=false"], capture_output=True, text=True)
+                          f"results_root={tmp_path}", "cross_attack=false"], capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr
     files = sorted((tmp_path / "redteam" / "binary" / "attacks").glob("*.json"))
     assert [f.name for f in files] == ["constant__smce_over_T__T30__s0__cma.json",
@@ -183,6 +183,6 @@ def test_command_line(tmp_path):
     assert json.loads(files[0].read_text())["value"] == 0.5
     assert (tmp_path / "redteam" / "binary" / "table.md").is_file()
     bad = subprocess.run([sys.executable, "-m", "arena.redteam", "metric=smce", "T=30", f"results_root={tmp_path}"],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, check=False)
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0
     assert "not a red-team objective" in bad.stderr

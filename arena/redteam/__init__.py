@@ -20,7 +20,7 @@ _EXPORTS = {"search": "arena.redteam.search", "cma_search": "arena.redteam.searc
             "load_attack": "arena.redteam.policy", "save_attack": "arena.redteam.policy",
             "RedTeamEnv": "arena.redteam.env", "report": "arena.redteam.report"}
 
-__all__ = sorted(_EXPORTS)
+__all__ = ["RedTeamEnv", "RedTeamNature", "cma_search", "load_attack", "plan_search", "report", "save_attack", "search"]
 
 
 def __getattr__(name: str):

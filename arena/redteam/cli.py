@@ -30,7 +30,7 @@ def _build(cfg: DictConfig):
     game = get_game(str(params.pop("name")), **params)
     try:
         forecaster = instantiate(cfg.forecaster, _convert_="all")
-    except Exception as exc:  # Hydra wraps the constructor's error: show the constructor's message
+    except Exception as exc:  # noqa: BLE001 (Hydra wraps the constructor's error: show the constructor's message)
         while exc.__cause__ is not None:
             exc = exc.__cause__
         raise RedTeamError(f"forecaster: {exc}") from None

@@ -24,6 +24,8 @@ SPEC §2 (protocol), §5 (red team).
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
@@ -67,7 +69,7 @@ class RedTeamEnv(gym.Env):
     0.5
     """
 
-    metadata = {"render_modes": []}
+    metadata: ClassVar[dict] = {"render_modes": []}
 
     def __init__(self, forecaster="running_mean", metric: str = "smce_over_T", T: int = 1000, game="binary",
                  forecaster_params: dict | None = None, L: float = 1.0, panel: dict | None = None):

@@ -38,12 +38,13 @@ from arena.redteam.objective import certificate, check_objective, score, value
 from arena.redteam.policy import FEATURES, RedTeamNature, attack_dict
 from arena.seeding import derive_rng, derive_seed
 
-#: Default work of a whole search (both searchers) against one forecaster, in simulated rounds: CMA-ES
-#: plays budget / (2T) games (at most MAX_GAMES), the planner simulates budget / 2 rounds in its rollouts. Counting rounds,
-#: not seconds, keeps a search reproducible: the same seed gives the same attack on any machine.
+#: Default work of a whole search (both searchers) against one forecaster, in simulated rounds:
+#: CMA-ES plays budget / (2T) games (at most MAX_GAMES), the planner simulates budget / 2 rounds in
+#: its rollouts. Counting rounds, not seconds, keeps a search reproducible: the same seed gives the
+#: same attack on any machine.
 BUDGET = 4_000_000
-#: Default cap on a whole search's process CPU seconds (a search that reaches it stops early, and
-#: then its result depends on the machine's speed; at the default budget no shipped forecaster does).
+#: Default cap on a whole search's process CPU seconds. A search that reaches it stops early, and
+#: then its result depends on the machine's speed: benchmarks/redteam.py reports which do.
 MAX_CPU = 120.0
 #: CMA-ES plays at most this many games (short horizons would otherwise spend the budget on
 #: many more games than the search needs).
@@ -311,7 +312,7 @@ def search(game, forecaster, metric: str, T: int, seed: int = 0, budget: int = B
         raise ValueError(f"max_cpu={max_cpu!r}: give a positive number of CPU seconds, or None for no cap")
     game = _game(game) if isinstance(game, str) else game
     check_objective(game.name, metric)
-    kw = dict(forecaster_params=forecaster_params, L=L, panel=panel)
+    kw = {"forecaster_params": forecaster_params, "L": L, "panel": panel}
     start, attacks = time.process_time(), []
     both = searcher == "both"
     if searcher in ("both", "cma"):
