@@ -137,7 +137,7 @@ def run_case(game_name, forecaster, metric, tournament, T, budget, seed, out: Pa
 
 def main() -> None:
     from arena.redteam.search import BUDGET
-    from arena.redteam.table import markdown
+    from arena.plots.tables import _md_table
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--T", type=int, default=1000)
@@ -157,7 +157,9 @@ def main() -> None:
         old = pd.read_csv(dest)
         df = pd.concat([old.loc[~old["forecaster"].isin(df["forecaster"])], df], ignore_index=True)
     df.to_csv(dest, index=False)
-    print(markdown(df.drop(columns=["T"])))
+    shown = df.drop(columns=["T"])
+    rows = [[f"{v:.4g}" if isinstance(v, float) else v for v in r] for r in shown.itertuples(index=False)]
+    print("\n".join(_md_table(list(shown.columns), rows, "l" * len(shown.columns))))
 
 
 if __name__ == "__main__":

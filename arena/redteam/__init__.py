@@ -8,7 +8,8 @@
   and the certificate that bounds each;
 - :mod:`arena.redteam.env`: the Gymnasium env whose agent is nature (``arena/RedTeam-v0``);
 - :mod:`arena.redteam.table`, :mod:`arena.redteam.report`: attack versus certificate, the
-  cross-attack matrix, their tables and figures; :mod:`arena.redteam.cli`: ``arena-redteam``.
+  cross-attack matrix, their tables and figures (drawn by :mod:`arena.plots.redteam`);
+  :mod:`arena.redteam.job`: the job of ``arena-redteam``.
 
 Submodules are imported on demand (``import arena.redteam`` costs nothing).
 """

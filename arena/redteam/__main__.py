@@ -1,5 +1,5 @@
 """``python -m arena.redteam ...``: the same as ``arena-redteam ...``."""
 
-from arena.redteam.cli import main
+from arena.cli import redteam_main
 
-main()
+redteam_main()

@@ -15,24 +15,35 @@ from pathlib import Path
 
 import pandas as pd
 
-from arena.redteam.table import attack_table, cross_attack, markdown, read_attacks, worst_found
+from arena.redteam.table import attack_table, cross_attack, read_attacks, worst_found
 
 #: The columns of the Markdown attack table.
 MD_COLUMNS = ["forecaster", "metric", "T", "seed", "searcher", "value", "certificate", "cert_bound",
               "attack_over_bound", "cpu_seconds"]
 
 
+def _cell(v) -> str:
+    if isinstance(v, float):
+        return "—" if v != v else f"{v:.4g}"  # NaN: no certificate
+    return "—" if v is None else str(v)
+
+
 def _write(df: pd.DataFrame, folder: Path, stem: str, columns: list[str] | None = None) -> None:
+    """``stem`` as Parquet and CSV (:func:`arena.results.write_table`) and as Markdown."""
+    from arena.plots.tables import _md_table
     from arena.results import write_table, write_text_atomic
 
     write_table(df, folder, stem)
-    write_text_atomic(markdown(df[columns] if columns else df) + "\n", folder / f"{stem}.md")
+    shown = df[columns] if columns else df
+    rows = [[_cell(v) for v in row] for row in shown.itertuples(index=False)]
+    align = "".join("r" if pd.api.types.is_numeric_dtype(shown[c]) else "l" for c in shown.columns)
+    write_text_atomic("\n".join(_md_table(list(shown.columns), rows, align)), folder / f"{stem}.md")
 
 
 def report(folder: str | Path, cross: bool = True, seeds=(0,)) -> dict[str, Path]:
     """Write the tables and figures of the attacks stored under ``folder``; return the paths by name."""
-    from arena.plots import _save
-    from arena.redteam.figures import attack_vs_certificate, cross_attack_heatmap
+    from arena.plots.redteam import attack_vs_certificate, cross_attack_heatmap
+    from arena.plots.style import _save
 
     folder = Path(folder)
     attacks = read_attacks(folder / "attacks")

@@ -6,8 +6,7 @@ Pure functions of stored attacks (the JSON files ``arena-redteam`` writes) and d
   worst case at that T) beside the certified upper bound where the forecaster claims one, and
   their ratio (attack / bound: it must stay at or below 1);
 - :func:`cross_attack`: the attack found against A played against every B (same game, metric,
-  T and seeds): how much of a worst case transfers;
-- :func:`markdown`: a table as Markdown.
+  T and seeds): how much of a worst case transfers.
 
 References
 ----------
@@ -68,10 +67,10 @@ def attack_table(attacks: list[dict]) -> pd.DataFrame:
 
 
 def worst_found(table: pd.DataFrame) -> pd.DataFrame:
-    """Per (game, metric, forecaster, T): the attack that reached the most (the best lower bound)."""
+    """Per (metric, forecaster, T): the attack that reached the most (the best lower bound)."""
     if table.empty:
         return table
-    idx = table.groupby(["game", "metric", "forecaster", "T"])["value"].idxmax()
+    idx = table.groupby(["metric", "forecaster", "T"])["value"].idxmax()
     return table.loc[idx].reset_index(drop=True)
 
 
@@ -96,23 +95,3 @@ def cross_attack(attacks: list[dict], victims: list[str], seeds=(0,)) -> pd.Data
             rows.append({"attacker": a["forecaster"], "searcher": a["searcher"], "victim": v, "metric": a["metric"],
                          "T": a["T"], "value": float(np.mean(vals))})
     return pd.DataFrame(rows, columns=["attacker", "searcher", "victim", "metric", "T", "value"])
-
-
-def markdown(df: pd.DataFrame, digits: int = 4) -> str:
-    """A data frame as a Markdown table (numbers rounded to ``digits`` significant digits; NaN as "—").
-
-    Examples
-    --------
-    >>> print(markdown(pd.DataFrame({"a": ["x"], "b": [0.123456]})))
-    | a | b |
-    |---|---|
-    | x | 0.1235 |
-    """
-    def cell(v):
-        if isinstance(v, (float, np.floating)):
-            return "—" if not np.isfinite(v) else f"{v:.{digits}g}"
-        return "—" if v is None else str(v)
-
-    lines = ["| " + " | ".join(map(str, df.columns)) + " |", "|" + "---|" * len(df.columns)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join(lines)

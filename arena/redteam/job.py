@@ -1,9 +1,10 @@
-"""``arena-redteam``: search a forecaster's worst case from the command line (Hydra overrides, -m sweeps).
+"""The job of ``arena-redteam`` (its entry point is :func:`arena.cli.redteam_main`).
 
 ``arena-redteam forecaster=running_mean metric=smce_over_T T=1000`` composes ``conf/redteam.yaml``
-with the arena's config groups (game, forecaster), runs :func:`arena.redteam.search.search`, stores
-each attack found under ``<results_root>/redteam/<game>/attacks/`` and prints one line per attack;
-after the run (or the whole sweep) :class:`ReportCallback` writes the table and the figures.
+with the arena's config groups (game, forecaster); :func:`run_job` runs
+:func:`arena.redteam.search.search`, stores each attack found under
+``<results_root>/redteam/<game>/attacks/`` and prints one line per attack; after the run (or the
+whole sweep) :class:`ReportCallback` writes the table and the figures.
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ def run(cfg: DictConfig) -> list[dict]:
     return attacks
 
 
-def _job(cfg: DictConfig) -> None:
+def run_job(cfg: DictConfig) -> None:
+    """One Hydra job: :func:`run`, a bad value printed as one line (exit status 2)."""
     try:
         run(cfg)
     except (RedTeamError, ValueError, ImportError) as exc:
@@ -83,17 +85,3 @@ class ReportCallback(Callback):
 
     def on_multirun_end(self, config: DictConfig, **kwargs) -> None:
         self._report(config)
-
-
-def main(argv: list[str] | None = None) -> None:
-    """``arena-redteam``: hand the overrides to Hydra (config ``redteam``)."""
-    import hydra
-
-    from arena.cli import CONFIG_MODULE, _config_dir
-    from arena.registry import use_search_path_plugin
-
-    argv = list(sys.argv[1:] if argv is None else argv)
-    use_search_path_plugin(argv)
-    sys.argv = [sys.argv[0], *argv]
-    hydra.main(config_path=_config_dir() or f"pkg://{CONFIG_MODULE}", config_name="redteam",
-               version_base="1.3")(_job)()
