@@ -186,3 +186,4 @@ def test_command_line(tmp_path):
                          capture_output=True, text=True, check=False)
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0
     assert "not a red-team objective" in bad.stderr
+
