@@ -178,8 +178,8 @@ def test_command_line(tmp_path):
                           f"results_root={tmp_path}", "cross_attack=false"], capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr
     files = sorted((tmp_path / "redteam" / "binary" / "attacks").glob("*.json"))
-    assert [f.name for f in files] == ["constant__smce_over_T__T30__s0__cma.json",
-                                       "constant__smce_over_T__T30__s0__planner.json"]
+    assert [f.name.rsplit("__", 1)[0] for f in files] == ["constant__smce_over_T__T30__s0__cma",
+                                                          "constant__smce_over_T__T30__s0__planner"]
     assert json.loads(files[0].read_text())["value"] == 0.5
     assert (tmp_path / "redteam" / "binary" / "table.md").is_file()
     bad = subprocess.run([sys.executable, "-m", "arena.redteam", "metric=smce", "T=30", f"results_root={tmp_path}"],

@@ -9,6 +9,8 @@ whole sweep) :class:`ReportCallback` writes the table and the figures.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sys
 from pathlib import Path
 
@@ -39,6 +41,11 @@ def _build(cfg: DictConfig):
     return game, forecaster, fparams
 
 
+def _settings(attack: dict) -> list:
+    """What makes one search differ from another with the same forecaster, metric, T and seed."""
+    return [attack.get(k) for k in ("game_params", "forecaster_params", "L", "panel")]
+
+
 def run(cfg: DictConfig) -> list[dict]:
     """Search, store and print the attacks of one composed config."""
     from arena.redteam.policy import save_attack
@@ -51,9 +58,13 @@ def run(cfg: DictConfig) -> list[dict]:
     folder = Path(cfg.out) / "attacks"
     folder.mkdir(parents=True, exist_ok=True)
     label = str(cfg.forecaster_label)
+    # the other settings by digest: the same search overwrites its file, another one gets its own
+    settings = json.dumps([_settings(attacks[0]), cfg.budget, cfg.depth, cfg.max_cpu], sort_keys=True, default=str)
+    digest = hashlib.sha256(settings.encode()).hexdigest()[:8]
     for a in attacks:
         a["forecaster_label"] = label
-        path = save_attack(a, folder / f"{label}__{cfg.metric}__T{cfg.T}__s{cfg.seed}__{a['searcher']}.json")
+        name = f"{label}__{cfg.metric}__T{cfg.T}__s{cfg.seed}__{a['searcher']}__{digest}.json"
+        path = save_attack(a, folder / name)
         cert = a["certificate"]
         bound = f"; certified {cert['name']} bound {cert['bound']:.6g}" if cert else "; no certificate bounds it"
         print(f"[arena-redteam] {label} {cfg.metric} T={cfg.T} seed={cfg.seed} {a['searcher']}: "
