@@ -17,11 +17,12 @@ from collections.abc import Mapping
 import matplotlib as mpl
 import numpy as np
 import pandas as pd
+from matplotlib import ticker
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from arena.plots.common import _no_data
-from arena.plots.style import _RC, METRIC_LABELS, _axes, _plain_log_ticks, order, styles_for
+from arena.plots.common import _legend, _no_data
+from arena.plots.style import _RC, FIGSIZE, METRIC_LABELS, _axes, _plain_log_ticks, order, styles_for
 from arena.redteam.table import worst_found
 
 
@@ -29,7 +30,8 @@ def attack_vs_certificate(table: pd.DataFrame, metric: str = "smce_over_T", ax: 
                           styles: Mapping[str, dict] | None = None) -> Figure:
     """Per forecaster, the worst ``metric`` found against T (log–log, solid with markers) and, where the
     forecaster claims a certificate that bounds it, the certified bound of the same runs (dashed, the
-    same colour, labelled). An attack must stay at or below its forecaster's dashed line.
+    same colour, in the legend as "<forecaster> bound"). An attack must stay at or below its
+    forecaster's dashed line. The legend goes below the axes when the figure is drawn here.
 
     ``table``: :func:`arena.redteam.table.attack_table` (its best attack per forecaster and T is drawn).
 
@@ -43,6 +45,7 @@ def attack_vs_certificate(table: pd.DataFrame, metric: str = "smce_over_T", ax: 
     ['attack:k29', 'attack:ogd', 'bound:k29']
     """
     with mpl.rc_context(_RC):
+        own = ax is None
         fig, ax = _axes(ax)
         df = table.loc[table["metric"] == metric].dropna(subset=["value"])
         if df.empty:
@@ -57,17 +60,19 @@ def attack_vs_certificate(table: pd.DataFrame, metric: str = "smce_over_T", ax: 
                     gid=f"attack:{name}")
             b = g.dropna(subset=["cert_bound"])
             if len(b):
-                ax.plot(b["T"], b["cert_bound"], color=color, ls="--", lw=1.0, gid=f"bound:{name}")
-                ax.annotate(f"{name} {b['certificate'].iloc[-1]} bound", (b["T"].iloc[-1], b["cert_bound"].iloc[-1]),
-                            textcoords="offset points", xytext=(-3, 3), ha="right", fontsize=5.5, color=color)
+                ax.plot(b["T"], b["cert_bound"], color=color, ls="--", lw=1.0, marker=styles[name]["marker"],
+                        mfc="none", label=f"{name} bound", gid=f"bound:{name}")
         ax.set_xscale("log")
         ax.set_yscale("log", nonpositive="mask")
         _plain_log_ticks(ax.xaxis)
         _plain_log_ticks(ax.yaxis)
+        ax.yaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))  # values span about a decade
         ax.set_xlabel("rounds T")
         ax.set_ylabel(f"worst {METRIC_LABELS.get(metric, metric)} found")
         ax.set_title("attack (solid) vs certificate (dashed)")
-        ax.legend(frameon=False, ncols=2)
+        if own:
+            fig.set_size_inches(FIGSIZE[0] * 1.4, FIGSIZE[1])
+        _legend(ax, outside=own)
         return fig
 
 

@@ -19,7 +19,7 @@ from arena.redteam.table import attack_table, cross_attack, read_attacks, worst_
 
 #: The columns of the Markdown attack table.
 MD_COLUMNS = ["forecaster", "metric", "T", "seed", "searcher", "value", "certificate", "cert_bound",
-              "attack_over_bound", "cpu_seconds"]
+              "cert_value", "cert_over_bound", "cpu_seconds"]
 
 
 def _cell(v) -> str:

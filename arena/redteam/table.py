@@ -4,7 +4,9 @@ Pure functions of stored attacks (the JSON files ``arena-redteam`` writes) and d
 
 - :func:`attack_table`: one row per attack: the value reached (a lower bound on the forecaster's
   worst case at that T) beside the certified upper bound where the forecaster claims one, and
-  their ratio (attack / bound: it must stay at or below 1);
+  ``cert_over_bound``, the certified quantity of the attacked run over its bound (at most 1; the
+  same as value / bound, except where the certificate is about another quantity: ``k29_rounded``'s
+  smCE certificate is about its unrounded forecasts);
 - :func:`cross_attack`: the attack found against A played against every B (same game, metric,
   T and seeds): how much of a worst case transfers.
 
@@ -25,7 +27,7 @@ from arena.redteam.policy import check_attack
 
 #: The columns of :func:`attack_table`.
 COLUMNS = ["game", "forecaster", "metric", "T", "seed", "searcher", "kind", "value", "certificate", "cert_value",
-           "cert_bound", "attack_over_bound", "cpu_seconds", "file"]
+           "cert_bound", "cert_over_bound", "cpu_seconds", "file"]
 
 
 def read_attacks(folder: str | Path) -> list[dict]:
@@ -48,7 +50,7 @@ def attack_table(attacks: list[dict]) -> pd.DataFrame:
     >>> a = {"game": "binary", "forecaster": "k29", "metric": "smce_over_T", "T": 1000, "seed": 0,
     ...      "searcher": "cma", "kind": "policy", "value": 0.02,
     ...      "certificate": {"name": "smce", "value": 0.02, "bound": 0.08}}
-    >>> attack_table([a])[["forecaster", "value", "cert_bound", "attack_over_bound"]].values.tolist()
+    >>> attack_table([a])[["forecaster", "value", "cert_bound", "cert_over_bound"]].values.tolist()
     [['k29', 0.02, 0.08, 0.25]]
     """
     rows = []
@@ -59,7 +61,7 @@ def attack_table(attacks: list[dict]) -> pd.DataFrame:
                      "T": a.get("T"), "seed": a.get("seed"), "searcher": a.get("searcher"), "kind": a.get("kind"),
                      "value": a.get("value"), "certificate": cert.get("name"), "cert_value": cert.get("value"),
                      "cert_bound": bound,
-                     "attack_over_bound": a["value"] / bound if bound else np.nan,
+                     "cert_over_bound": cert["value"] / bound if bound else np.nan,
                      "cpu_seconds": a.get("cpu_seconds"), "file": a.get("file")})
     df = pd.DataFrame(rows, columns=COLUMNS)
     return df.sort_values(["game", "metric", "forecaster", "T", "value"], ascending=[True, True, True, True, False],
