@@ -136,8 +136,8 @@ def run_case(game_name, forecaster, metric, tournament, T, budget, seed, out: Pa
 
 
 def main() -> None:
-    from arena.redteam.search import BUDGET
     from arena.plots.tables import _md_table
+    from arena.redteam.search import BUDGET
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--T", type=int, default=1000)

@@ -11,6 +11,7 @@ SPEC §5 (red team).
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -24,7 +25,7 @@ MD_COLUMNS = ["forecaster", "metric", "T", "seed", "searcher", "value", "certifi
 
 def _cell(v) -> str:
     if isinstance(v, float):
-        return "—" if v != v else f"{v:.4g}"  # NaN: no certificate
+        return "—" if math.isnan(v) else f"{v:.4g}"  # NaN: no certificate
     return "—" if v is None else str(v)
 
 
