@@ -11,8 +11,9 @@ lower bound on the forecaster's worst case at that T.
 - :func:`plan_search` plays a :class:`Planner` nature that clones the forecaster
   (:meth:`arena.protocols.Forecaster.clone`) and, every round, tries each candidate answer
   followed by rollouts of a few base policies to the horizon, scoring the finished game with
-  the metric (a rollout algorithm: against a deterministic forecaster it does at least as well as
-  its best base policy). Randomized forecasts are sampled with the planner's own generator.
+  the metric (a rollout algorithm: against a deterministic forecaster, with deterministic base
+  policies, it does at least as well as its best base policy). Randomized forecasts are sampled
+  with the planner's own generator.
 
 A budget counts simulated rounds (a game of T rounds played costs T), so that the same seed gives
 the same attack on any machine; a cap on process CPU seconds (``time.process_time``) stops a
