@@ -187,3 +187,14 @@ def test_command_line(tmp_path):
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0
     assert "not a red-team objective" in bad.stderr
 
+
+
+@pytest.mark.parametrize("name", ["running_mean", "window_mean", "ogd", "k29"])
+def test_shipped_attacks_replay_the_value_they_store(name):
+    from adversaries.redteam import resolve
+
+    attack = load_attack(resolve(name))
+    r = arena.play("binary", name, RedTeam(name), T=attack["T"], seed=attack["seed"])
+    assert r.summary[attack["metric"]] == pytest.approx(attack["value"], rel=1e-12)
+    if attack["certificate"]:
+        assert r.certificates["smce"].holds
