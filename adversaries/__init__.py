@@ -3,9 +3,10 @@
 Modules: :mod:`adversaries.iid` (i.i.d. coins, contextual logistic),
 :mod:`adversaries.drifting` (sinusoid, logit random walk, change points, Markov
 switching), :mod:`adversaries.adaptive` (worst-case natures that see the announced
-forecast), :mod:`adversaries.replay` (recorded series: a user's file, Seattle rain) and
+forecast), :mod:`adversaries.replay` (recorded series: a user's file, Seattle rain),
 :mod:`adversaries.quantile` (the quantile game's natures: continuous laws, drift, groups,
-Lipschitz-CDF adversaries, real-valued replays).
+Lipschitz-CDF adversaries, real-valued replays) and :mod:`adversaries.redteam` (replays
+of the attacks that ``arena-redteam`` found and stored).
 :mod:`adversaries.experts` holds the expert panels of the experts game (they wrap a binary
 nature for their contexts and outcomes).
 
@@ -14,7 +15,7 @@ References
 Perdomo & Recht, "In Defense of Defensive Forecasting".
 """
 
-from adversaries import adaptive, drifting, experts, iid, quantile, replay
+from adversaries import adaptive, drifting, experts, iid, quantile, redteam, replay
 from adversaries.adaptive import AntiForecaster, BiasPusher
 from adversaries.drifting import Changepoints, LogitWalk, Markov, Sinusoid
 from adversaries.iid import IidBernoulli, Logistic
@@ -36,5 +37,6 @@ __all__ = [
     "experts",
     "iid",
     "quantile",
+    "redteam",
     "replay",
 ]

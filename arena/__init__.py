@@ -65,13 +65,22 @@ _GYM_IDS: dict[str, dict] = {
 }
 
 
+#: The Gymnasium ids whose agent is not the forecaster: (id, entry point). The red team's env is
+#: nature as the agent, against a forecaster inside (every game).
+_AGENT_NATURE_GYM_IDS: dict[str, str] = {"arena/RedTeam-v0": "arena.redteam.env:RedTeamEnv"}
+
+
 def _register_gym_ids() -> None:
-    """Register :data:`_GYM_IDS` with Gymnasium (once: an id already there is left alone)."""
+    """Register :data:`_GYM_IDS` and :data:`_AGENT_NATURE_GYM_IDS` with Gymnasium (once: an id already
+    there is left alone)."""
     import gymnasium as gym
 
     for env_id, kwargs in _GYM_IDS.items():
         if env_id not in gym.registry:
             gym.register(id=env_id, entry_point="arena.env:ForecastEnv", kwargs=dict(kwargs))
+    for env_id, entry_point in _AGENT_NATURE_GYM_IDS.items():
+        if env_id not in gym.registry:
+            gym.register(id=env_id, entry_point=entry_point)
 
 
 class _RegisterAfterGymnasium:

@@ -1,10 +1,11 @@
-"""The command line's entry points: ``arena``, ``arena-report`` and ``arena-rerun``.
+"""The command line's entry points: ``arena``, ``arena-report``, ``arena-rerun`` and ``arena-redteam``.
 
 ``arena`` runs the configured tournament (the calibration tournament by default);
 ``arena tournament=none forecaster=k29 nature=iid_bernoulli T=500`` plays one matchup;
 ``arena -m forecaster=a,b nature=c,d seed=0,1,2`` sweeps matchups (in parallel with the
 joblib launcher: ``hydra/launcher=joblib``). ``arena-report DIR`` redraws the tables and
-figures of a results directory; ``arena-rerun`` plays a stored row again.
+figures of a results directory; ``arena-rerun`` plays a stored row again; ``arena-redteam
+forecaster=ogd metric=smce_over_T`` searches a forecaster's worst case (:mod:`arena.redteam`).
 
 Every value of every swept option is composed and its plugins are built before any
 matchup runs (:func:`arena.config.prepare`), so a bad config fails at once with one message
@@ -100,6 +101,21 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         print(f"\ninterrupted: {interrupted_text()}; run the same command to resume", file=sys.stderr, flush=True)
         raise SystemExit(130) from None
+
+
+def redteam_main(argv: list[str] | None = None) -> None:
+    """``arena-redteam``: search a forecaster's worst case (config ``redteam``: Hydra overrides, -m sweeps)."""
+    import hydra
+
+    from arena.redteam.job import run_job as redteam_job
+    from arena.registry import use_search_path_plugin
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    _user_modules_importable()
+    use_search_path_plugin(argv)
+    sys.argv = [sys.argv[0], *argv]
+    hydra.main(config_path=config_dir() or f"pkg://{CONFIG_MODULE}", config_name="redteam",
+               version_base="1.3")(redteam_job)()
 
 
 def report_main(argv: list[str] | None = None) -> None:

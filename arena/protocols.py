@@ -21,6 +21,7 @@ Perdomo & Recht, "In Defense of Defensive Forecasting", §2-§3 and §10.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import math
 from abc import ABC, abstractmethod
@@ -308,6 +309,15 @@ class Forecaster(ABC):
     #: ``weights_after(cum_losses, t) -> weights``: an experts forecaster's weights on the experts
     #: after t rounds, for the weight curves; None: no weights.
     weights_after = None
+
+    def clone(self) -> Forecaster:
+        """An independent copy in the current state, random generator included (default: a deep copy).
+
+        A white-box red team (:mod:`arena.redteam`) plans against clones: each must announce
+        what this forecaster would announce after the same calls. Override it when a deep copy
+        is wrong or slow (a forecaster holding a file or a large shared table).
+        """
+        return copy.deepcopy(self)
 
     def params(self) -> dict:
         """Constructor parameters (recorded in every result row), read from the constructor's signature."""

@@ -147,5 +147,5 @@ def test_replay_of_a_csv_with_a_value_outside_0_1(tmp_path: Path) -> None:
 def test_the_default_tournament_validates_to_its_matchup_count() -> None:
     from arena.config import validate
 
-    # conf/tournament/calibration.yaml: 11 forecasters x 9 natures x 3 seeds, one horizon.
-    assert validate([], multirun=True) == 11 * 9 * 3
+    # conf/tournament/calibration.yaml: 11 forecasters x 12 natures (3 of them red-team) x 3 seeds, one horizon.
+    assert validate([], multirun=True) == 11 * 12 * 3

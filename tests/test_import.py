@@ -60,7 +60,8 @@ def test_gymnasium_ids_in_either_import_order(imports):
             "    env = gym.make(i, T=3)\n"
             "    env.reset(seed=0)\n"
             "print(' '.join(ids))")
-    assert _fresh(code).split() == ["arena/Binary-v0", "arena/Decision-v0", "arena/Experts-v0", "arena/Quantile-v0"]
+    assert _fresh(code).split() == ["arena/Binary-v0", "arena/Decision-v0", "arena/Experts-v0", "arena/Quantile-v0",
+                                    "arena/RedTeam-v0"]
 
 
 def test_finding_gymnasium_without_importing_it_keeps_the_hook():

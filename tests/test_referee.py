@@ -30,7 +30,7 @@ from forecasters.defensive import K29
 
 DF = ["bit", "dmm", "linear_df", "kernel_df", "k29", "k29_rounded"]
 NATURE_NAMES = ["iid_bernoulli", "logistic", "sinusoid", "logit_walk", "changepoints", "markov", "anti_forecaster",
-                "bias_pusher", "seattle_rain"]
+                "bias_pusher", "seattle_rain", "redteam"]  # redteam: its shipped default attack
 T_RUN = 300
 # kernel_df as configured (conf/forecaster/kernel_df.yaml): 1 + k_FS + pp' + <x, x'> (§8).
 PARAMS = {"kernel_df": {"kernel": ["fs", {"features": ["1", "p", "x"]}]}}

@@ -39,10 +39,14 @@ CERTIFICATE_DESCRIPTIONS: dict[str, str] = {k: v for name in sorted(GAMES)
 #: The table lives in the light top-level package (``import arena`` registers the ids without loading
 #: the engine, as soon as Gymnasium is imported); this is the same dict.
 ENV_IDS: dict[str, dict] = _arena_package._GYM_IDS
+#: Gymnasium id -> entry point, for the environments whose agent is not the forecaster: the red team's,
+#: whose agent is nature (:class:`arena.redteam.env.RedTeamEnv`, every game). The same dict as the
+#: light top-level package's.
+AGENT_NATURE_ENV_IDS: dict[str, str] = _arena_package._AGENT_NATURE_GYM_IDS
 
 
 def register_envs() -> None:
-    """Register every id of :data:`ENV_IDS` with Gymnasium (again: a no-op).
+    """Register every id of :data:`ENV_IDS` and :data:`AGENT_NATURE_ENV_IDS` with Gymnasium (again: a no-op).
 
     The entry point is a string, so registering does not import the environment module.
     """
@@ -66,6 +70,7 @@ def certificates() -> dict:
 register_envs()
 
 __all__ = [
+    "AGENT_NATURE_ENV_IDS",
     "CERTIFICATE_DESCRIPTIONS",
     "ENV_IDS",
     "METRICS",

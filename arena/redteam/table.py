@@ -1,0 +1,99 @@
+"""What searches leave, as tables: attack versus certificate, and the cross-attack matrix.
+
+Pure functions of stored attacks (the JSON files ``arena-redteam`` writes) and data frames:
+
+- :func:`attack_table`: one row per attack: the value reached (a lower bound on the forecaster's
+  worst case at that T) beside the certified upper bound where the forecaster claims one, and
+  ``cert_over_bound``, the certified quantity of the attacked run over its bound (at most 1; the
+  same as value / bound, except where the certificate is about another quantity: ``k29_rounded``'s
+  smCE certificate is about its unrounded forecasts);
+- :func:`cross_attack`: the attack found against A played against every B (same game, metric,
+  T and seeds): how much of a worst case transfers.
+
+References
+----------
+The red team (README, "Red team"); certificates: docs/ERRATA.md.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from arena.redteam.policy import check_attack
+
+#: The columns of :func:`attack_table`.
+COLUMNS = ["game", "forecaster", "metric", "T", "seed", "searcher", "kind", "value", "certificate", "cert_value",
+           "cert_bound", "cert_over_bound", "cpu_seconds", "file"]
+
+
+def read_attacks(folder: str | Path) -> list[dict]:
+    """Every stored attack under ``folder`` (recursively), each with its ``file``."""
+    out = []
+    for file in sorted(Path(folder).rglob("*.json")):
+        try:
+            attack = check_attack(json.loads(file.read_text()), str(file))
+        except (ValueError, json.JSONDecodeError):
+            continue  # not an attack (a plan, a config): skipped
+        out.append({**attack, "file": str(file)})
+    return out
+
+
+def attack_table(attacks: list[dict]) -> pd.DataFrame:
+    """One row per attack (:data:`COLUMNS`), sorted by game, metric, forecaster, T, value.
+
+    Examples
+    --------
+    >>> a = {"game": "binary", "forecaster": "k29", "metric": "smce_over_T", "T": 1000, "seed": 0,
+    ...      "searcher": "cma", "kind": "policy", "value": 0.02,
+    ...      "certificate": {"name": "smce", "value": 0.02, "bound": 0.08}}
+    >>> attack_table([a])[["forecaster", "value", "cert_bound", "cert_over_bound"]].values.tolist()
+    [['k29', 0.02, 0.08, 0.25]]
+    """
+    rows = []
+    for a in attacks:
+        cert = a.get("certificate") or {}
+        bound = cert.get("bound")
+        rows.append({"game": a.get("game"), "forecaster": a.get("forecaster"), "metric": a.get("metric"),
+                     "T": a.get("T"), "seed": a.get("seed"), "searcher": a.get("searcher"), "kind": a.get("kind"),
+                     "value": a.get("value"), "certificate": cert.get("name"), "cert_value": cert.get("value"),
+                     "cert_bound": bound,
+                     "cert_over_bound": cert["value"] / bound if bound else np.nan,
+                     "cpu_seconds": a.get("cpu_seconds"), "file": a.get("file")})
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    return df.sort_values(["game", "metric", "forecaster", "T", "value"], ascending=[True, True, True, True, False],
+                          ignore_index=True)
+
+
+def worst_found(table: pd.DataFrame) -> pd.DataFrame:
+    """Per (metric, forecaster, T): the attack that reached the most (the best lower bound)."""
+    if table.empty:
+        return table
+    idx = table.groupby(["metric", "forecaster", "T"])["value"].idxmax()
+    return table.loc[idx].reset_index(drop=True)
+
+
+def cross_attack(attacks: list[dict], victims: list[str], seeds=(0,)) -> pd.DataFrame:
+    """Each attack played against every forecaster in ``victims`` (same game, metric and T), mean over ``seeds``.
+
+    Columns: ``attacker`` (the forecaster the attack was found against), ``searcher``,
+    ``victim``, ``metric``, ``T``, ``value``. A victim that does not play the attack's game is
+    left out.
+    """
+    from arena.games import get_game, plays
+    from arena.redteam.search import evaluate
+    from arena.registry import forecaster_class
+
+    rows = []
+    for a in attacks:
+        game = get_game(a["game"], **(a.get("game_params") or {}))
+        for v in victims:
+            if not plays(game, forecaster_class(v)):
+                continue
+            vals = [evaluate(a, v, a["metric"], s, game=game)[0] for s in seeds]
+            rows.append({"attacker": a["forecaster"], "searcher": a["searcher"], "victim": v, "metric": a["metric"],
+                         "T": a["T"], "value": float(np.mean(vals))})
+    return pd.DataFrame(rows, columns=["attacker", "searcher", "victim", "metric", "T", "value"])
