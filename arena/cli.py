@@ -57,6 +57,7 @@ Other commands:
   arena-report DIR                                      redraw a results directory's tables and figures
   arena-rerun DIR --row N [--trust]                     play a stored result row again and compare
   arena-compare DIR A B                                 anytime-valid comparison of two forecasters
+  arena-redteam ...                                     search a forecaster's worst case (see the README)
 
 Hydra's own options still work: --cfg job (print the config), --hydra-help, --info.
 Exit status: 0 done; 1 a run failed (one line says why); 2 a bad config; 130 interrupted.
