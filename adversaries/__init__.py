@@ -12,7 +12,7 @@ nature for their contexts and outcomes).
 
 References
 ----------
-Perdomo & Recht, "In Defense of Defensive Forecasting"; SPEC §5.
+Perdomo & Recht, "In Defense of Defensive Forecasting".
 """
 
 from adversaries import adaptive, drifting, experts, iid, quantile, redteam, replay

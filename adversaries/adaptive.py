@@ -1,12 +1,12 @@
 """Adaptive worst-case natures for the binary game: they see the announced forecast.
 
 Both answer deterministically (a float 0.0 or 1.0). They see the announced forecast
-distribution, never the coin that realizes it (SPEC §2), so against a randomized
+distribution, never the coin that realizes it, so against a randomized
 forecaster they act on the forecast's mean.
 
 References
 ----------
-Perdomo & Recht, "In Defense of Defensive Forecasting", §2, §5 and §8; SPEC §5.
+Perdomo & Recht, "In Defense of Defensive Forecasting", §2, §5 and §8.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ class AntiForecaster(Nature):
     """The contrarian: y_t = 1 if the announced forecast's mean is below 1/2, else 0 (adaptive).
 
     Every deterministic forecaster that thresholds at 1/2 is wrong in every round
-    against it; it is the nature behind the 0-1 loss counterexample of SPEC §4.
+    against it; it is the nature behind the 0-1 loss counterexample of the paper's §5.
 
     Parameters
     ----------
@@ -42,7 +42,7 @@ class AntiForecaster(Nature):
 
     References
     ----------
-    Perdomo & Recht, §2 (bit prediction) and §5 (decisions); SPEC §5.
+    Perdomo & Recht, §2 (bit prediction) and §5 (decisions).
     """
 
     name = "anti_forecaster"
@@ -91,7 +91,7 @@ class BiasPusher(Nature):
 
     References
     ----------
-    Perdomo & Recht, §8 (calibration); SPEC §5 (the bias/bin pusher).
+    Perdomo & Recht, §8 (calibration).
     """
 
     name = "bias_pusher"

@@ -6,7 +6,7 @@ law ``Bernoulli(p_t)``; hidden state (the random walk, the Markov chain) is driv
 
 References
 ----------
-Perdomo & Recht, "In Defense of Defensive Forecasting", §2 and §8; SPEC §5.
+Perdomo & Recht, "In Defense of Defensive Forecasting", §2 and §8.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class Sinusoid(Nature):
 
     References
     ----------
-    Perdomo & Recht, §8 (calibration against any sequence); SPEC §5.
+    Perdomo & Recht, §8 (calibration against any sequence).
     """
 
     name = "sinusoid"
@@ -100,7 +100,7 @@ class LogitWalk(Nature):
 
     References
     ----------
-    Perdomo & Recht, §8 (calibration against any sequence); SPEC §5.
+    Perdomo & Recht, §8 (calibration against any sequence).
     """
 
     name = "logit_walk"
@@ -162,7 +162,7 @@ class Changepoints(Nature):
 
     References
     ----------
-    Perdomo & Recht, §8 (calibration against any sequence); SPEC §5.
+    Perdomo & Recht, §8 (calibration against any sequence).
     """
 
     name = "changepoints"
@@ -205,7 +205,7 @@ class Markov(Nature):
 
     References
     ----------
-    Perdomo & Recht, §8 (calibration against any sequence); SPEC §5.
+    Perdomo & Recht, §8 (calibration against any sequence).
     """
 
     name = "markov"

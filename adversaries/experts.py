@@ -24,7 +24,7 @@ nature's law when it reveals its context, so that nature must be oblivious.
 
 References
 ----------
-Perdomo & Recht, §9 (experts, second-guessing experts); SPEC §3 and §5.
+Perdomo & Recht, §9 (experts, second-guessing experts).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ metrics exactly.
 
 References
 ----------
-Perdomo & Recht, "In Defense of Defensive Forecasting", §2 and §6; SPEC §5.
+Perdomo & Recht, "In Defense of Defensive Forecasting", §2 and §6.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ class IidBernoulli(Nature):
 
     References
     ----------
-    Perdomo & Recht, §2 (the protocol) and §11 (i.i.d. data); SPEC §5.
+    Perdomo & Recht, §2 (the protocol) and §11 (i.i.d. data).
     """
 
     name = "iid_bernoulli"
@@ -107,7 +107,7 @@ class Logistic(Nature):
 
     References
     ----------
-    Perdomo & Recht, §6 (linear classes, ``||x|| <= B``); SPEC §5.
+    Perdomo & Recht, §6 (linear classes, ``||x|| <= B``).
     """
 
     name = "logistic"

@@ -14,7 +14,7 @@ map contains x) certifies it.
 
 References
 ----------
-Perdomo & Recht, "In Defense of Defensive Forecasting", §10; SPEC §5 and §7.
+Perdomo & Recht, "In Defense of Defensive Forecasting", §10; errata: docs/ERRATA.md.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ class IidNormal(_QuantileNature):
 
     References
     ----------
-    Perdomo & Recht, §10; SPEC §5.
+    Perdomo & Recht, §10.
     """
 
     name = "iid_normal"
@@ -97,7 +97,7 @@ class IidUniform(_QuantileNature):
 
     References
     ----------
-    Perdomo & Recht, §10; SPEC §5.
+    Perdomo & Recht, §10.
     """
 
     name = "iid_uniform"
@@ -125,7 +125,7 @@ class IidStudentT(_QuantileNature):
 
     References
     ----------
-    Perdomo & Recht, §10; SPEC §5.
+    Perdomo & Recht, §10.
     """
 
     name = "iid_student_t"
@@ -154,7 +154,7 @@ class IidMixture(_QuantileNature):
 
     References
     ----------
-    Perdomo & Recht, §10; SPEC §5.
+    Perdomo & Recht, §10.
     """
 
     name = "iid_mixture"
@@ -187,7 +187,7 @@ class MeanShift(_QuantileNature):
 
     References
     ----------
-    Perdomo & Recht, §10 (any sequence of laws); SPEC §5.
+    Perdomo & Recht, §10 (any sequence of laws).
     """
 
     name = "mean_shift"
@@ -214,7 +214,7 @@ class VarianceChange(_QuantileNature):
 
     References
     ----------
-    Perdomo & Recht, §10; SPEC §5.
+    Perdomo & Recht, §10.
     """
 
     name = "variance_change"
@@ -241,7 +241,7 @@ class LevelChangepoints(_QuantileNature):
 
     References
     ----------
-    Perdomo & Recht, §10; SPEC §5.
+    Perdomo & Recht, §10.
     """
 
     name = "level_changepoints"
@@ -274,7 +274,7 @@ class GroupNormal(_QuantileNature):
 
     References
     ----------
-    Perdomo & Recht, §10 (group-conditional guarantees); SPEC §5.
+    Perdomo & Recht, §10 (group-conditional guarantees).
     """
 
     name = "group_normal"
@@ -320,7 +320,7 @@ class HourlyCycle(_QuantileNature):
 
     References
     ----------
-    Perdomo & Recht, §10 (group-conditional guarantees); SPEC §5.
+    Perdomo & Recht, §10 (group-conditional guarantees).
     """
 
     name = "hourly_cycle"
@@ -387,7 +387,7 @@ class LipschitzCDF(_QuantileNature):
 
     References
     ----------
-    Perdomo & Recht, §10 (L-Lipschitz distributions chosen after the forecast); SPEC §5.
+    Perdomo & Recht, §10 (L-Lipschitz distributions chosen after the forecast).
     """
 
     name = "lipschitz_cdf"
@@ -457,7 +457,7 @@ class QuantileReplay(Replay):
 
     References
     ----------
-    Perdomo & Recht, §10 (any outcome sequence); SPEC §5 and §7 (ymin below the series' minimum).
+    Perdomo & Recht, §10 (any outcome sequence); errata: docs/ERRATA.md.
     """
 
     name = "quantile_replay"
@@ -541,7 +541,7 @@ class SeattleHourlyTemp(QuantileReplay):
 
     References
     ----------
-    Perdomo & Recht, §10; SPEC §5 and §10.
+    Perdomo & Recht, §10.
     """
 
     name = "seattle_hourly_temp"
@@ -581,7 +581,7 @@ class SeattleDailyTemp(QuantileReplay):
 
     References
     ----------
-    Perdomo & Recht, §10; SPEC §5 and §10.
+    Perdomo & Recht, §10.
     """
 
     name = "seattle_daily_temp"

@@ -1,4 +1,4 @@
-"""The red-team nature: replays an attack that ``arena-redteam`` found and stored (SPEC §5).
+"""The red-team nature: replays an attack that ``arena-redteam`` found and stored.
 
 ``nature=redteam nature.path=FILE`` plays a stored attack in any matchup or tournament: a
 policy (features of the announced forecast and the history -> outcome law, adaptive) or a
@@ -7,7 +7,7 @@ the arena in ``adversaries/data/redteam/`` (see its README).
 
 References
 ----------
-Perdomo & Recht, "In Defense of Defensive Forecasting"; SPEC §5 (red team).
+Perdomo & Recht, "In Defense of Defensive Forecasting".
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ message adds the line an editor shows (blank lines are skipped, as pandas does).
 
 References
 ----------
-Perdomo & Recht, "In Defense of Defensive Forecasting", §2 (any outcome sequence); SPEC §5.
+Perdomo & Recht, "In Defense of Defensive Forecasting", §2 (any outcome sequence).
 """
 
 from __future__ import annotations
@@ -135,7 +135,21 @@ def _read(path: Path, label: str, column: str) -> pd.DataFrame:
         raise ValueError(
             f"replay: {label!r} is a directory, not a file (column {column!r}); give a CSV or Parquet file"
         )
+    if not path.is_file():  # a named pipe or a device would block or never end
+        raise ValueError(f"replay: {label!r} is not a regular file (a pipe or a device?); give a CSV or Parquet file")
     sep = _format(path, label, column)
+    table = _read_table(path, label, column, sep)
+    if sep is not None:  # pandas renames a repeated name (y, y.1): find it in the header as written
+        names = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False).iloc[0].tolist()
+        twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+        if twice is not None:
+            raise ValueError(f"replay: file {label!r} has the column name {twice!r} twice in its header (looking "
+                             f"for column {column!r}); give every column its own name")
+    return table
+
+
+def _read_table(path: Path, label: str, column: str, sep: str | None) -> pd.DataFrame:
+    """The table of a regular file, CSV (``sep``) or Parquet (``sep`` None)."""
     kind = "Parquet" if sep is None else "CSV"
     try:
         if sep is None:
@@ -378,7 +392,7 @@ class Replay(Nature):
 
     References
     ----------
-    Perdomo & Recht, §2 (guarantees for any outcome sequence); SPEC §5.
+    Perdomo & Recht, §2 (guarantees for any outcome sequence).
     """
 
     name = "replay"
@@ -488,7 +502,7 @@ class SeattleRain(Replay):
 
     References
     ----------
-    Perdomo & Recht, §2 and §8 (calibration on a real sequence); SPEC §5 and §10.
+    Perdomo & Recht, §2 and §8 (calibration on a real sequence).
     """
 
     name = "seattle_rain"

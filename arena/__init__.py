@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time, module __getattr__ below
     from arena.protocols import Bernoulli, Forecast, Forecaster, Nature, OutcomeLaw, ProtocolError
+    from arena.games import get_game
     from arena.registry import register
     from arena.runner import Result, play
 
@@ -24,10 +25,10 @@ _EXPORTS = {
     "play": "arena.runner", "Result": "arena.runner",
     "Forecast": "arena.protocols", "Forecaster": "arena.protocols", "Nature": "arena.protocols",
     "OutcomeLaw": "arena.protocols", "Bernoulli": "arena.protocols", "ProtocolError": "arena.protocols",
-    "register": "arena.registry",
+    "register": "arena.registry", "get_game": "arena.games",
 }
 __all__ = ["play", "Result", "Forecast", "Forecaster", "Nature", "OutcomeLaw", "Bernoulli", "ProtocolError",
-           "register", "__version__"]
+           "register", "get_game", "__version__"]
 
 
 def __getattr__(name: str):

@@ -30,7 +30,7 @@ Examples
 
 References
 ----------
-SPEC §4 (seeds derived by name: pairing by seed), §8 (outputs).
+Seeds are derived by name (arena/seeding.py), so matchups pair by seed.
 """
 
 from __future__ import annotations
@@ -285,7 +285,7 @@ def paired(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
     difference merely repeats on every seed, n_effective is 1 and there is no interval either,
     and it is not called significant. Otherwise ``significant`` says the interval excludes 0. The pairing is by seed: an
     oblivious nature gives both forecasters the same outcome sequence (its seed does not depend
-    on the forecaster, SPEC §4); an adaptive nature reacts to each forecaster, so its pairs share
+    on the forecaster: arena/seeding.py); an adaptive nature reacts to each forecaster, so its pairs share
     the random numbers (common random numbers), not the outcomes.
 
     Examples

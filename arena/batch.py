@@ -36,7 +36,7 @@ Command line::
 
 References
 ----------
-Perdomo & Recht, §11 (Proposition "online-to-batch") and its proof (Appendix); SPEC §4 and §7
+Perdomo & Recht, §11 (Proposition "online-to-batch") and its proof (Appendix); errata: docs/ERRATA.md
 (erratum: R(T)/T is R(n)/n).
 """
 

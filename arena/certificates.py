@@ -5,7 +5,7 @@ very run, and its verdict: ``holds``, ``fails`` or ``n/a`` (not applicable: the 
 premise is absent, with the reason; never a vacuous pass). :func:`judged` applies the
 tolerance rule (:func:`within`) and turns a non-number into ``n/a``.
 
-Bounds are fixed before the game (SPEC §6): a finite root-finding precision leaves a slack
+Bounds are fixed before the game (docs/ERRATA.md, certificates): a finite root-finding precision leaves a slack
 σ = 2 Σ_t max(0, w_t S_t(p_t)) in the kernel identity, and every bound adds the *allowance*
 A(T, tol) that the largest tolerance the referee accepts (:data:`MAX_TOL`) can explain
 (:func:`search_allowance`), never the σ measured in the run, which is reported beside it.
@@ -16,7 +16,7 @@ imports nothing else from the project.
 
 References
 ----------
-Perdomo & Recht, §2, §5, §6, §8-§10; SPEC §6-§7.
+Perdomo & Recht, §2, §5, §6, §8-§10; errata: docs/ERRATA.md.
 """
 
 from __future__ import annotations
@@ -248,7 +248,7 @@ def ogd_regret_bound(M: float, lr: float, grad2: float) -> float:
 
 
 def rounded_calibration_bound(T: int, N: int, delta: float, printed: bool = False) -> float:
-    """§8 Prop. rounded calibration, corrected (SPEC §7): per grid point, with probability 1 - delta,
+    """§8 Prop. rounded calibration, corrected (docs/ERRATA.md): per grid point, with probability 1 - delta,
     sqrt(T)(sqrt((8N+2)/3) + sqrt(2 log(2(N+1)/delta))) + T/N; ``printed``: the paper's T/(2N).
 
     Examples
@@ -261,7 +261,7 @@ def rounded_calibration_bound(T: int, N: int, delta: float, printed: bool = Fals
 
 
 def quantile_marginal_bound(q: float, T: int) -> float:
-    """§10 Prop.: |coverage - q| <= max(q, 1 - q)/T (tight, SPEC §7).
+    """§10 Prop.: |coverage - q| <= max(q, 1 - q)/T (tight, docs/ERRATA.md).
 
     Examples
     --------

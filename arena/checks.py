@@ -38,7 +38,7 @@ arena.checks.CheckFailure: check_forecasts_in_range: forecaster 'half' (...TooHi
 
 References
 ----------
-SPEC §2 (protocol, no look-ahead), §6 (certificates); STYLE §3 (the conformance suite).
+The protocol (arena/protocols.py: no look-ahead), the certificates (docs/ERRATA.md); STYLE §3 (the conformance suite).
 """
 
 from __future__ import annotations
@@ -539,7 +539,7 @@ def _scripts(game: Game, T: int, context_dim: int, seed: int) -> tuple[dict, np.
 
 def check_no_lookahead(forecaster, *, T: int = 40, seed: int = 0, splits: Sequence[int] | None = None,
                        context_dim: int = 2, params: dict | None = None, game: str | Game | None = None) -> None:
-    """The forecast of round t depends only on rounds before t, never on y_t (SPEC §2).
+    """The forecast of round t depends only on rounds before t, never on y_t.
 
     For each split ``s`` (default 0, 1, 2, 5 and T/2) two scripted outcome sequences agree
     on rounds 1..s and differ from round s+1 on (binary outcomes: every later bit
@@ -634,7 +634,7 @@ def check_reset_clears_state(plugin, *, T: int = DEFAULT_T, seed: int = 0, partn
 
 def check_claims_hold(forecaster, *, T: int = 200, seeds: Sequence[int] = (0, 1), natures: Sequence | None = None,
                       params: dict | None = None, game: str | Game | None = None, referee=None) -> list[dict]:
-    """Every certificate the forecaster claims holds on every run against ``natures`` (SPEC §6).
+    """Every certificate the forecaster claims holds on every run against ``natures`` (docs/ERRATA.md, certificates).
 
     Deterministic certificates must hold on every run where they apply (a certificate whose
     premise is absent is ``n/a``, reported with its reason, never a pass). Probabilistic ones
@@ -670,7 +670,7 @@ def check_claims_hold(forecaster, *, T: int = 200, seeds: Sequence[int] = (0, 1)
                         f"{check}: {_label(fc)} claims the {name!r} certificate, which failed against nature {nat.name!r} "
                         f"(T={res.recorder.n}, seed={seed}): value {c.value!r} > bound {c.bound!r}"
                         + (f" ({c.note})" if c.note else "")
-                        + ". A deterministic certificate that fails on any run is a bug (SPEC §6)")
+                        + ". A deterministic certificate that fails on any run is a bug (docs/ERRATA.md, certificates)")
     return report
 
 
@@ -844,7 +844,7 @@ def check_laws_agree_with_samples(nature, *, T: int = DEFAULT_T, seed: int = 0, 
                                   game: str | Game | None = None, laws: int = 3, draws: int = LAW_DRAWS) -> None:
     """The laws a nature returns are what they sample: a Kolmogorov-Smirnov test of ``cdf`` against
     ``draws`` samples of up to ``laws`` of them (level :data:`LAW_ALPHA`), and in the quantile game
-    no mass at ymin (F(ymin) = 0, every draw > ymin: SPEC §7)."""
+    no mass at ymin (F(ymin) = 0, every draw > ymin: docs/ERRATA.md)."""
     check = "check_laws_agree_with_samples"
     make = _factory(nature, params, Nature, check)
     g = _game_for(nature, game, check)

@@ -21,10 +21,47 @@ from pathlib import Path
 from arena.config import CONFIG_MODULE, config_dir, prepare
 from arena.errors import ConfigError
 from arena.results import planned
-from arena.tournament import finish, metrics_text, rerun, run_job, stored_row
+from arena.tournament import DRIVER_PID, finish, interrupted_text, metrics_text, rerun, run_job, stored_row
 
 #: Options that print something about the config instead of running it.
 INFORMATIONAL = {"--help", "-h", "--hydra-help", "--cfg", "-c", "--info", "--shell-completion", "-sc"}
+
+HELP = """\
+usage: arena [-m] [KEY=VALUE ...]
+
+Run a tournament of forecasters against natures (the calibration tournament by default), or one
+matchup, and write its tables, figures and summary.md under results/.
+
+  arena                                        the default tournament (results/calibration; rerun to resume)
+  arena tournament=quantile                    another tournament: calibration, quantile, experts, decisions, bench
+  arena forecaster=k29 nature=logistic T=500   one matchup (results/single/<time>/)
+  arena -m forecaster=k29,ogd seed=0,1,2       a sweep of matchups, one per combination
+
+Config groups (arena-list lists their options):
+  tournament=NAME   forecaster=NAME   nature=NAME   game=binary|quantile|experts|decision
+  hydra/launcher=joblib|ray_local|ray_cluster|slurm|submitit_local
+
+Common overrides:
+  T=1000 seed=0                   horizon and root seed of one matchup
+  tournament.T=[200] tournament.seeds=[0,1] tournament.shards=8
+  tournament.forecasters=[k29,ogd] tournament.natures=[iid_bernoulli]
+  forecaster.PARAM=VALUE          a parameter of the forecaster (likewise nature.PARAM, game.PARAM)
+  referee.ece_bins=10 referee.n_checkpoints=20 referee.oi_features=[1,p,x] referee.M=1 referee.max_tol=5.8e-11
+  results_root=results tournament_name=NAME   where results go (results_root/tournament_name)
+  keep_trace=true time_limit=10 report=false
+  replace_plan=true               let this plan replace another one stored in the directory
+  retry_crashed=true              play again the matchups that ended their process
+
+Other commands:
+  arena-list [forecasters|natures|games|tournaments]   what there is, with parameters
+  arena-report DIR                                      redraw a results directory's tables and figures
+  arena-rerun DIR --row N [--trust]                     play a stored result row again and compare
+  arena-compare DIR A B                                 anytime-valid comparison of two forecasters
+  arena-redteam ...                                     search a forecaster's worst case (see the README)
+
+Hydra's own options still work: --cfg job (print the config), --hydra-help, --info.
+Exit status: 0 done; 1 a run failed (one line says why); 2 a bad config; 130 interrupted.
+"""
 
 
 def _user_modules_importable() -> None:
@@ -41,8 +78,11 @@ def main(argv: list[str] | None = None) -> None:
     from arena.registry import use_search_path_plugin
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    if {"--help", "-h"} & set(argv):
+        print(HELP, end="")
+        return
     _user_modules_importable()
-    named = {a.split("=")[0].lstrip("+~") for a in argv if "=" in a}
+    named = {a.split("=")[0].lstrip("+~").split(".")[0] for a in argv if "=" in a}
     if named & {"forecaster", "nature"} and "tournament" not in named:
         argv.append("tournament=none")  # naming a matchup plays it instead of the default tournament
     if not INFORMATIONAL.intersection(argv):
@@ -55,8 +95,13 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(2) from None
     use_search_path_plugin(argv)
     sys.argv = [sys.argv[0], *argv]
-    hydra.main(config_path=config_dir() or f"pkg://{CONFIG_MODULE}", config_name="config",
-               version_base="1.3")(run_job)()
+    os.environ[DRIVER_PID] = str(os.getpid())  # the launcher's workers end when this process is gone
+    try:
+        hydra.main(config_path=config_dir() or f"pkg://{CONFIG_MODULE}", config_name="config",
+                   version_base="1.3")(run_job)()
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: {interrupted_text()}; run the same command to resume", file=sys.stderr, flush=True)
+        raise SystemExit(130) from None
 
 
 def redteam_main(argv: list[str] | None = None) -> None:
@@ -102,19 +147,24 @@ def report_main(argv: list[str] | None = None) -> None:
     try:
         finish(args.results_dir, only=planned(args.results_dir),
                options={"formats": formats, "paper": args.paper, "quiet": args.quiet})
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, ValueError) as exc:
         print(f"arena-report: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+    except OSError as exc:
+        print(f"arena-report: error: cannot write {exc.filename or args.results_dir}: {exc.strerror or exc}; make room or "
+              "make it writable, then run it again (the stored matchups are untouched)", file=sys.stderr)
+        raise SystemExit(1) from None
 
 
 def rerun_main(argv: list[str] | None = None) -> None:
-    """``arena-rerun SOURCE (--row N | --matchup ID) [--out DIR]``: play one result row again, exactly.
+    """``arena-rerun SOURCE (--row N | --matchup ID) [--out DIR] [--trust]``: play one result row again, exactly.
 
     SOURCE is a results directory (its summary.parquet) or a summary table (.parquet or .csv).
     The matchup is rebuilt from the row's resolved config (forecaster, nature, game, referee,
     T, seed) and played again; every value of the new row is compared with the stored one
     (timing and memory aside). Exit status 0 when they are identical, 1 when some differ (listed),
-    2 on bad input.
+    2 on bad input. A row's config is code (``_target_`` names what is called): without ``--trust`` it
+    may only name registered plugins, with plain parameters (:func:`arena.matchup.check_stored_config`).
     """
     import argparse
     import tempfile
@@ -126,15 +176,20 @@ def rerun_main(argv: list[str] | None = None) -> None:
     which.add_argument("--row", type=int, help="row position in the summary table (0-based, as pandas counts)")
     which.add_argument("--matchup", help="the row's matchup_id")
     ap.add_argument("--out", type=Path, help="store the new result here (default: a temporary directory)")
+    ap.add_argument("--trust", action="store_true",
+                    help="run the row's config as it is: its _target_ may name any Python callable and modules "
+                         "in the working directory are importable (only for results from a source you trust); "
+                         "without it only registered plugins with plain parameters are played")
     args = ap.parse_args(argv)
-    _user_modules_importable()
+    if args.trust:
+        _user_modules_importable()
     try:
         row = stored_row(args.source, args.row, args.matchup)
         from arena.registry import load_plugins
 
         load_plugins()
         with tempfile.TemporaryDirectory() as tmp:
-            new, compared, differ = rerun(row, args.out or Path(tmp))
+            new, compared, differ = rerun(row, args.out or Path(tmp), trust=args.trust)
     except (ConfigError, OSError, ValueError) as exc:
         print(f"arena-rerun: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -17,6 +17,7 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from arena.errors import ConfigError, unknown_name
+from arena.matchup import check_seed, unknown_parameter
 from arena.tournament import auto_shards, matchup_config, plan
 
 #: The package of the arena's Hydra configs (installed); a source tree's ``conf/`` otherwise.
@@ -99,9 +100,15 @@ def _one_line(message: str) -> str:
 def _prepare(args: list[str], multirun: bool) -> tuple[int, list[str]]:
     overrides = [o for o in _parse(args)
                  if not o.key_or_group.startswith("hydra") or o.key_or_group in HYDRA_KEYS]
+    for o in overrides:
+        value = o.get_value_element_as_str() if not o.is_sweep_override() else ""
+        if o.key_or_group in GROUPS and any(c in value for c in "/\\"):
+            raise ConfigError(f"{o.key_or_group}={value}: give the name of a {o.key_or_group} option, not a path "
+                              f"(`arena-list {o.key_or_group}s` lists them)")
     fixed = [o.input_line for o in overrides if not o.is_sweep_override()]
     sweeps = {o.get_key_element(): list(o.sweep_string_iterator()) for o in overrides if o.is_sweep_override()}
     base = compose(fixed)
+    check_settings(base)
     extra = []
     if base.get("tournament") is not None and str(base.tournament.get("shards")) == "auto":
         shards = auto_shards()
@@ -109,6 +116,11 @@ def _prepare(args: list[str], multirun: bool) -> tuple[int, list[str]]:
         fixed += extra
         with open_dict(base):  # what composing again with the override gives, without composing again
             base.tournament.shards = shards
+    if base.get("tournament") is not None:
+        shards = base.tournament.get("shards", 1)
+        if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1:
+            raise ConfigError(f"tournament.shards={shards!r}: give a positive whole number of jobs, e.g. "
+                              f"tournament.shards={auto_shards()}, or auto (two per core)")
     multirun = multirun or str(base.hydra.mode) == "RunMode.MULTIRUN"
     if sweeps and not multirun:
         key, values = next(iter(sweeps.items()))
@@ -156,15 +168,33 @@ def _check_sweep(fixed: list[str], sweeps: dict[str, list[str]], base: DictConfi
     Ts = [int(v) for v in sweeps.get("T", []) if v.lstrip("-").isdigit()]
     _check_matchup(base, Ts)
     for overrides in [fixed + [f"{key}={v}"] for key, values in sweeps.items() for v in values]:
-        _check_matchup(compose(overrides), Ts)
+        cfg = compose(overrides)
+        check_settings(cfg)
+        _check_matchup(cfg, Ts)
 
 
 def _check_tournament(base: DictConfig) -> int:
     """Build every forecaster and nature of the tournament once; check every horizon. Returns the
     number of matchups."""
     cfg = OmegaConf.masked_copy(base, [k for k in base if k != "hydra"])
+    t = cfg.tournament
+    shards = t.get("shards", 1)
+    for key in ("forecasters", "natures", "seeds", "T"):
+        value = t.get(key)
+        if value is not None and (not OmegaConf.is_list(value) or len(value) == 0):
+            raise ConfigError(f"tournament.{key}={OmegaConf.to_container(value) if OmegaConf.is_config(value) else value!r}"
+                              f": give a non-empty list, e.g. tournament.{key}=[...]")
+    for seed in t.get("seeds") or []:
+        try:
+            check_seed(seed, "tournament.seeds: seed")
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
     entries = plan(cfg)
-    shards = base.tournament.get("shards", 1)
+    keys = [(e[0], e[2], e[4], e[5]) for e in entries]
+    if len(set(keys)) != len(keys):
+        twice = next(k for i, k in enumerate(keys) if k in keys[:i])
+        raise ConfigError(f"tournament {t.get('name')!r} lists the same matchup twice ({twice[0]} vs {twice[1]}, "
+                          f"T={twice[2]}, seed={twice[3]}); drop the repeated entry or give it a label")
     params = base.hydra.sweeper.get("params") or {}
     if str(params.get("shard", "")) != f"range(0,{shards})":
         raise ConfigError(f"tournament {base.tournament.get('name')!r}: hydra.sweeper.params.shard must be "
@@ -179,6 +209,29 @@ def _check_tournament(base: DictConfig) -> int:
     return len(entries)
 
 
+#: Settings that are switches: true or false, never a string that looks like one.
+SWITCHES = ("keep_trace", "report", "replace_plan", "retry_crashed")
+
+
+def check_settings(cfg: DictConfig) -> None:
+    """Refuse run settings that would write outside the results directory or mean something else than
+    they say: ``results_root`` empty, ``tournament_name`` a path, a switch (:data:`SWITCHES`) that is
+    not true or false."""
+    from arena.results import is_safe_name
+
+    root = cfg.get("results_root")
+    if not isinstance(root, str) or not root.strip():
+        raise ConfigError(f"results_root={root!r}: give the folder results go to, e.g. results_root=results")
+    name = cfg.get("tournament_name")
+    if not is_safe_name(name) or name in (".", ".."):
+        raise ConfigError(f"tournament_name={name!r}: give a plain folder name (no '/', no leading '.'), "
+                          "e.g. tournament_name=my_run; results_root= says where it goes")
+    for key in SWITCHES:
+        value = cfg.get(key)
+        if not isinstance(value, bool):
+            raise ConfigError(f"{key}={value!r}: give true or false")
+
+
 def _check_matchup(cfg: DictConfig, horizons: Sequence[int] = ()) -> None:
     """Build the matchup of ``cfg``, load what its nature needs (a replayed file) and check that it can
     play the longest of its T and ``horizons`` (the values of a sweep of T)."""
@@ -189,8 +242,10 @@ def _check_matchup(cfg: DictConfig, horizons: Sequence[int] = ()) -> None:
     m.nature.game = m.game  # as the arena does: natures may check their outcomes against the game's range
     try:
         m.nature.reset(nature_streams(0, m.nature.name)[0])
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError) as exc:  # a file it cannot load, a bad value: the config's fault
         raise ConfigError(f"nature {m.nature.name!r}: {exc}") from None
+    except Exception:  # noqa: BLE001 (a plugin that fails otherwise forfeits when it plays: a result row)
+        return
     try:
         check_length(m.nature, max([m.T, *horizons]))
     except ValueError as exc:
@@ -222,6 +277,13 @@ def compose(overrides: list[str]) -> DictConfig:
                 raise _launcher_problem(value) from None
         raise ConfigError(str(exc).splitlines()[0]) from None
     except ConfigCompositionException as exc:
+        import re
+
+        hit = re.match(r"Could not override '(forecaster|nature|game)\.([^'.]+)'", str(exc))
+        if hit:
+            options = [o.input_line.split("=", 1)[1] for o in _parse(overrides) if o.key_or_group == hit[1]]
+            node = hydra_compose("config", overrides=[f"{hit[1]}={options[-1]}"] if options else [])
+            raise ConfigError(unknown_parameter(hit[1], node[hit[1]], hit[2])) from None
         raise ConfigError(f"{exc}. Check the override syntax (key=value, -m key=a,b)") from None
 
 

@@ -27,8 +27,7 @@ Examples
 
 References
 ----------
-Perdomo & Recht, "In Defense of Defensive Forecasting", §10 (L-Lipschitz outcome laws);
-SPEC §5 and §6.
+Perdomo & Recht, "In Defense of Defensive Forecasting", §10 (L-Lipschitz outcome laws); certificates: docs/ERRATA.md.
 """
 
 from __future__ import annotations

@@ -71,8 +71,7 @@ def build_matchup(game: str | Game, forecaster: str | Forecaster | None, nature:
     one line that names the bad value and the fix.
     """
     _check_horizon(T)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed={seed!r}: the seed must be a non-negative integer, e.g. seed=0")
+    check_seed(seed)
     if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float))
                                    or not 0 < time_limit < math.inf):
         raise ValueError(f"time_limit={time_limit!r}: give the seconds a plugin call may take as a positive "
@@ -84,6 +83,7 @@ def build_matchup(game: str | Game, forecaster: str | Forecaster | None, nature:
         if plugin is not None and not plays(g, plugin):
             raise ValueError(f"{kind} {plugin.name!r} does not play the {g.name!r} game (it plays {plugin.games})")
     if referee is None or isinstance(referee, Mapping):  # else a referee object (the checks' scores nothing)
+        check_referee_settings(referee or {})
         try:
             referee = Referee(**(referee or {}))
         except (TypeError, ValueError) as exc:  # the referee names itself in its own messages
@@ -91,6 +91,51 @@ def build_matchup(game: str | Game, forecaster: str | Forecaster | None, nature:
     if fc is not None:  # bounds are fixed before the game: no looser search than the referee accepts
         referee.accepts(fc)
     return Matchup(g, fc, nat, int(T), int(seed), referee, time_limit)
+
+
+#: Seeds are stored as 64-bit signed integers in the results tables.
+MAX_SEED = 2**63 - 1
+
+
+def check_seed(seed: Any, what: str = "seed") -> None:
+    """Refuse a seed that is not an integer in 0..2**63-1 (the results tables store it as int64).
+
+    >>> check_seed(2**64)
+    Traceback (most recent call last):
+    ...
+    ValueError: seed=18446744073709551616: the seed must be a non-negative integer, e.g. seed=0 (at most 2**63-1)
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
+        raise ValueError(f"{what}={seed!r}: the seed must be a non-negative integer, e.g. seed=0 (at most 2**63-1)")
+
+
+def check_referee_settings(settings: Mapping) -> None:
+    """Refuse referee settings of the wrong type or out of range, with one line naming the setting
+    (the one place they are checked: a new setting adds its check here). Unknown names are left to
+    :class:`arena.referee.Referee`, which names them.
+
+    >>> check_referee_settings({"ece_bins": 1.5})
+    Traceback (most recent call last):
+    ...
+    ValueError: referee.ece_bins=1.5: give a whole number from 1 to 1000000, e.g. referee.ece_bins=10
+    >>> check_referee_settings({"oi_features": "px"})
+    Traceback (most recent call last):
+    ...
+    ValueError: referee.oi_features='px': give a list of feature terms, e.g. referee.oi_features=[1,p,x]
+    """
+    counts = {"ece_bins": 10, "n_checkpoints": 20}
+    for key, example in counts.items():
+        value = settings.get(key, example)
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= 10**6:
+            raise ValueError(f"referee.{key}={value!r}: give a whole number from 1 to 1000000, "
+                             f"e.g. referee.{key}={example}")
+    if not isinstance(settings.get("intercept", False), bool):
+        raise ValueError(f"referee.intercept={settings['intercept']!r}: give true or false")
+    features = settings.get("oi_features", ["1", "p", "x"])
+    if isinstance(features, (str, bytes)) or not isinstance(features, (list, tuple)) or not features \
+            or not all(isinstance(f, (str, int)) and not isinstance(f, bool) for f in features):
+        raise ValueError(f"referee.oi_features={features!r}: give a list of feature terms, "
+                         "e.g. referee.oi_features=[1,p,x]")
 
 
 def _check_horizon(T: Any) -> None:
@@ -130,6 +175,7 @@ def matchup_from_config(cfg) -> Matchup:
 
 
 def _instantiate(node, kind: str, instantiate):
+    import re
     from hydra.utils import get_class
     from omegaconf import OmegaConf
 
@@ -145,7 +191,8 @@ def _instantiate(node, kind: str, instantiate):
         cause = exc
         while cause.__cause__ is not None:
             cause = cause.__cause__
-        raise ConfigError(f"{kind}: {cause}") from None
+        hit = re.search(r"unexpected keyword argument '([^']+)'", str(cause)) if isinstance(cause, TypeError) else None
+        raise ConfigError(unknown_parameter(kind, node, hit[1]) if hit else f"{kind}: {cause}") from None
 
 
 def _nested(value) -> bool:
@@ -157,4 +204,84 @@ def _nested(value) -> bool:
     return False
 
 
-__all__ = ["Matchup", "build_matchup", "check_length", "matchup_from_config"]
+def unknown_parameter(kind: str, node, name: str) -> str:
+    """The message for a parameter that plugin config ``node`` (with its ``_target_``) does not take:
+    the closest parameter and every parameter it has (its config's keys and its constructor's).
+
+    >>> message = unknown_parameter("forecaster", {"_target_": "forecasters.baselines.OGD", "lr": 0.1}, "lrr")
+    >>> message.split("?")[0]
+    "forecaster 'forecasters.baselines.OGD' has no parameter 'lrr'. Did you mean 'lr'"
+    >>> "Its parameters: lr, schedule, M," in message
+    True
+    """
+    import inspect
+    from importlib import import_module
+
+    from arena.errors import did_you_mean
+
+    target = str(node.get("_target_", "?"))
+    params = [k for k in node if not str(k).startswith("_")]
+    try:
+        module, _, attr = target.rpartition(".")
+        signature = inspect.signature(getattr(import_module(module), attr))
+        params += [p for p in signature.parameters if p not in params and p not in ("self", "args", "kwargs")]
+    except Exception:  # noqa: BLE001 (the config's own keys are still worth naming)
+        pass
+    params = [p for p in params if p != name]
+    return (f"{kind} {target!r} has no parameter {name!r}.{did_you_mean(name, params)} Its parameters: "
+            f"{', '.join(params) or 'none'}; set one with {kind}.{params[0] if params else 'NAME'}=...")
+
+
+#: The keys by which Hydra's ``instantiate`` calls or imports something.
+HYDRA_SPECIAL = ("_target_", "_partial_", "_args_", "_recursive_", "_convert_")
+
+
+def check_stored_config(config: object) -> None:
+    """Refuse a stored config (a result row's, for ``arena-rerun``) that would run anything but the
+    registered plugins: its forecaster and nature must each name the class of a registered plugin as
+    ``_target_`` (and its game, if it names one, the registered class); every other value must be plain JSON (no other ``_target_`` or Hydra key, no ``${...}``
+    interpolation). ``instantiate`` imports and calls whatever a ``_target_`` names, so a config from
+    elsewhere is code; ``arena-rerun --trust`` skips this check. Raises ConfigError.
+
+    >>> check_stored_config({"forecaster": {"_target_": "forecasters.defensive.K29"},
+    ...                      "nature": {"_target_": "adversaries.iid.IidBernoulli", "p": 0.3}})
+    >>> check_stored_config({"forecaster": {"_target_": "pandas.read_pickle", "filepath_or_buffer": "x.pkl"}})
+    Traceback (most recent call last):
+    ...
+    arena.errors.ConfigError: the stored config's forecaster names pandas.read_pickle, which is not a registered plugin; a config from elsewhere runs code: pass --trust only if you trust its source
+    """
+    from arena.registry import FORECASTERS, NATURES, load_plugins
+
+    load_plugins()
+    refuse = "; a config from elsewhere runs code: pass --trust only if you trust its source"
+    if not isinstance(config, dict):
+        raise ConfigError(f"the stored config is a {type(config).__name__}, not a mapping{refuse}")
+    from arena.games import GAMES
+
+    for kind, table in (("forecaster", FORECASTERS), ("nature", NATURES), ("game", GAMES)):
+        node = config.get(kind)
+        target = node.get("_target_") if isinstance(node, dict) else None
+        known = {f"{c.__module__}.{c.__qualname__}" for c in table.values()}
+        if target not in known and not (kind == "game" and target is None):  # a game names no class, or its own
+            raise ConfigError(f"the stored config's {kind} names {target}, which is not a registered plugin{refuse}")
+
+    def plain(value, where: str, top: bool = False) -> None:
+        if isinstance(value, dict):
+            for key, v in value.items():
+                if not isinstance(key, str) or (key in HYDRA_SPECIAL and not (top and key == "_target_")):
+                    raise ConfigError(f"the stored config holds {key!r} at {where}{refuse}")
+                plain(v, f"{where}.{key}")
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                plain(v, f"{where}[{i}]")
+        elif isinstance(value, str) and "${" in value:
+            raise ConfigError(f"the stored config holds an interpolation {value[:40]!r} at {where}{refuse}")
+        elif not (value is None or isinstance(value, (str, int, float, bool))):
+            raise ConfigError(f"the stored config holds a {type(value).__name__} at {where}{refuse}")
+
+    for key, value in config.items():
+        plain(value, str(key), top=key in ("forecaster", "nature", "game"))
+
+
+__all__ = ["Matchup", "build_matchup", "check_length", "check_referee_settings", "check_seed",
+           "check_stored_config", "matchup_from_config"]

@@ -1,6 +1,6 @@
 """The game protocol: forecasts, outcome laws, forecasters and natures.
 
-Read this module first. One round ``t`` of every game (SPEC §2):
+Read this module first. One round ``t`` of every game:
 
 1. nature reveals a context ``x_t`` (a 1-d float array, possibly of length 0);
 2. the forecaster announces a :class:`Forecast` (a point or a finite distribution);

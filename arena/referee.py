@@ -7,7 +7,7 @@ in one loop. A certificate is a guarantee of the paper evaluated on the run's ow
 
 References
 ----------
-Perdomo & Recht, §2-§10; SPEC §6-§7.
+Perdomo & Recht, §2-§10; errata: docs/ERRATA.md.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -104,16 +105,55 @@ def summary_digest(summary: pd.DataFrame) -> str:
     return hashlib.sha256(table.to_csv(index=False, float_format="%.17g").encode()).hexdigest()
 
 
+#: What may not appear in a file name the arena makes from a label: path separators, NUL, control characters.
+_UNSAFE = re.compile(r"[/\\\x00-\x1f\x7f]")
+
+
+def safe_name(text: object, limit: int = 60) -> str:
+    """``text`` as one file-name component: path separators and control characters become ``_``, a
+    leading dot ``_.``, and it is cut to ``limit`` characters (the id's hash keeps ids unique).
+
+    >>> safe_name("my/ogd"), safe_name("../../x"), safe_name("k29[lr=0.1]")
+    ('my_ogd', '_.._.._x', 'k29[lr=0.1]')
+    """
+    name = _UNSAFE.sub("_", str(text))[:limit]
+    return f"_{name}" if name.startswith(".") or not name else name
+
+
+def is_safe_name(text: object) -> bool:
+    """Whether ``text`` is already a safe file-name component (:func:`safe_name` leaves it alone)."""
+    return isinstance(text, str) and safe_name(text, limit=200) == text
+
+
+def inside(out_dir: Path | str, path: Path | str) -> Path:
+    """``path``, checked to lie inside ``out_dir`` once both are resolved (links followed); raises
+    ValueError otherwise, so that no name read from a config or a stored result writes elsewhere.
+
+    >>> inside("results/x", "results/x/figures/binary").name
+    'binary'
+    >>> inside("results/x", "results/x/figures/../../../etc")
+    Traceback (most recent call last):
+    ...
+    ValueError: refusing to write results/x/figures/../../../etc: it lies outside the results directory results/x
+    """
+    if Path(out_dir).resolve() not in [Path(path).resolve(), *Path(path).resolve().parents]:
+        raise ValueError(f"refusing to write {path}: it lies outside the results directory {out_dir}")
+    return Path(path)
+
+
 def matchup_id(game: str, forecaster: str, nature: str, seed: int, T: int, config: dict) -> str:
-    """Readable and unique: names, seed and T, plus a hash of the full resolved config.
+    """Readable and unique: names, seed and T, plus a hash of the full resolved config. The names are
+    made safe file names (:func:`safe_name`): the id names the matchup's files.
 
     Examples
     --------
     >>> matchup_id("binary", "k29", "iid_bernoulli", 0, 100, {"a": 1})[:30]
     'binary__k29__iid_bernoulli__s0'
+    >>> matchup_id("binary", "../../up", "iid_bernoulli", 0, 100, {})[:30]
+    'binary___.._.._up__iid_bernoul'
     """
     digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:10]
-    return f"{game}__{forecaster}__{nature}__s{seed}__T{T}__{digest}"
+    return f"{safe_name(game)}__{safe_name(forecaster)}__{safe_name(nature)}__s{seed}__T{T}__{digest}"
 
 
 _UMASK = os.umask(0)
@@ -137,7 +177,8 @@ def _atomic(path: Path, write) -> None:
 
 def write_atomic(df: pd.DataFrame, path: Path) -> None:
     """Write a Parquet file atomically (pyarrow directly: about twice as fast as pandas' to_parquet)."""
-    _atomic(path, lambda tmp: pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp))
+    _atomic(path, lambda tmp: pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp,
+                                                   write_page_checksum=True))
 
 
 def write_text_atomic(text: str, path: Path) -> None:
@@ -194,35 +235,72 @@ def stored_ids(out_dir: Path | str) -> set[str]:
     return {f[:-5] for f in os.listdir(folder) if f.endswith(".json")} if folder.is_dir() else set()
 
 
+#: The fields every stored result row has, with their types (a row has more: its game's metrics and
+#: certificates, all plain numbers, strings or booleans).
+ROW_SCHEMA = {"matchup_id": str, "game": str, "forecaster": str, "nature": str, "seed": int, "T": int,
+              "rounds": int, "status": str, "forfeit_who": str, "forfeit_step": int, "forfeit_reason": str,
+              "adaptive": bool, "forecaster_params": str, "nature_params": str}
+
+
+def _row_problem(row: object, mid: str) -> str | None:
+    """What is wrong with a stored row, or None: every field of :data:`ROW_SCHEMA` present with its type
+    (a bool is no int), every other value a plain scalar, the game a safe name and the id the row's own."""
+    if not isinstance(row, dict):
+        return f"its row is a {type(row).__name__}, not a mapping"
+    missing = [k for k in ROW_SCHEMA if k not in row]
+    if missing:
+        return f"it lacks {missing}; a result row has {list(ROW_SCHEMA)}"
+    for key, kind in ROW_SCHEMA.items():
+        value = row[key]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            return f"its {key} is {value!r}, not a {kind.__name__}"
+    for key, value in row.items():
+        if not (value is None or isinstance(value, (str, int, float, bool))):
+            return f"its {key} is a {type(value).__name__}, not a plain value"
+    if not is_safe_name(row["game"]):
+        return f"its game {row['game']!r} is not a plain name"
+    if row["status"] not in ("ok", "forfeit") or row["seed"] < 0 or row["T"] < 1 or not 0 <= row["rounds"] <= row["T"]:
+        return f"its status, seed, T or rounds are out of range ({row['status']!r}, {row['seed']}, {row['T']}, " \
+               f"{row['rounds']})"
+    if row["matchup_id"] != mid:
+        return f"it holds matchup {row['matchup_id']}, not {mid}"
+    if not mid.startswith(matchup_id(row["game"], row["forecaster"], row["nature"], row["seed"], row["T"], {})[:-10]):
+        return "its id does not match its game, names, seed and T"
+    return None
+
+
 def _load(out_dir: Path, mid: str) -> dict:
     """The stored dict of one matchup (row; curves and reliability as column -> values), checked whole:
-    the file parses, holds its own id and the key columns, its tables have columns of equal length,
-    and its trace, when it has one, has a readable Parquet footer. Raises CorruptResult."""
+    the file parses, its row has every field of :data:`ROW_SCHEMA` with its type and its own id, its
+    tables have columns of equal length, and its trace, when it has one, reads back whole with as many
+    rounds as the row. Raises CorruptResult."""
     path = out_dir / "matchups" / f"{mid}.json"
     try:
         stored = json.loads(path.read_bytes())
         row = stored["row"]
-        missing = [k for k in KEY_COLUMNS if k not in row]
     except FileNotFoundError:
         raise CorruptResult(f"{path} is missing") from None
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:  # a directory in its place too
         raise CorruptResult(f"{path} is unreadable ({type(exc).__name__}: {str(exc)[:120]})") from None
-    if missing:
-        raise CorruptResult(f"{path} lacks {missing}; a result row has {KEY_COLUMNS}")
-    if row["matchup_id"] != mid:
-        raise CorruptResult(f"{path} holds matchup {row['matchup_id']}, not {mid}")
+    if problem := _row_problem(row, mid):
+        raise CorruptResult(f"{path}: {problem}")
     for part in ("curves", "reliability"):
         columns = stored.get(part)
         if columns is not None and (not isinstance(columns, dict) or not all(isinstance(v, list) for v in
                                                                            columns.values())
-                                    or len({len(v) for v in columns.values()}) > 1):
-            raise CorruptResult(f"{path}: its {part} table is malformed (columns of unequal length or not lists)")
+                                    or len({len(v) for v in columns.values()}) > 1
+                                    or any(not (x is None or isinstance(x, (str, int, float))) for v in
+                                           columns.values() for x in v)):
+            raise CorruptResult(f"{path}: its {part} table is malformed (columns of unequal length, not lists "
+                                "or not of plain values)")
     if stored.get("trace"):
-        try:
-            pq.read_metadata(out_dir / "traces" / f"{mid}.parquet")
+        trace = out_dir / "traces" / f"{mid}.parquet"
+        try:  # read whole (page checksums verified): a damaged page under an intact footer is found too
+            rounds = pq.read_table(trace, page_checksum_verification=True).num_rows
         except Exception as exc:  # noqa: BLE001 (pyarrow raises several types for a damaged file)
-            raise CorruptResult(f"{out_dir / 'traces' / f'{mid}.parquet'} is missing or unreadable "
-                                f"({type(exc).__name__})") from None
+            raise CorruptResult(f"{trace} is missing or unreadable ({type(exc).__name__})") from None
+        if rounds != row["rounds"]:
+            raise CorruptResult(f"{trace} holds {rounds} rounds, its row {row['rounds']}")
     return stored
 
 
@@ -263,7 +341,7 @@ def quarantine(out_dir: Path | str, mid: str, reason: str) -> Path:
 
 def is_done(out_dir: Path | str, mid: str) -> bool:
     """Whether a whole result of matchup ``mid`` is stored; a corrupt one is quarantined (and so not done)."""
-    if not (Path(out_dir) / "matchups" / f"{mid}.json").is_file():
+    if not os.path.lexists(Path(out_dir) / "matchups" / f"{mid}.json"):
         return False
     try:
         _load(Path(out_dir), mid)
@@ -277,10 +355,27 @@ def is_done(out_dir: Path | str, mid: str) -> bool:
 PLAN_FILE = "plan.json"
 
 
+def read_plan(out_dir: Path | str) -> dict | None:
+    """The plan of the last tournament run in ``out_dir`` (None when it holds no tournament); a damaged
+    plan raises ValueError naming the file and what to do."""
+    plan_file = Path(out_dir) / PLAN_FILE
+    if not os.path.lexists(plan_file):
+        return None
+    try:
+        info = json.loads(plan_file.read_bytes())
+        if not (isinstance(info, dict) and isinstance(info.get("ids"), list)
+                and all(isinstance(i, str) for i in info["ids"])):
+            raise ValueError("no list of matchup ids")
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{plan_file} is damaged ({type(exc).__name__}: {str(exc)[:80]}); rerun the tournament "
+                         "to write it again, or delete it to report every stored matchup") from None
+    return info
+
+
 def planned(out_dir: Path | str) -> set[str] | None:
     """The matchup ids of the last tournament run in ``out_dir`` (None when it holds no tournament)."""
-    plan_file = Path(out_dir) / PLAN_FILE
-    return set(json.loads(plan_file.read_text())["ids"]) if plan_file.is_file() else None
+    info = read_plan(out_dir)
+    return None if info is None else set(info["ids"])
 
 
 def collect(out_dir: Path | str, only: set[str] | None = None) -> dict[str, pd.DataFrame]:

@@ -32,7 +32,7 @@ import pandas as pd
 
 from arena.env import CALLS, ForecastEnv, Recorder
 from arena.games import Game
-from arena.matchup import Matchup, build_matchup
+from arena.matchup import Matchup, build_matchup, check_length
 from arena.protocols import Bernoulli, Forecast, Forecaster, Nature, OutcomeLaw, ProtocolError
 from arena.referee import Certificate, Referee
 from arena.seeding import forecaster_rng, stream_seeds
@@ -143,7 +143,8 @@ def write_trace(rec: Recorder, path: str | os.PathLike, rows: int = 65_536) -> P
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with pq.ParquetWriter(tmp, pa.Table.from_pydict(_trace_columns(rec, 0, min(rec.n, 1))).schema) as writer:
+        schema = pa.Table.from_pydict(_trace_columns(rec, 0, min(rec.n, 1))).schema
+        with pq.ParquetWriter(tmp, schema, write_page_checksum=True) as writer:  # damage is found on reading
             for start in range(0, rec.n, rows):
                 writer.write_table(pa.Table.from_pydict(_trace_columns(rec, start, min(start + rows, rec.n))))
         os.replace(tmp, path)
@@ -165,6 +166,12 @@ def _jsonable(d: dict) -> dict:
             v = repr(v)
         out[k] = v
     return out
+
+
+#: What a misbehaving plugin call may raise and forfeit with: any error, and ``sys.exit`` (which would
+#: otherwise end the whole tournament). KeyboardInterrupt (the user's Ctrl-C) and the time limit's
+#: interrupt are not caught.
+PLUGIN_ERRORS = (Exception, SystemExit)
 
 
 def _who_broke(exc: BaseException) -> str:
@@ -212,8 +219,12 @@ def play(game: str, forecaster: Forecaster | str, nature: Nature | str, T: int, 
 
 
 def play_matchup(m: Matchup, *, keep_forecasts: bool | None = None, fast_path: bool = True,
-                 trace_path: str | os.PathLike | None = None) -> Result:
-    """Play a matchup that :func:`arena.matchup.build_matchup` built, and referee it (see :func:`play`)."""
+                 trace_path: str | os.PathLike | None = None, crashed: Forfeit | None = None) -> Result:
+    """Play a matchup that :func:`arena.matchup.build_matchup` built, and referee it (see :func:`play`).
+
+    ``crashed``: the matchup ended the process that played it (:mod:`arena.supervise`); it is not
+    played again, its result is that forfeit with no round played.
+    """
     if m.forecaster is None:
         raise ValueError("the matchup has no forecaster; build it with one (a Gymnasium agent plays ForecastEnv)")
     if trace_path is not None and not Path(trace_path).parent.is_dir():
@@ -222,14 +233,25 @@ def play_matchup(m: Matchup, *, keep_forecasts: bool | None = None, fast_path: b
     T, seed, fc, g, time_limit = m.T, m.seed, m.forecaster, m.game, m.time_limit
     env = ForecastEnv.from_matchup(m, keep_forecasts=(T <= 10_000) if keep_forecasts is None else keep_forecasts)
     fc.game = g
-    fc.reset(forecaster_rng(seed, fc.name))
+    if crashed is None:
+        check_length(m.nature, T)  # a horizon longer than nature's data is the config's fault, not a forfeit
     start = time.perf_counter()
-    dog = _Watchdog(float(time_limit), env.progress) if time_limit is not None else None
     try:
-        t_fc, forfeit = _play_game(env, fc, seed, fast_path, dog)
-    finally:
-        if dog is not None:
-            dog.stop()
+        if crashed is None:
+            fc.reset(forecaster_rng(seed, fc.name))
+    except PLUGIN_ERRORS as exc:  # no round is played; the row says who failed in which phase
+        t_fc, forfeit = 0.0, Forfeit("forecaster", 0, f"reset raised {type(exc).__name__}: {exc}")
+    else:
+        t_fc, forfeit = 0.0, crashed
+    if crashed is None and forfeit is None:
+        dog = _Watchdog(float(time_limit), env.progress) if time_limit is not None else None
+        try:
+            t_fc, forfeit = _play_game(env, fc, seed, fast_path, dog)
+        finally:
+            if dog is not None:
+                dog.stop()
+    if env.recorder is None:  # a reset failed before the record was made: an empty one
+        env._recorder = _empty_recorder(env)
     rec = env.recorder.view()  # (writes the rounds still buffered: part of the game's time)
     t_game = time.perf_counter() - start
     summary, certs, curves = m.referee.score(g, rec, fc)
@@ -241,13 +263,26 @@ def play_matchup(m: Matchup, *, keep_forecasts: bool | None = None, fast_path: b
     return Result(g.name, fc, env.nature, T, seed, rec, summary, certs, curves, seconds, forfeit)
 
 
+def _empty_recorder(env: ForecastEnv) -> Recorder:
+    """The record of a game that ended before its first round (its dimensions as far as nature says)."""
+    def dim(name: str) -> int:
+        try:
+            return int(getattr(env.nature, name))
+        except Exception:  # noqa: BLE001 (a nature whose reset failed may not know its dimensions)
+            return 0
+    return Recorder(env.T, dim("context_dim"), False, atoms=env.game.records_atoms, group_dim=dim("group_dim"))
+
+
 def _play_game(env: ForecastEnv, fc: Forecaster, seed: int, fast_path: bool,
                dog: _Watchdog | None) -> tuple[float, Forfeit | None]:
     """Reset the game and play it (all rounds at once when the fast path applies, else step by
     step). Returns the forecaster's seconds and any forfeit. The watchdog is stopped once the
     rounds are played, inside the handlers of its interrupt."""
     try:
-        x, _ = env.reset(seed=seed)  # nature's first context is timed too
+        try:
+            x, _ = env.reset(seed=seed)  # nature's first context is timed too
+        except PLUGIN_ERRORS as exc:  # nature's reset or first context failed: round 0, no round played
+            return 0.0, Forfeit(_who_broke(exc), 0, f"reset raised {type(exc).__name__}: {exc}")
         t_fc = None
         if fast_path:
             try:
@@ -280,20 +315,20 @@ def _play_steps(env: ForecastEnv, fc: Forecaster, x, dog: _Watchdog | None = Non
             t0 = clock()
             try:
                 f = predict(x)
-            except Exception as exc:  # a misbehaving plugin forfeits; the rounds played are kept
+            except PLUGIN_ERRORS as exc:  # a misbehaving plugin forfeits; the rounds played are kept
                 forfeit = Forfeit("forecaster", t, f"predict raised {type(exc).__name__}: {exc}")
                 break
             t1 = clock()
             try:
                 x_next, p, y, _ = play_round(f)
-            except Exception as exc:
+            except PLUGIN_ERRORS as exc:
                 forfeit = Forfeit(_who_broke(exc), t, f"{type(exc).__name__}: {exc}")
                 break
             progress[4] = t  # update
             t2 = clock()
             try:
                 update(x, p, y)
-            except Exception as exc:
+            except PLUGIN_ERRORS as exc:
                 forfeit = Forfeit("forecaster", t, f"update raised {type(exc).__name__}: {exc}")
                 break
             t_fc += (t1 - t0) + (clock() - t2)
@@ -413,7 +448,7 @@ def _play_oblivious(env: ForecastEnv, fc: Forecaster, dog: _Watchdog | None = No
         return None
     try:
         X, y, y_prob = _oblivious_outcomes(env, timed=dog is not None)
-    except Exception:  # noqa: BLE001 (the step loop reproduces the error at its round)
+    except PLUGIN_ERRORS:  # noqa: BLE001 (the step loop reproduces the error at its round)
         env.t = -1
         return None
     u = env._draw_rng.random(env.T)  # the same numbers as T single draws
@@ -426,7 +461,7 @@ def _play_oblivious(env: ForecastEnv, fc: Forecaster, dog: _Watchdog | None = No
     t0 = time.perf_counter()
     try:
         out = fc.play_oblivious(X, y, u)
-    except Exception:  # noqa: BLE001
+    except PLUGIN_ERRORS:  # noqa: BLE001
         return None
     finally:
         if dog is not None:

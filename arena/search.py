@@ -5,7 +5,7 @@ functions; nothing else bisects.
 
 References
 ----------
-Perdomo & Recht, §3 (Algorithm 2) and §10 (Algorithm 6); SPEC §4 and §10.
+Perdomo & Recht, §3 (Algorithm 2) and §10 (Algorithm 6).
 """
 
 from __future__ import annotations

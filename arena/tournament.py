@@ -36,7 +36,8 @@ from arena.errors import ConfigError, unknown_name
 from arena.results import PLAN_FILE, code_version, is_done, matchup_id, planned, plugin_code, stored_ids
 
 #: Config keys that do not change a matchup's result (left out of its id).
-NOT_IN_ID = ("hydra", "tournament", "shard", "report", "results_root", "tournament_name")
+NOT_IN_ID = ("hydra", "tournament", "shard", "report", "results_root", "tournament_name", "replace_plan",
+             "retry_crashed")
 
 
 def results_dir(root: str, name: str, tournament: str | None, stamp: str) -> str:
@@ -212,22 +213,24 @@ def shard_of(cfg: DictConfig) -> list[DictConfig]:
 # ----------------------------------------------------------------------------- playing
 
 
-def run_matchup(cfg: DictConfig, out_dir: Path) -> dict:
+def run_matchup(cfg: DictConfig, out_dir: Path, crashed: str | None = None) -> dict:
     """Play the matchup of one composed config and store it under ``out_dir``; returns its row.
+    ``crashed``: the matchup ended its process (:mod:`arena.supervise`); it is stored as that forfeit.
 
     With ``keep_trace`` the per-round trace streams to ``traces/<matchup_id>.parquet`` (the
     announced Forecast objects are kept in it for T <= 10^4 only, so memory stays bounded).
     """
     from arena.matchup import matchup_from_config
     from arena.results import reliability_table, save_matchup
-    from arena.runner import play_matchup
+    from arena.runner import Forfeit, play_matchup
 
     m = matchup_from_config(cfg)
     mid = matchup_key(cfg)
     trace = Path(out_dir) / "traces" / f"{mid}.parquet" if cfg.get("keep_trace") else None
     if trace is not None:
         trace.parent.mkdir(parents=True, exist_ok=True)
-    result = play_matchup(m, keep_forecasts=trace is not None and m.T <= 10_000, trace_path=trace)
+    crash = Forfeit("unknown", 0, crashed) if crashed is not None else None
+    result = play_matchup(m, keep_forecasts=trace is not None and m.T <= 10_000, trace_path=trace, crashed=crash)
     row = result.row()
     row["forecaster_plugin"], row["nature_plugin"] = row["forecaster"], row["nature"]
     row["forecaster"], row["nature"] = str(cfg.forecaster_label), str(cfg.nature_label)
@@ -253,24 +256,114 @@ def metrics_text(row: dict) -> str:
 
 def run_job(cfg: DictConfig) -> None:
     """The Hydra job: play the single matchup of ``cfg``, or the matchups of its tournament shard
-    that are not stored yet, printing each one's line (with the tournament's progress)."""
+    that are not stored yet (supervised: :mod:`arena.supervise`), printing each one's line (with the
+    tournament's progress). Any error ends it with one line (:func:`one_line_errors`)."""
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
+    from arena.supervise import exit_with_parent, play_supervised
+
     hc = HydraConfig.get()
     out_dir = Path(hc.sweep.dir if hc.mode == RunMode.MULTIRUN else hc.run.dir)
-    if cfg.get("tournament") is None:
-        print(f"[arena] {metrics_text(run_matchup(cfg, out_dir))}", flush=True)
-        return
-    progress = Progress(out_dir) if (out_dir / PLAN_FILE).is_file() else None
-    if progress and progress.code_version != code_version():
-        print(f"[arena] warning: the code changed since this tournament started ({progress.code_version} -> "
-              f"{code_version()}); its results are stored under new ids: rerun the tournament to summarize them",
-              file=sys.stderr, flush=True)
-    for m in shard_of(cfg):
-        if not is_done(out_dir, matchup_key(m)):
-            text = metrics_text(run_matchup(m, out_dir))
-            print(f"[arena] {progress.line() + ' | ' if progress else ''}{text}", flush=True)
+    with one_line_errors(out_dir):
+        if os.environ.get(DRIVER_PID, str(os.getpid())) not in (str(os.getpid()), ""):
+            exit_with_parent()  # a launcher's worker: it ends when the arena process that started it is gone
+            _ignore_ctrl_c()
+        if cfg.get("tournament") is None:
+            print(f"[arena] {metrics_text(run_matchup(cfg, out_dir))}", flush=True)
+            return
+        progress = Progress(out_dir, int(cfg.tournament.shards)) if (out_dir / PLAN_FILE).is_file() else None
+        if progress and progress.code_version != code_version():
+            print(f"[arena] warning: the code changed since this tournament started ({progress.code_version} -> "
+                  f"{code_version()}); its results are stored under new ids: rerun the tournament to summarize them",
+                  file=sys.stderr, flush=True)
+        todo = [(mid, m) for m in shard_of(cfg)
+                if not is_done(out_dir, mid := matchup_key(m)) or (cfg.get("retry_crashed") and crashed(out_dir, mid))]
+
+        def play(m: DictConfig, crash: str | None = None) -> None:
+            with one_line_errors(out_dir):  # in the supervised child too
+                text = metrics_text(run_matchup(m, out_dir, crash))
+            print(f"[arena] {progress.finished() + ' | ' if progress else ''}{text}", flush=True)
+
+        play_supervised(out_dir, todo, play, lambda m, reason: play(m, reason))
+
+
+def _ignore_ctrl_c() -> None:
+    """In a worker: leave Ctrl-C to the ``arena`` process, which reports it and ends the run (the worker
+    then ends with it, :func:`arena.supervise.exit_with_parent`); a worker interrupted between two jobs
+    would print a traceback of the launcher's own."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+#: The environment variable that holds the pid of the ``arena`` process (set by :func:`arena.cli.main`).
+DRIVER_PID = "ARENA_DRIVER_PID"
+
+
+class one_line_errors:
+    """Turn an error of a run into one line and a failing exit status (SystemExit, which Hydra passes on
+    where it turns other exceptions of callbacks into warnings): a config error exits 2; a file that
+    cannot be read or written exits 1, naming the file and what to do; Ctrl-C is left to
+    :func:`arena.cli.main`."""
+
+    def __init__(self, out_dir: Path | None = None):
+        self.out_dir = out_dir
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        if exc is None or isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            return False
+        if isinstance(exc, ConfigError):
+            message, code = str(exc), 2
+        elif isinstance(exc, OSError):
+            where = f" {exc.filename}" if exc.filename else ""
+            fix = {28: "free some space", 30: "make it writable (the filesystem is read-only)",
+                   13: "make it writable"}.get(exc.errno or 0, "fix it")
+            message, code = (f"cannot write or read{where}: {exc.strerror or exc}; {fix}, then run the same command "
+                             f"to resume{stored_text(self.out_dir)}"), 1
+        else:
+            message, code = (f"{type(exc).__name__}: {' '.join(str(exc).split())[:500]}"
+                             f"{stored_text(self.out_dir)}"), 1
+        print(f"arena: error: {message}", file=sys.stderr, flush=True)
+        raise SystemExit(code) from None
+
+
+def stored_text(out_dir: Path | None) -> str:
+    """`` (N of M stored)`` for a tournament's results directory, else an empty string."""
+    try:
+        ids = planned(out_dir) if out_dir is not None else None
+    except ValueError:
+        ids = None
+    return f" ({len(ids & stored_ids(out_dir))} of {len(ids)} stored)" if ids else ""
+
+
+#: The results directory of this process's run (set when Hydra starts it), for Ctrl-C's message.
+RUN_DIR: list[Path] = []
+
+
+def interrupted_text() -> str:
+    """``N of M stored`` for the run of this process (its tournament's plan, or its one matchup)."""
+    if not RUN_DIR:
+        return "nothing stored"
+    try:
+        ids = planned(RUN_DIR[-1])
+    except ValueError:
+        ids = None
+    stored = stored_ids(RUN_DIR[-1])
+    return f"{len(ids & stored)} of {len(ids)} stored" if ids else f"{len(stored)} of 1 stored"
+
+
+def crashed(out_dir: Path, mid: str) -> bool:
+    """Whether the stored result of ``mid`` records a matchup that ended its process (:mod:`arena.supervise`)."""
+    from arena.results import read_stored
+
+    row = read_stored(out_dir, mid)["summary"].iloc[0]
+    return row["forfeit_who"] == "unknown" and "ended its process" in str(row["forfeit_reason"])
 
 
 # ----------------------------------------------------------------------------- progress and summary
@@ -281,46 +374,81 @@ def _clock(seconds: float) -> str:
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
+#: One 16-byte record (the time, as text) per matchup finished in this run, appended by every job.
+PROGRESS_FILE = ".progress"
+_RECORD = 16
+
+
 class Progress:
     """Matchups done out of the tournament's total, elapsed time and an estimate of the time left.
 
-    Every job of a sweep (on any launcher) counts the finished results in the shared results
-    directory, so the figures are the whole tournament's, not one shard's.
+    Every job of a sweep (on any launcher, on a shared filesystem) appends a record to the results
+    directory's :data:`PROGRESS_FILE` when it stores a matchup, under an exclusive lock, and reads
+    the count from the file's size: the figures are the whole tournament's, each count is printed
+    once, and no directory is listed. The time left is estimated from the pace since the first
+    matchup of this run finished (the start-up before it does not count), once every job had
+    time to finish one.
     """
 
-    def __init__(self, out_dir: Path):
-        self.out_dir = Path(out_dir)
-        info = json.loads((Path(out_dir) / PLAN_FILE).read_text())
-        self.ids, self.started, self.done_at_start = set(info["ids"]), info["started"], info["done_at_start"]
+    def __init__(self, out_dir: Path, shards: int = 1):
+        from arena.results import read_plan
+
+        self.out_dir, self.shards = Path(out_dir), shards
+        info = read_plan(out_dir)
+        self.total, self.started, self.done_at_start = len(info["ids"]), info["started"], info["done_at_start"]
         self.code_version = info["code_version"]
 
-    def done(self) -> int:
-        return len(self.ids & stored_ids(self.out_dir))  # one directory listing: about 1 ms per 10^4 files
+    def finished(self) -> str:
+        """Count one more matchup stored by this job; the progress line."""
+        now = time.time()
+        with open(self.out_dir / PROGRESS_FILE, "ab+") as f:
+            _lock(f)
+            f.write(f"{now:<{_RECORD - 1}.3f}\n".encode())
+            f.flush()
+            played = f.tell() // _RECORD
+            f.seek(0)
+            first = float(f.read(_RECORD) or now)
+        done = min(self.done_at_start + played, self.total)
+        workers = min(self.shards, os.cpu_count() or 1)
+        left = ""
+        if played > workers and done < self.total:
+            left = f", ~{_clock((now - first) / (played - 1) * (self.total - done))} left"
+        return f"{done}/{self.total} ({100 * done / max(self.total, 1):.0f}%) {_clock(now - self.started)} elapsed{left}"
 
-    def line(self) -> str:
-        done, total = self.done(), len(self.ids)
-        elapsed = time.time() - self.started
-        played = done - self.done_at_start
-        left = f", ~{_clock(elapsed / played * (total - done))} left" if 0 < played and done < total else ""
-        return f"{done}/{total} ({100 * done / max(total, 1):.0f}%) {_clock(elapsed)} elapsed{left}"
+
+def _lock(f) -> None:
+    """An exclusive lock on an open file until it is closed (fcntl where there is one)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover (Windows: counts may repeat under concurrent jobs)
+        return
+    fcntl.flock(f.fileno(), fcntl.LOCK_EX)
 
 
 def start_tournament(cfg: DictConfig, out_dir: Path) -> dict:
-    """Record the plan of a tournament run in ``out_dir`` (its ids, the time, what is already stored) and
-    clear temp files left by a killed run. Returns the plan."""
+    """Lock the results directory and record the plan of a tournament run in it (its ids, the time, what
+    is already stored), clearing temp files and markers left by a killed run (:mod:`arena.lock`).
+    Returns the plan."""
+    from arena.lock import claim
     from arena.results import PARTS, write_text_atomic
+    from arena.supervise import clear_markers
 
     out_dir = Path(out_dir)
     ids = planned_ids(OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"]))
     if len(set(ids)) != len(ids):
         raise ConfigError(f"tournament {cfg.tournament.get('name')!r} lists the same matchup twice; "
                           "give repeated entries different params or a label")
+    info = {"tournament": str(cfg.tournament.get("name")), "code_version": code_version(), "ids": ids,
+            "started": time.time()}
+    if not claim(out_dir, info, bool(cfg.get("replace_plan"))):
+        return info  # another run of the same plan holds the directory: share its work
     stored = stored_ids(out_dir)
     for part in PARTS:
         for tmp in (out_dir / part).glob(".*.tmp"):
             tmp.unlink(missing_ok=True)
-    info = {"tournament": str(cfg.tournament.get("name")), "code_version": code_version(), "ids": ids,
-            "started": time.time(), "done_at_start": len(stored.intersection(ids))}
+    clear_markers(out_dir)
+    info["done_at_start"] = len(stored.intersection(ids))
+    write_text_atomic("", out_dir / PROGRESS_FILE)
     write_text_atomic(json.dumps(info), out_dir / PLAN_FILE)
     if info["done_at_start"]:
         print(f"[arena] resuming {info['tournament']}: {info['done_at_start']}/{len(ids)} matchups already "
@@ -352,6 +480,8 @@ def finish(out_dir: Path, report: bool = True, only: set[str] | None = None, opt
         page = Path(out_dir) / "index.html"
         if page in figures:
             print(f"[arena]   results page: {page.resolve()}")
+    if (Path(out_dir) / "summary.md").is_file():
+        print(f"[arena]   read first: {(Path(out_dir) / 'summary.md').resolve()} (the verdicts, with the figures)")
 
 
 try:
@@ -374,17 +504,28 @@ class SummaryCallback(Callback):
     """Records a tournament's plan before its jobs start; aggregates and reports a sweep once all its
     matchups finished (or a single run)."""
 
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        RUN_DIR.append(Path(config.hydra.run.dir))
+
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        os.environ.setdefault(DRIVER_PID, str(os.getpid()))
+        RUN_DIR.append(Path(config.hydra.sweep.dir))
         if config.get("tournament") is not None:
-            start_tournament(config, Path(config.hydra.sweep.dir))
+            with one_line_errors():
+                start_tournament(config, Path(config.hydra.sweep.dir))
             _skip_shard_validation()
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         out_dir = Path(config.hydra.sweep.dir)
-        finish(out_dir, bool(config.get("report", True)), planned(out_dir))
+        with one_line_errors(out_dir):
+            finish(out_dir, bool(config.get("report", True)), planned(out_dir))
+        from arena.lock import release
+
+        release(out_dir)
 
     def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
-        finish(Path(config.hydra.run.dir), bool(config.get("report", True)))
+        with one_line_errors():
+            finish(Path(config.hydra.run.dir), bool(config.get("report", True)))
 
 
 # ----------------------------------------------------------------------------- rerun
@@ -421,15 +562,19 @@ def _missing(v: Any) -> bool:
     return v is None or v == "" or (isinstance(v, float) and math.isnan(v))
 
 
-def rerun(row: pd.Series, out_dir: Path) -> tuple[dict, list[str], list[str]]:
+def rerun(row: pd.Series, out_dir: Path, trust: bool = False) -> tuple[dict, list[str], list[str]]:
     """Play the matchup of one result row again from the config it records; the new row, the columns
-    compared (timing and memory aside) and those whose values differ."""
+    compared (timing and memory aside) and those whose values differ. Unless ``trust``, the config may
+    only name registered plugins (:func:`arena.matchup.check_stored_config`)."""
+    from arena.matchup import check_stored_config
     from arena.results import MACHINE_COLUMNS, MACHINE_PREFIXES
 
     if "config" not in row or not isinstance(row["config"], str):
         raise ConfigError("the row has no `config` column; rows written by this arena record their resolved config")
-    cfg = OmegaConf.create(json.loads(row["config"]))
-    new = run_matchup(cfg, out_dir)
+    config = json.loads(row["config"])
+    if not trust:
+        check_stored_config(config)
+    new = run_matchup(OmegaConf.create(config), out_dir)
     skip = {"parts"} | ({"code_version", "matchup_id"} if row.get("code_version") != new["code_version"] else set())
     compared = [c for c in row.index if c not in MACHINE_COLUMNS and not c.startswith(MACHINE_PREFIXES)
                 and c not in skip]

@@ -116,7 +116,7 @@ def _river_available() -> bool:
 
 def bench_per_step(repeats: int, quick: bool) -> None:
     """Per-step cost of OGD and Hedge in the arena vs river's models on the same data, and the arena's
-    own per-step overhead (SPEC §9: no larger than river's LinearRegression predict_one + learn_one)."""
+    own per-step overhead (the target: no larger than river's LinearRegression predict_one + learn_one)."""
     import arena
     from forecasters.baselines import OGD
 
@@ -221,7 +221,7 @@ def bench_hedge(repeats, T, X, y):
 
 
 def bench_tournament(quick: bool, repeats: int = 3) -> None:
-    """The SPEC's tournament (6 forecasters x 6 natures x 5 seeds, T = 1e4), whole `arena` command
+    """The benchmark tournament (6 forecasters x 6 natures x 5 seeds, T = 1e4), whole `arena` command
     (validation, jobs, summary tables; no figures) on 1 and 2 joblib workers, taking turns
     ``repeats`` times; medians."""
     arena_bin = Path(sys.executable).parent / "arena"

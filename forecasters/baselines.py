@@ -2,7 +2,7 @@
 
 References
 ----------
-Perdomo & Recht, §6 (online gradient descent); SPEC §4 (baselines).
+Perdomo & Recht, §6 (online gradient descent).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Each control is a correct forecaster with one deliberate defect, or a baseline that claims a
 defensive forecaster's certificates; each must make the referee answer *fails* on the
-certificate it breaks (SPEC §6: a certificate that cannot fail certifies nothing). The
+certificate it breaks (docs/ERRATA.md: a certificate that cannot fail certifies nothing). The
 ``controls`` tournament (``conf/tournament/controls.yaml``) plays them beside the correct
 forecasters, so that a report shows what a failure looks like; they are not in the default
 tournaments. The conformance suite records each as a known failure of ``check_claims_hold``
@@ -33,7 +33,7 @@ control                          defect                                         
 
 References
 ----------
-Perdomo & Recht, §2-§10; SPEC §6 (certificates can fail) and §2 step 5 (K29 with rounding
+Perdomo & Recht, §2-§10; certificates: docs/ERRATA.md
 updates with its internal forecast).
 """
 
@@ -62,7 +62,7 @@ K29_CLAIMS = ("kernel", "search_precision", "smce")
 @register
 class K29BrokenRoundedUpdate(K29Rounded):
     """K29 with rounding that updates with the *revealed* rounded forecast instead of its internal one
-    (SPEC §2 step 5: that breaks its kernel certificate), while announcing the internal one."""
+    (the protocol's step 5, arena/protocols.py: that breaks its kernel certificate), while announcing the internal one."""
 
     name = "k29_broken_rounded_update"
     can_play_oblivious = False  # play through predict/update, where the defect is
@@ -314,7 +314,7 @@ class YmaxClaimsQuantileDF(_QuantileForecaster):
 
 #: (control, check) -> why the conformance check fails for it (strict expected failures in the suite):
 #: every control whose broken certificate is deterministic fails ``check_claims_hold``. The two whose
-#: broken certificate is probabilistic (rounded_calibration, quantile_group: judged over seeds, SPEC §6)
+#: broken certificate is probabilistic (rounded_calibration, quantile_group: judged over seeds, docs/ERRATA.md)
 #: pass that check, which only reports them; tests/test_controls.py shows them failing.
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
     (cls.name, "check_claims_hold"): f"negative control: {cls.__doc__.splitlines()[0]}"

@@ -17,7 +17,7 @@ E_t[(y_t - p_t) S_t(p_t)] = τ S_t(lo) (hi - lo) <= 1/(10 t^2), a summable slack
 
 References
 ----------
-Perdomo & Recht, §5 (risk minimization) and §10 (Algorithm 6, the randomized search); SPEC §4.
+Perdomo & Recht, §5 (risk minimization) and §10 (Algorithm 6, the randomized search).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ the direct sums (the reference the fast path is tested against).
 
 References
 ----------
-Perdomo & Recht, §2 (bit prediction), §4 Alg. 3, §6, §7 Alg. 4, §8; SPEC §4 and §7.
+Perdomo & Recht, §2 (bit prediction), §4 Alg. 3, §6, §7 Alg. 4, §8; errata: docs/ERRATA.md.
 """
 
 from __future__ import annotations
@@ -414,7 +414,7 @@ class K29Rounded(K29):
     ``N: auto`` takes N = ceil(T^(1/3)) for the horizon ``horizon`` (§8: calibration error of
     order T^(2/3)).
 
-    P(round to n/N) = max(0, 1 - N |p - n/N|) (SPEC §7 erratum: the paper swaps the two
+    P(round to n/N) = max(0, 1 - N |p - n/N|) (erratum, docs/ERRATA.md: the paper swaps the two
     probabilities). The forecaster updates with its internal, unrounded forecast, which
     keeps the kernel certificate; the announced distribution carries it as ``internal``.
 

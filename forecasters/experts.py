@@ -10,7 +10,7 @@ or log) from the game the arena sets. A context is an :class:`arena.games.expert
   The search runs on the sign of S_t, computed in log space: for the squared loss
   sign S_t(p) = sign(λ(1 - 2p) + log A_1(p) - log A_0(p)) with A_y = sum_j α_j exp(-λ(f_j - y)^2);
   for the log loss S_t(0) = +inf and S_t(1) = -inf, and the search runs on the
-  sign-equivalent sum_j α_j f_j(p) - p (SPEC §4), whose root is the Bayes mixture. No
+  sign-equivalent sum_j α_j f_j(p) - p, whose root is the Bayes mixture. No
   overflow and no NaN for advice or forecasts at 0 or 1;
 * ``aggregating``: Vovk's aggregating algorithm (Brier game, η = 2; log loss, η = 1);
 * ``hedge``: the exponentially weighted average forecaster with a fixed η, the
@@ -28,7 +28,7 @@ sum_j α_j f_j with α_j ∝ prod_s f_j(y_s).
 References
 ----------
 Perdomo & Recht, §9 (Algorithm 5, Proposition "ℓ∞ DF"); Vovk (2001), "Competitive on-line
-statistics"; Cesa-Bianchi & Lugosi (2006), §2.2 and §3.3; SPEC §4.
+statistics"; Cesa-Bianchi & Lugosi (2006), §2.2 and §3.3.
 """
 
 from __future__ import annotations
@@ -273,7 +273,7 @@ class LinfDF(ExpertsForecaster):
 
     def predict(self, x: Context) -> float:
         if self._loss_name == "log" and not getattr(x, "second_guessing", False):
-            # the root of the sign-equivalent sum_j α_j f_j - p is the Bayes mixture itself (SPEC §4): announce
+            # the root of the sign-equivalent sum_j α_j f_j - p is the Bayes mixture itself: announce
             # it in closed form, so the regret is <= log N to machine precision (a bisection leaves up to tol/2)
             f = np.asarray(advice_function(x)(0.5), float)
             L = self._losses(f.size)

@@ -1,4 +1,4 @@
-"""Fast K29: the anticorrelation search over a crit-bit trie of past forecasts (SPEC §9-§10).
+"""Fast K29: the anticorrelation search over a crit-bit trie of past forecasts.
 
 With k_FS(p, p') = min(p,p')^2/2 + min(1-p,1-p')^2/2 + 5/6 the summary function splits
 at p_s < p versus p_s >= p (both branches agree at p_s = p, so ties do not matter):
@@ -39,7 +39,7 @@ True
 
 References
 ----------
-Perdomo & Recht §3 (Alg. 2) and §8 (K29); Vovk, Takemura & Shafer 2005; SPEC §9-§10.
+Perdomo & Recht §3 (Alg. 2) and §8 (K29); Vovk, Takemura & Shafer 2005.
 """
 
 from __future__ import annotations

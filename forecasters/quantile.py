@@ -18,7 +18,7 @@ ceil(b n)-th smallest (the smallest v whose empirical CDF is >= b).
 References
 ----------
 Perdomo & Recht, "In Defense of Defensive Forecasting", §10 (Algorithm 6); Gibbs & Candes,
-"Adaptive conformal inference under distribution shift", NeurIPS 2021; SPEC §4 and §7.
+"Adaptive conformal inference under distribution shift", NeurIPS 2021; errata: docs/ERRATA.md.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ class MarginalQuantileDF(_QuantileForecaster):
     """Marginal quantile DF (§10): ymax if sum_{s<t}(1{y_s <= p_s} - q) <= 0, else ymin.
 
     Because y_t lies in (ymin, ymax], predicting ymax covers and ymin does not, so the
-    coverage path is deterministic: |mean coverage - q| <= max(q, 1 - q)/T (SPEC §7: the
+    coverage path is deterministic: |mean coverage - q| <= max(q, 1 - q)/T (docs/ERRATA.md: the
     tight form of the paper's max(q, 1 - q)/(T - 1)). The count of covered rounds is kept as
     an integer and q as the exact ratio of two integers (the decimal it is written as: 7/10
     for 0.7), so the rule compares exactly, covered * den <= num * t, and ties (covered = q t)

@@ -2,7 +2,7 @@
 
 References
 ----------
-Perdomo & Recht, §11 and the proof of its Proposition; SPEC §4 and §7.
+Perdomo & Recht, §11 and the proof of its Proposition; errata: docs/ERRATA.md.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ reads on a plugin is declared on the protocol with its default.
 
 References
 ----------
-Perdomo & Recht, §2-§10; SPEC §6.
+Perdomo & Recht, §2-§10; certificates: docs/ERRATA.md.
 """
 
 from __future__ import annotations

@@ -578,8 +578,9 @@ def test_check_outcomes_valid_catches(fake, match):
 
 
 @pytest.mark.parametrize(("fake", "match"), [
-    (WrongContextShape, (r"nature 'fake_wrong_shape' \(seed=0\) could not be played: ProtocolError: "
-                         r".*returned context array\(\[0\., 0\., 0\.\]\) "
+    # its first context comes with the reset: a forfeit at round 0 (reset), like any plugin failing there
+    (WrongContextShape, (r"nature 'fake_wrong_shape' .*forfeited at round t=0 .*\(seed=0\): reset raised "
+                         r"ProtocolError: .*returned context array\(\[0\., 0\., 0\.\]\) "
                         r"at t=1; expected 2 finite floats")),
     (NaNContext, r"fake_nan_context.* forfeited .*returned context array\(\[nan\]\) at t=4; expected 1 finite floats"),
     (NegativeDim, r"fake_negative_dim.*\.context_dim = -1; it must be an integer >= 0"),

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "conf"
 REPLAY_ROWS = 300
 
-#: The plugins SPEC and the issue list; the registries must hold at least these.
+#: The plugins the project ships; the registries must hold at least these.
 REQUIRED = {
     "forecaster": {"bit", "dmm", "linear_df", "kernel_df", "k29", "k29_rounded", "ogd", "constant", "running_mean",
                    "last_outcome", "window_mean"},
@@ -188,7 +188,7 @@ def test_forecaster(name, overrides, check, replay_csv):
     if check is checks.check_claims_hold:
         report = _run(check, plugin, T=T_CLAIMS, seeds=(0,), game=game, natures=_suite_natures(game, replay_csv))
         failed = [r for r in report if r["probabilistic"] and r["holds"] is False]
-        if failed:  # reported, not asserted: judged by their rate across seeds (SPEC §6)
+        if failed:  # reported, not asserted: judged by their rate across seeds (docs/ERRATA.md, certificates)
             print(f"{name}: probabilistic certificates failed on {len(failed)}/{len(report)} runs: {failed}")
     elif check is checks.check_constructor_stores_only:
         _run(check, plugin)

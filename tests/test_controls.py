@@ -5,7 +5,7 @@ on overflow), and the DF certificates hold on every outcome sequence hypothesis 
 
 References
 ----------
-Perdomo & Recht, §2-§10; SPEC §6 (bounds fixed before the game, three verdicts).
+Perdomo & Recht, §2-§10; certificates: docs/ERRATA.md.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def test_a_broken_forecaster_fails_and_the_correct_one_passes(cert, game, broken
 
 
 def test_the_group_certificate_fails_over_seeds_for_a_forecaster_that_never_adapts():
-    """quantile_group holds in expectation (SPEC §6): judged on the seed average."""
+    """quantile_group holds in expectation (docs/ERRATA.md, certificates): judged on the seed average."""
     runs = {name: [play("quantile", name, "lipschitz_cdf", T=300, seed=s).certificates["quantile_group"]
                    for s in range(3)] for name in ("ymax_claims_quantile_df", "conditional_quantile_df")}
     assert group_certificate_over_seeds(runs["ymax_claims_quantile_df"]).verdict == "fails"

@@ -2,7 +2,7 @@
 
 References
 ----------
-Perdomo & Recht, §5 and §10 (the randomized two-point search); SPEC §3, §4, §6.
+Perdomo & Recht, §5 and §10 (the randomized two-point search); certificates: docs/ERRATA.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The binary game as a Gymnasium environment: the contract of ``arena/Binary-v0`` (SPEC §2)."""
+"""The binary game as a Gymnasium environment: the contract of ``arena/Binary-v0``."""
 
 from __future__ import annotations
 

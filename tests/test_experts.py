@@ -6,7 +6,7 @@ Forecasters are checked against direct reimplementations written here from the f
 
 References
 ----------
-Perdomo & Recht, §9; SPEC §3, §4, §6.
+Perdomo & Recht, §9; certificates: docs/ERRATA.md.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ against numpy brute force; and the oblivious fast path against the step loop
 
 References
 ----------
-Perdomo & Recht §3 (Alg. 2), §7 (Alg. 4), §8 (K29, rounding); SPEC §9-§10.
+Perdomo & Recht §3 (Alg. 2), §7 (Alg. 4), §8 (K29, rounding).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ recomputed from that history by plain-Python double loops, independent of arena.
 
 References
 ----------
-Perdomo & Recht, §2 (bit prediction), §3 Alg. 2, §4, §6, §7 Alg. 4, §8; SPEC §4 and §7.
+Perdomo & Recht, §2 (bit prediction), §3 Alg. 2, §4, §6, §7 Alg. 4, §8; errata: docs/ERRATA.md.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def test_bit_prediction_follows_the_printed_rule_on_random_sequences() -> None:
 
 
 def test_bit_prediction_does_not_always_repeat_the_last_bit() -> None:
-    # SPEC §4: the paper's remark that the rule "predicts the last bit" does not hold for it.
+    # the paper's remark that the rule "predicts the last bit" does not hold for it.
     y = [1.0, 1.0, 0.0, 1.0]
     p = _bit_forecasts(y)
     assert p == [0.0, 1.0, 1.0, 1.0]  # p_4 = 1 although y_3 = 0
@@ -112,7 +112,7 @@ def test_bit_prediction_bias_is_at_most_one(y: list[float]) -> None:
 
 
 def _rounding_law(p: float, N: int) -> list[float]:
-    """SPEC §7: P(round to n/N) = max(0, 1 - N |p - n/N|)."""
+    """docs/ERRATA.md: P(round to n/N) = max(0, 1 - N |p - n/N|)."""
     return [max(0.0, 1.0 - N * abs(p - n / N)) for n in range(N + 1)]
 
 
@@ -162,7 +162,7 @@ def test_grid_points_map_to_themselves_despite_rounding_of_p_times_N(N: int, n: 
 
 
 def test_rounded_forecaster_updates_with_the_unrounded_forecast() -> None:
-    # SPEC §2 step 5: K29 with rounding keeps K29's state; its internal forecasts equal plain K29's.
+    # the protocol's step 5 (arena/protocols.py): K29 with rounding keeps K29's state; its internal forecasts equal plain K29's.
     T = 80
     rounded, plain = K29Rounded(N=10), K29()
     rounded.reset(np.random.default_rng(0))

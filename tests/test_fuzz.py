@@ -13,7 +13,7 @@ status 2, one ``arena: error:`` line, no traceback, and writes nothing.
 
 References
 ----------
-SPEC §5 (replay natures), STYLE §5 (loud errors at the boundaries).
+The replay natures (adversaries/replay.py), STYLE §5 (loud errors at the boundaries).
 """
 
 from __future__ import annotations
@@ -611,3 +611,85 @@ def test_logistic_with_a_huge_norm_bound_resets():
     nature = Logistic(B=1e300)  # reset computed B**2 - 1 and overflowed
     nature.reset(np.random.default_rng(0))
     assert np.isfinite(nature.context(1)).all()
+
+
+# What the hardening review found passing validation (then a traceback after the game, a Hydra warning
+# with exit status 0, or a value silently coerced): each must fail validation with one line naming it.
+ONE = ["tournament=none", "forecaster=bit", "nature=iid_bernoulli", "T=10"]
+TOURNEY = ["tournament=bench", "tournament.T=[10]", "tournament.natures=[iid_bernoulli]"]
+HARDENING = {
+    "seed_2_64": ([*ONE, "seed=18446744073709551616"], "seed=18446744073709551616: the seed must be"),
+    "seed_1e23": ([*ONE, "seed=1e23"], "seed=1e+23: the seed must be"),
+    "tournament_seed": ([*TOURNEY, "tournament.seeds=[0,18446744073709551616]"], "tournament.seeds: seed="),
+    "tournament_seed_float": ([*TOURNEY, "tournament.seeds=[1e23]"], "tournament.seeds: seed=1e+23"),
+    "shards_0": ([*TOURNEY, "tournament.shards=0"], "tournament.shards=0: give a positive whole number"),
+    "shards_negative": ([*TOURNEY, "tournament.shards=-1"], "tournament.shards=-1"),
+    "shards_abc": ([*TOURNEY, "tournament.shards=abc"], "tournament.shards='abc'"),
+    "no_forecasters": ([*TOURNEY, "tournament.forecasters=[]"], "tournament.forecasters=[]: give a non-empty list"),
+    "twice": ([*TOURNEY, "tournament.forecasters=[k29,k29]"], "lists the same matchup twice (k29 vs iid_bernoulli"),
+    "ece_bins_0": ([*ONE, "referee.ece_bins=0"], "referee.ece_bins=0: give a whole number from 1 to 1000000"),
+    "ece_bins_huge": ([*ONE, "referee.ece_bins=1000000000000"], "referee.ece_bins=1000000000000"),
+    "ece_bins_fraction": ([*ONE, "referee.ece_bins=1.5"], "referee.ece_bins=1.5"),
+    "checkpoints_negative": ([*ONE, "referee.n_checkpoints=-1"], "referee.n_checkpoints=-1"),
+    "oi_features_string": ([*ONE, "referee.oi_features=px"], "referee.oi_features='px': give a list"),
+    "oi_features_p2": ([*ONE, "referee.oi_features=p2"], "referee.oi_features='p2': give a list"),
+    "keep_trace_maybe": ([*ONE, "keep_trace=maybe"], "keep_trace='maybe': give true or false"),
+    "keep_trace_quoted": ([*ONE, "keep_trace='false'"], "keep_trace='false': give true or false"),
+    "report_string": ([*ONE, "report=yes"], "report='yes': give true or false"),
+    "name_is_a_path": (["tournament=none", "forecaster=../nature/iid_bernoulli"], "not a path"),
+    "results_root_empty": ([*ONE, "results_root="], "results_root='': give the folder"),
+    "tournament_name_path": ([*ONE, "tournament_name=../../escaped"], "tournament_name='../../escaped'"),
+    "parameter_typo": ([*ONE, "forecaster=k29", "forecaster.lr=0.1"],
+                       "has no parameter 'lr'. Its parameters: tol, fast"),
+    "parameter_typo_appended": ([*ONE, "forecaster=ogd", "+forecaster.lrr=0.1"], "no parameter 'lrr'. Did you mean 'lr'?"),
+    "seattle_rain_too_long": (["tournament=none", "forecaster=bit", "nature=seattle_rain", "T=2000"],
+                              "T=2000 exceeds the 1460 rounds nature 'seattle_rain' can play"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HARDENING))
+def test_hardening_cases_fail_validation_with_one_line(name):
+    from arena.config import validate
+    from arena.errors import ConfigError
+
+    overrides, needle = HARDENING[name]
+    with pytest.raises(ConfigError) as info:
+        validate(overrides)
+    _one_clear_line(str(info.value))
+    assert needle in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("name", ["twice", "seed_2_64", "shards_0"])
+def test_hardening_cases_exit_2_and_write_nothing(name, tmp_path):
+    """Formerly a Hydra UserWarning and exit status 0 (or an overflow after the game)."""
+    import os
+    import subprocess
+    import sys
+
+    overrides, needle = HARDENING[name]
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    proc = subprocess.run([str(Path(sys.executable).parent / "arena"), *overrides, f"results_root={tmp_path / 'r'}"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and needle in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("header, message", [("y,y", "column name 'y' twice"), ("y,x,x", "column name 'x' twice")])
+def test_a_csv_header_with_a_repeated_name_is_refused(tmp_path, header, message):
+    from adversaries.replay import Replay
+
+    path = tmp_path / "d.csv"
+    path.write_text(f"{header}\n" + "1," * (header.count(",")) + "0\n")
+    with pytest.raises(ValueError, match=message):
+        Replay(str(path), "y").reset(np.random.default_rng(0))
+
+
+def test_a_replay_path_that_is_a_named_pipe_is_refused_at_once(tmp_path):
+    import os
+
+    from adversaries.replay import Replay
+
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)  # opening it for reading would wait forever for a writer
+    with pytest.raises(ValueError, match="not a regular file"):
+        Replay(str(fifo), "y").reset(np.random.default_rng(0))

@@ -11,7 +11,7 @@ with ``ray start --head`` and runs the tournament on it as on an existing cluste
 
 References
 ----------
-SPEC §8 (outputs) and §10 (launchers); conf/hydra/launcher/ (the arena's cluster configs).
+conf/hydra/launcher/ (the arena's cluster configs).
 """
 
 from __future__ import annotations

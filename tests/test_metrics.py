@@ -3,7 +3,7 @@ plain-Python loops, and scipy's general-purpose optimizers.
 
 References
 ----------
-Perdomo & Recht, §2 (bias), §6 (linear comparators), §7-§8 (kernels); SPEC §6.
+Perdomo & Recht, §2 (bias), §6 (linear comparators), §7-§8 (kernels); certificates: docs/ERRATA.md.
 """
 
 from __future__ import annotations

@@ -33,52 +33,25 @@ BIN = Path(sys.executable).parent
 
 # ------------------------------------------------------------------ README: your own adversary
 
-MY_NATURES = '''\
-"""My own adversary."""
-from arena import Bernoulli, Nature, register
+def readme_files() -> dict[str, str]:
+    """The README's code blocks that name their file in a comment among their first two lines, as printed:
+    file name -> the block's text (a user copies the whole block)."""
+    import re
+
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    files = {}
+    for block in re.findall(r"```(?:python|yaml|toml)\n(.*?)```", text, flags=re.S):
+        for line in block.splitlines()[:2]:
+            named = re.fullmatch(r"# ([\w./-]+\.(?:py|yaml|toml))", line.strip())
+            if named:
+                files[named[1]] = block
+    return files
 
 
-@register
-class MyNature(Nature):
-    """Two coins taking turns: P(y = 1) is p, then q, switching every `period` rounds (oblivious)."""
-
-    name = "my_nature"
-    games = ("binary",)
-    adaptive = False
-
-    def __init__(self, p: float = 0.2, q: float = 0.8, period: int = 50) -> None:
-        self.p, self.q, self.period = p, q, period  # constructors only store their parameters
-
-    def respond(self, t, x, forecast):
-        # the law, not a sample: the arena flips the coin and the referee computes expected metrics
-        return Bernoulli(self.p if (t - 1) // self.period % 2 == 0 else self.q)
-'''
-
-MY_NATURE_YAML = """\
-# Two coins taking turns every `period` rounds.
-_target_: my_natures.MyNature
-p: 0.2
-q: 0.8
-period: 50
-"""
-
-MINE_YAML = """\
-# @package _global_
-# My nature against two built-in forecasters.
-tournament_name: mine
-tournament:
-  name: mine
-  forecasters: [k29, running_mean]
-  natures: [my_nature, iid_bernoulli]
-  seeds: [0]
-  T: [200]
-  shards: 1
-hydra:
-  mode: MULTIRUN
-  sweeper:
-    params:
-      shard: range(0,${tournament.shards})  # one job per shard
-"""
+README_FILES = readme_files()
+MY_NATURES = README_FILES["my_natures.py"]
+MY_NATURE_YAML = README_FILES["my_conf/nature/my_nature.yaml"]
+MINE_YAML = README_FILES["my_conf/tournament/mine.yaml"]
 
 TOURNAMENT = 'arena "hydra.searchpath=[file://$PWD/my_conf]" tournament=mine'
 MATCHUP = 'arena "hydra.searchpath=[file://$PWD/my_conf]" forecaster=k29 nature=my_nature nature.period=25 T=100'
@@ -171,6 +144,14 @@ def _write(root: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
+
+
+def test_the_readme_shows_the_files_and_commands_these_tests_use() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    assert MINE_YAML.startswith("# @package _global_\n")  # Hydra reads the directive only there
+    assert "_target_: my_natures.MyNature" in MY_NATURE_YAML and "class MyNature(Nature)" in MY_NATURES
+    for command in (TOURNAMENT, MATCHUP, CHECK, LIST):
+        assert command in readme, command
 
 
 def _user_folder(root: Path) -> Path:

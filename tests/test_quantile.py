@@ -2,7 +2,7 @@
 
 References
 ----------
-Perdomo & Recht, §10; SPEC §3-§7 (quantile rows and errata).
+Perdomo & Recht, §10; errata: docs/ERRATA.md.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ independent computations.
 
 References
 ----------
-Perdomo & Recht, §2, §4, §6-§8; SPEC §6 (certificates) and §7 (errata).
+Perdomo & Recht, §2, §4, §6-§8; certificates and errata: docs/ERRATA.md.
 """
 
 from __future__ import annotations
@@ -358,7 +358,7 @@ def test_curves_equal_metrics_recomputed_on_the_prefix(forecaster: str, nature: 
 
 
 def test_fermi_sobolev_diagonal_is_at_most_four_thirds() -> None:
-    # SPEC §7: sup_p k_FS(p, p) = 4/3 (at p = 0 and 1), so the K29 bound is sqrt(8T/3), not sqrt(2T).
+    # docs/ERRATA.md: sup_p k_FS(p, p) = 4/3 (at p = 0 and 1), so the K29 bound is sqrt(8T/3), not sqrt(2T).
     grid = np.linspace(0, 1, 100_001)
     diag = FermiSobolev().diag(np.zeros((grid.size, 0)), grid)
     assert diag.max() == pytest.approx(4 / 3, abs=1e-15)

@@ -46,6 +46,9 @@ def uninterrupted(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("whole")
     proc = arena(root)
     assert f"{TOTAL}/{TOTAL} (100%)" in proc.stdout  # the progress display counts the whole tournament
+    counts = [int(ln.split()[1].split("/")[0]) for ln in proc.stdout.splitlines() if ln.startswith("[arena] ")
+              and f"/{TOTAL} (" in ln]
+    assert sorted(counts) == list(range(1, TOTAL + 1))  # every count once, none skipped
     return root / "bench"
 
 
@@ -159,3 +162,100 @@ def test_rerun_of_a_malformed_table_names_the_file(tmp_path):
                           env=_env(), cwd=tmp_path)
     assert proc.returncode == 2
     assert str(bad) in proc.stderr and "Traceback" not in proc.stderr
+
+
+# ----------------------------------------------------------------------------- hardening: damaged and shared results
+
+
+def _copy(uninterrupted: Path, tmp_path: Path) -> Path:
+    import shutil
+
+    out = tmp_path / "bench"
+    shutil.copytree(uninterrupted, out)
+    return out
+
+
+def test_a_result_cut_to_its_key_columns_or_a_directory_is_quarantined_and_played_again(tmp_path, uninterrupted):
+    from arena.results import KEY_COLUMNS, is_done
+
+    out = _copy(uninterrupted, tmp_path)
+    rows = stored(out)
+    cut, dirred = rows[4], rows[7]
+    whole = json.loads(cut.read_text())
+    whole["row"] = {k: whole["row"][k] for k in KEY_COLUMNS}  # the 6 key columns only
+    cut.write_text(json.dumps(whole))
+    dirred.unlink()
+    dirred.mkdir()  # a directory where the result was
+    assert len(collect(out)["summary"]) == TOTAL - 2  # never aggregated as a row of NaN
+    assert not is_done(out, cut.stem) and (out / "corrupt" / "matchups" / cut.name).is_file()
+    proc = arena(tmp_path)
+    assert "corrupt result" in proc.stderr and "Traceback" not in proc.stderr
+    assert (out / "corrupt" / "matchups" / dirred.name).is_dir()
+    assert len([ln for ln in proc.stdout.splitlines() if " vs " in ln]) == 2
+    assert summary_digest(pd.read_parquet(out / "summary.parquet")) == summary_digest(
+        pd.read_parquet(uninterrupted / "summary.parquet"))
+
+
+def test_a_damaged_plan_is_one_line_under_arena_report(tmp_path, uninterrupted):
+    out = _copy(uninterrupted, tmp_path)
+    (out / "plan.json").write_text('{"ids": [1, 2')
+    proc = subprocess.run([str(BIN / "arena-report"), str(out)], capture_output=True, text=True, env=_env(),
+                          cwd=tmp_path)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert str(out / "plan.json") in proc.stderr and "rerun the tournament" in proc.stderr
+
+
+def test_another_plan_never_replaces_the_stored_one_silently(tmp_path, uninterrupted):
+    out = _copy(uninterrupted, tmp_path)
+    plan, summary = (out / "plan.json").read_bytes(), (out / "summary.parquet").read_bytes()
+    proc = arena(tmp_path, "tournament.seeds=[0]", check=False)
+    assert proc.returncode != 0 and "holds another plan" in proc.stderr and "tournament_name=" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert (out / "plan.json").read_bytes() == plan and (out / "summary.parquet").read_bytes() == summary
+    replaced = arena(tmp_path, "tournament.seeds=[0]", "replace_plan=true")
+    assert " vs " not in replaced.stdout  # its 4 matchups were stored already
+    assert len(pd.read_parquet(out / "summary.parquet")) == 4 and len(stored(out)) == TOTAL  # nothing deleted
+
+
+def test_concurrent_runs_share_one_plan_and_refuse_another(tmp_path, uninterrupted):
+    first = subprocess.Popen([str(BIN / "arena"), *TOURNAMENT, f"results_root={tmp_path}"], cwd=tmp_path,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
+                             start_new_session=True)
+    out = tmp_path / "bench"
+    deadline = time.monotonic() + 300
+    while len(stored(out)) < 1 and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.killpg(first.pid, signal.SIGSTOP)  # the first run holds the directory, mid-tournament
+    try:
+        other = arena(tmp_path, "tournament.seeds=[0]", check=False)
+        same = arena(tmp_path, check=False)  # plays what is left while the first run is stopped
+    finally:
+        os.killpg(first.pid, signal.SIGCONT)
+    first.communicate(timeout=600)
+    assert first.returncode == 0
+    assert other.returncode != 0 and f"is in use by arena pid {first.pid}" in other.stderr, other.stderr
+    assert len(other.stderr.strip().splitlines()) == 1
+    assert same.returncode == 0 and "same plan: sharing its work" in same.stdout, same.stdout + same.stderr
+    assert summary_digest(pd.read_parquet(out / "summary.parquet")) == summary_digest(
+        pd.read_parquet(uninterrupted / "summary.parquet"))
+
+
+def test_a_trace_with_damaged_pages_is_detected(tmp_path):
+    import arena
+    from arena.results import is_done, matchup_id, save_matchup
+
+    r = arena.play("binary", "running_mean", "iid_bernoulli", T=5000, seed=0)
+    row = r.row() | {"matchup_id": matchup_id("binary", "running_mean", "iid_bernoulli", 0, 5000, {})}
+    save_matchup(tmp_path, row, r.curves, None, r.trace)
+    mid = row["matchup_id"]
+    assert is_done(tmp_path, mid)
+    trace = tmp_path / "traces" / f"{mid}.parquet"
+    data = bytearray(trace.read_bytes())
+    for i in range(200, 1200, 7):  # inside the data pages, far from the footer at the end
+        data[i] ^= 0x55
+    trace.write_bytes(bytes(data))
+    import pyarrow.parquet as pq
+
+    pq.read_metadata(trace)  # the footer is intact
+    assert not is_done(tmp_path, mid)
+    assert (tmp_path / "corrupt" / "traces" / trace.name).is_file()

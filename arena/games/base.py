@@ -5,7 +5,7 @@ A game fixes the forecast space, the outcome space and the per-round loss; its s
 
 References
 ----------
-Perdomo & Recht, §2-§10; SPEC §3.
+Perdomo & Recht, §2-§10.
 """
 
 from __future__ import annotations

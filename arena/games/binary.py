@@ -14,7 +14,7 @@ gets "not applicable" with the reason, never a vacuous pass.
 
 References
 ----------
-Perdomo & Recht, §2, §4, §6-§8; SPEC §3, §6-§7.
+Perdomo & Recht, §2, §4, §6-§8; errata: docs/ERRATA.md.
 """
 
 from __future__ import annotations
@@ -177,7 +177,7 @@ def cert_smce(run: BinaryRun) -> Certificate:
     """§8: smCE <= sqrt(2) sqrt(sum_t w_t^2 k(z_t, z_t) + A), for any kernel with k_FS as a summand.
 
     ``extra`` reports the a-priori form sqrt(8T/3 + 2A) and, for information, the paper's
-    printed sqrt(2T) (SPEC §7: the constants imply sqrt(8T/3))."""
+    printed sqrt(2T) (docs/ERRATA.md: the constants imply sqrt(8T/3))."""
     if run.premise:
         return not_applicable("smce", run.premise)
     A = run.allowance()
@@ -239,7 +239,7 @@ def cert_ogd_regret(run: BinaryRun, M: float) -> Certificate:
 
 
 def cert_rounded_calibration(run: BinaryRun) -> Certificate:
-    """§8 Prop. rounded calibration, corrected (SPEC §7): with probability 1 - delta, for every n,
+    """§8 Prop. rounded calibration, corrected (docs/ERRATA.md): with probability 1 - delta, for every n,
     |sum_t 1{p_t = n/N}(n/N - y_t)| <= sqrt(T)(sqrt((8N+2)/3) + sqrt(2 log(2(N+1)/delta))) + T/N.
 
     ``extra`` reports the printed bound (with T/(2N)) beside it."""

@@ -38,7 +38,7 @@ Certificates (claimed by ``decision_df``):
   Deterministic for point forecasts (the value is the realized regret); for a randomized
   search the value is the expected regret and the guarantee holds in expectation
   (``probabilistic``: judged on the average over seeds). A deterministic search against a
-  discontinuous π has no guarantee (SPEC §4): the certificate is then marked not applicable.
+  discontinuous π has no guarantee (the paper's §5): the certificate is then marked not applicable.
 - ``decision_search_precision``: in every round the slack is what the search leaves:
   E_t[w_t S_t(p_t)] <= 1/(10 t^2) for a two-point forecast (the width rule of the randomized
   search, or the float resolution of the interval), w_t S_t(p_t) <= |w_t| |C_t| tol for a
@@ -47,7 +47,7 @@ Certificates (claimed by ``decision_df``):
 
 References
 ----------
-Perdomo & Recht, §5 (risk minimization) and §10 (the randomized search); SPEC §3-§4 and §6.
+Perdomo & Recht, §5 (risk minimization) and §10 (the randomized search); certificates: docs/ERRATA.md.
 """
 
 from __future__ import annotations
@@ -375,7 +375,7 @@ def cert_decision_regret(run: DecisionRun) -> Certificate:
     note = "" if run.exact else "the announced distributions were not recorded: realized forecasts used"
     if not run.search_ok:
         return not_applicable("decision_regret", "a deterministic search against a discontinuous π has no "
-                              "guarantee (SPEC §4); use the randomized search", value=regret, bound=bound, extra=extra)
+                              "guarantee (the paper's §5); use the randomized search", value=regret, bound=bound, extra=extra)
     return judged("decision_regret", regret, bound, atol=1e-9, probabilistic=run.randomized, note=note, extra=extra)
 
 

@@ -65,7 +65,7 @@ Certificates:
 References
 ----------
 Perdomo & Recht, §9 (ℓ∞ defensive forecasting, expert prediction, Algorithm 5 and its Proposition);
-Cesa-Bianchi & Lugosi (2006), Thm 2.2 and Thm 3.3; SPEC §2-§4 and §6.
+Cesa-Bianchi & Lugosi (2006), Thm 2.2 and Thm 3.3; certificates: docs/ERRATA.md.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ which the arena records as the law's CDF at both atoms; a plain outcome is a poi
 Certificates (a forecaster claims them by name):
 
 - ``quantile_marginal`` (§10 Prop.): |coverage - q| <= max(q, 1 - q)/T, the tight form
-  (SPEC §7); the printed max(q, 1 - q)/(T - 1) is reported beside it.
+  (docs/ERRATA.md); the printed max(q, 1 - q)/(T - 1) is reported beside it.
 - ``quantile_round`` (§10 Alg. 6, deterministic): in every round,
   E_t[(1{y <= p} - q) S_t(p_t)] <= L_t/(10 t^2), computed exactly from nature's CDF at the two
   atoms, with S_t recomputed from the run and the forecaster's kernel. The value is the
@@ -32,7 +32,7 @@ Certificates (a forecaster claims them by name):
 
 References
 ----------
-Perdomo & Recht, "In Defense of Defensive Forecasting", §10; SPEC §6 and §7.
+Perdomo & Recht, "In Defense of Defensive Forecasting", §10; errata: docs/ERRATA.md.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class QuantileGame(Game):
     """Forecast the q-quantile of y in (ymin, ymax]: forecast p in [ymin, ymax] (a point or a
     two-point distribution), scored by the pinball loss rho_q(y - p) = (y - p)(q - 1{y < p}).
 
-    Outcomes must satisfy ymin < y <= ymax strictly (SPEC §7: predicting ymin must
+    Outcomes must satisfy ymin < y <= ymax strictly (docs/ERRATA.md: predicting ymin must
     guarantee y > p). A context may carry group ids: by convention a nature puts the
     one-hot indicators of its groups in the *last* ``group_dim`` coordinates of x_t and
     declares ``group_dim`` (see ``adversaries/quantile.py``); the referee then reports
@@ -79,7 +79,7 @@ class QuantileGame(Game):
 
     References
     ----------
-    Perdomo & Recht, §10; SPEC §3 and §7.
+    Perdomo & Recht, §10; errata: docs/ERRATA.md.
     """
 
     name: str = "quantile"
@@ -310,7 +310,7 @@ def quantile_metrics(run: QuantileRun) -> dict[str, float]:
 
 # -------------------------------------------------------------------------- certificates
 def cert_marginal(run: QuantileRun) -> Certificate:
-    """§10 Prop.: |coverage - q| <= max(q, 1 - q)/T (tight, SPEC §7); the printed /(T - 1) in ``extra``."""
+    """§10 Prop.: |coverage - q| <= max(q, 1 - q)/T (tight, docs/ERRATA.md); the printed /(T - 1) in ``extra``."""
     m = max(run.q, 1 - run.q)
     err = coverage_error(run.p, run.y, run.q)
     printed = m / (run.T - 1) if run.T > 1 else math.inf
@@ -407,7 +407,7 @@ def cert_group(run: QuantileRun) -> Certificate:
 
 
 def group_certificate_over_seeds(certs: list[Certificate]) -> Certificate:
-    """Judge ``quantile_group`` on the seed average (SPEC §6): for each group function f,
+    """Judge ``quantile_group`` on the seed average (docs/ERRATA.md, certificates): for each group function f,
     |mean over seeds of sum_t E_t[f (1{y<=p} - q)]/||f||| <= mean over seeds of the bound.
 
     Examples

@@ -2,7 +2,7 @@
 
 References
 ----------
-Perdomo & Recht, §2 (mean bias), §8 (smooth calibration, rounded calibration); SPEC §6.
+Perdomo & Recht, §2 (mean bias), §8 (smooth calibration, rounded calibration); certificates: docs/ERRATA.md.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 References
 ----------
-Perdomo & Recht, §5-§6; SPEC §6.
+Perdomo & Recht, §5-§6; certificates: docs/ERRATA.md.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ The package, one module per concern:
 
 References
 ----------
-Perdomo & Recht, "In Defense of Defensive Forecasting", §8 (smooth calibration of K29); SPEC §8.
+Perdomo & Recht, "In Defense of Defensive Forecasting", §8 (smooth calibration of K29).
 """
 
 from arena.plots.binary import BINARY_METRICS, pool_reliability, reliability_diagram, reliability_grid, smce_vs_T

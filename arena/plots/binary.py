@@ -13,7 +13,7 @@ Examples
 
 References
 ----------
-Perdomo & Recht, "In Defense of Defensive Forecasting", §8 (smooth calibration of K29); SPEC §8.
+Perdomo & Recht, "In Defense of Defensive Forecasting", §8 (smooth calibration of K29).
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def smce_vs_T(curves: pd.DataFrame, nature: str | None = None, ax: Axes | None =
     forecaster that certifies smooth calibration (curve ``smce_bound``) gets its bound
     smce_bound/t dashed in its color (the bound is on its internal forecast, which is the
     announced one except for rounded variants). The thin gray line is sqrt(8t/3)/t, the
-    K29 guarantee (SPEC §7: the paper's constants give sqrt(8T/3), not sqrt(2T)).
+    K29 guarantee (docs/ERRATA.md: the paper's constants give sqrt(8T/3), not sqrt(2T)).
 
     Parameters
     ----------

@@ -3,7 +3,7 @@ group and against the Lipschitz constant of nature's CDF.
 
 References
 ----------
-Perdomo & Recht, "In Defense of Defensive Forecasting", §10 (quantile regression); SPEC §10.
+Perdomo & Recht, "In Defense of Defensive Forecasting", §10 (quantile regression).
 """
 
 from __future__ import annotations

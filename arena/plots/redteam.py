@@ -1,4 +1,4 @@
-"""Figures of the red team (SPEC §5): attack versus certificate, and the cross-attack matrix.
+"""Figures of the red team: attack versus certificate, and the cross-attack matrix.
 
 Pure functions of the tables of :mod:`arena.redteam.table`; each takes ``ax=None`` and returns the
 figure. A forecaster's colour and marker are those of :func:`~arena.plots.style.forecaster_styles`
@@ -7,7 +7,7 @@ share a colour.
 
 References
 ----------
-Perdomo & Recht, "In Defense of Defensive Forecasting", §8; SPEC §5 (red team).
+Perdomo & Recht, "In Defense of Defensive Forecasting", §8.
 """
 
 from __future__ import annotations

@@ -23,6 +23,8 @@ from pathlib import Path
 import matplotlib as mpl
 import pandas as pd
 
+from arena.results import inside
+
 # not ``from arena.plots import ...``: that is the package's __init__, which imports this module
 import arena.plots.binary as binary
 import arena.plots.decision as decision
@@ -330,7 +332,8 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
     games = sorted(summary["game"].dropna().astype(str).unique()) if "game" in summary else []
     parts = [(g, *(_of_game(df, g) for df in (summary, curves, rel))) for g in games] or [(None, summary, curves, rel)]
     root = out_dir / ("paper" if paper else "figures")
-    fig_dir = {game: root / (game if len(parts) > 1 and not paper else "") for game, *_ in parts}
+    # a game name read from a table never leads out of the results directory
+    fig_dir = {game: inside(out_dir, root / (game if len(parts) > 1 and not paper else "")) for game, *_ in parts}
     families = _families(summary)
     jobs: list[tuple] = []
     for game, s, c, r in parts:

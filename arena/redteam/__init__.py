@@ -1,4 +1,4 @@
-"""The red team: natures that search for each forecaster's worst case (SPEC §5).
+"""The red team: natures that search for each forecaster's worst case.
 
 - :mod:`arena.redteam.search`: the searchers (black-box CMA-ES policy search, white-box planning
   against a clone of the forecaster) and :func:`~arena.redteam.search.search`;

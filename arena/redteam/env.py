@@ -14,12 +14,12 @@ the same checks, coins and record as every matchup):
   metric at T), computed by the arena's metric functions (:func:`arena.redteam.objective.score`);
 - ``terminated`` at T; ``info`` holds t, the outcome, the realized forecast and the metric.
 
-Nature sees the announced distribution, never the forecaster's coin (SPEC §2). Any
+Nature sees the announced distribution, never the forecaster's coin. Any
 reinforcement-learning library that speaks Gymnasium can be the adversary.
 
 References
 ----------
-SPEC §2 (protocol), §5 (red team).
+The protocol (arena/protocols.py); the red team (README, "Red team").
 """
 
 from __future__ import annotations

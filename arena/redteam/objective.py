@@ -8,7 +8,7 @@ summary, which is the referee's own number).
 
 References
 ----------
-Perdomo & Recht, §5-§10; SPEC §5 (red team) and §6 (metrics).
+Perdomo & Recht, §5-§10; certificates: docs/ERRATA.md.
 """
 
 from __future__ import annotations

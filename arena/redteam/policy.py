@@ -15,11 +15,11 @@ T, seed, searcher, ``value`` (the metric the replay reaches) and, in the experts
 ``redteam``, so its streams (derived by name) are the same in the search and in every replay:
 the same seed gives the same game.
 
-Nature sees the announced forecast (a distribution), never the coin that realizes it (SPEC §2).
+Nature sees the announced forecast (a distribution), never the coin that realizes it.
 
 References
 ----------
-Perdomo & Recht, §2, §8-§10; SPEC §5 (red team).
+Perdomo & Recht, §2, §8-§10.
 """
 
 from __future__ import annotations
@@ -225,7 +225,7 @@ class RedTeamNature(Nature):
 
     References
     ----------
-    SPEC §5 (red team).
+    Perdomo & Recht, §2 (nature sees the announced forecast, never the coin).
     """
 
     name = "redteam"

@@ -6,7 +6,7 @@ and writes, beside it, ``table.parquet`` / ``.csv`` / ``.md`` (:func:`arena.redt
 
 References
 ----------
-SPEC §5 (red team).
+The red team (README, "Red team").
 """
 
 from __future__ import annotations

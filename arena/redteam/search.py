@@ -22,7 +22,7 @@ search that would run too long. Every random choice is seeded from the root seed
 
 References
 ----------
-Perdomo & Recht, §2-§10; SPEC §5 (red team); Hansen, "The CMA Evolution Strategy: A
+Perdomo & Recht, §2-§10; Hansen, "The CMA Evolution Strategy: A
 Tutorial" (2016); Bertsekas, "Rollout algorithms" (1997).
 """
 

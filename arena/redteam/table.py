@@ -12,7 +12,7 @@ Pure functions of stored attacks (the JSON files ``arena-redteam`` writes) and d
 
 References
 ----------
-SPEC §5 (red team), §6 (certificates).
+The red team (README, "Red team"); certificates: docs/ERRATA.md.
 """
 
 from __future__ import annotations

@@ -1,0 +1,151 @@
+"""Supervision of a tournament shard: a matchup that kills its process is recorded, the shard goes on.
+
+A plugin may end the process that plays it (``os._exit``, a segfault in compiled code, the
+kernel's out-of-memory killer). The job of a shard (:func:`arena.tournament.run_job`) therefore
+plays its matchups in a forked child process and supervises it (:func:`play_supervised`):
+
+* before a matchup, the child writes a marker ``matchups/.<matchup_id>.running``; once the matchup
+  is stored (or fails with an ordinary error, which the child reports as the job's error) it
+  removes the marker;
+* when the child ends with the marker still there, the matchup ended the process: the
+  supervisor stores it as a forfeit (``forfeit_who`` "unknown", round 0, the exit status as the
+  reason) and forks a new child for the rest of the shard. The crash is stored like any result,
+  so a rerun does not play it again (``retry_crashed=true`` does);
+* a child that runs out of memory (``MemoryError`` outside a plugin call, e.g. under an
+  address-space limit) leaves its marker with the reason, and is recorded the same way.
+
+Every worker process of a run also ends when its parent is gone (:func:`exit_with_parent`), so
+that killing ``arena`` (even with ``kill -9``) leaves no worker playing on. Without ``os.fork``
+(Windows) the matchups are played in the job's own process, unsupervised.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+#: Exit status of a child that ran out of memory in a matchup (its marker holds the reason).
+CRASHED = 86
+
+
+def exit_with_parent(parent: int | None = None, every: float = 0.5) -> threading.Thread:
+    """Start a daemon thread that ends this process (status 1) once its parent ``parent`` (default:
+    the current one) has exited: a worker orphaned by ``kill -9`` of its launcher stops within
+    ``every`` seconds instead of playing on. (Polling the parent's pid works on every POSIX system,
+    where ``prctl(PR_SET_PDEATHSIG)`` is Linux-only and fires when the parent *thread* ends.)"""
+    parent = os.getppid() if parent is None else parent
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every)
+        os._exit(1)
+
+    thread = threading.Thread(target=watch, name="arena-exit-with-parent", daemon=True)
+    thread.start()
+    return thread
+
+
+def marker(out_dir: Path, mid: str) -> Path:
+    """The file that says matchup ``mid`` is being played (see the module's docstring)."""
+    return Path(out_dir) / "matchups" / f".{mid}.running"
+
+
+def clear_markers(out_dir: Path) -> None:
+    """Remove the markers left by a run that was killed as a whole (its matchups are played again)."""
+    folder = Path(out_dir) / "matchups"
+    if folder.is_dir():
+        for f in folder.glob(".*.running"):
+            f.unlink(missing_ok=True)
+
+
+def play_supervised(out_dir: Path, items: Sequence[tuple[str, object]], play: Callable[[object], None],
+                    record_crash: Callable[[object, str], None]) -> None:
+    """Play ``items`` (matchup id, config) with ``play`` in a supervised child process; a matchup that
+    ends its child is stored by ``record_crash(config, reason)`` and the rest are played by a new child.
+
+    Ordinary errors of the child (a full disk) end it with its status after it printed them; the
+    supervisor then raises SystemExit with that status. Ctrl-C ends both with KeyboardInterrupt.
+    """
+    if not hasattr(os, "fork"):
+        for _, cfg in items:
+            play(cfg)
+        return
+    pending = list(items)
+    while pending:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            _child(out_dir, pending, play)
+        status = _wait(pid)
+        code = os.waitstatus_to_exitcode(status)
+        if code == 0:
+            return
+        crashed = next((i for i, (mid, _) in enumerate(pending) if marker(out_dir, mid).exists()), None)
+        if crashed is None:
+            if code == 130:
+                raise KeyboardInterrupt
+            raise SystemExit(code if code > 0 else 1)
+        mid, cfg = pending[crashed]
+        reason = marker(out_dir, mid).read_text() or ""
+        how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+        record_crash(cfg, f"the matchup ended its process ({how}{': ' + reason if reason else ''}); "
+                          "rerun with retry_crashed=true to play it again")
+        marker(out_dir, mid).unlink(missing_ok=True)
+        print(f"[arena] {mid} ended its process ({how}): recorded as a forfeit; the shard goes on",
+              file=sys.stderr, flush=True)
+        pending = pending[crashed + 1:]
+
+
+def _wait(pid: int) -> int:
+    """The child's wait status; on Ctrl-C (which the child gets too) wait for it, then pass it on."""
+    try:
+        return os.waitpid(pid, 0)[1]
+    except KeyboardInterrupt:
+        try:
+            os.waitpid(pid, 0)
+        except (ChildProcessError, KeyboardInterrupt):
+            pass
+        raise
+
+
+def _child(out_dir: Path, items: Sequence[tuple[str, object]], play: Callable[[object], None]) -> None:
+    code = 0
+    try:
+        exit_with_parent()
+        (Path(out_dir) / "matchups").mkdir(parents=True, exist_ok=True)
+        for mid, cfg in items:
+            flag = marker(out_dir, mid)
+            flag.write_text("")
+            try:
+                play(cfg)
+            except (MemoryError, RecursionError) as exc:  # the matchup exhausted the process: a crash
+                flag.write_text(f"{type(exc).__name__}: {str(exc)[:200]}")
+                code = CRASHED
+                return
+            except BaseException:
+                flag.unlink(missing_ok=True)
+                raise
+            flag.unlink(missing_ok=True)
+    except KeyboardInterrupt:
+        code = 130
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+        if not isinstance(exc.code, int) and exc.code is not None:
+            print(exc.code, file=sys.stderr)
+    except BaseException as exc:  # noqa: BLE001 (reported in one line; the supervisor exits with the status)
+        print(f"arena: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        code = 1
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+__all__ = ["clear_markers", "exit_with_parent", "marker", "play_supervised"]

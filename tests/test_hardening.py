@@ -1,0 +1,319 @@
+"""Hardening: plugins that misbehave in every way a process can (an exception in reset, sys.exit,
+os._exit, a memory hog under an address-space limit) become forfeit rows and the tournament finishes;
+its workers end with their parent; the results directory is locked to one plan; a full or read-only
+disk and damaged files end a run with one line and a failing status, losing nothing stored."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+BIN = Path(sys.executable).parent
+
+MODULE = '''
+import os
+import sys
+
+import numpy as np
+
+from arena import Bernoulli, Nature, register
+from forecasters.baselines import RunningMean
+
+
+@register
+class Misbehaving(RunningMean):
+    """A running mean that misbehaves as `how` says, at round `at` (or in reset)."""
+
+    name = "misbehaving"
+    can_play_oblivious = False  # every round through predict
+
+    def __init__(self, how: str = "none", at: int = 3):
+        super().__init__()
+        self.how, self.at = how, at
+
+    def reset(self, rng):
+        super().reset(rng)
+        self.t = 0
+        if self.how == "reset":
+            raise LookupError("no model file")
+
+    def predict(self, x):
+        self.t += 1
+        if self.t == self.at:
+            if self.how == "exit":
+                sys.exit(3)
+            if self.how == "os_exit":
+                os._exit(7)
+            if self.how == "hog":
+                self.hog = [np.ones(2**27) for _ in range(64)]  # 64 GiB, far above the limit
+        return super().predict(x)
+
+
+@register
+class BrokenNature(Nature):
+    name = "broken_nature"
+    games = ("binary",)
+
+    def reset(self, rng):
+        raise RuntimeError("the sensor is offline")
+
+    def respond(self, t, x, forecast):
+        return Bernoulli(0.5)
+'''
+
+TOURNAMENT = '''
+# @package _global_
+tournament_name: bad
+tournament:
+  name: bad
+  forecasters:
+    - ogd
+    - {name: misbehaving, label: raises_in_reset, params: {how: reset}}
+    - {name: misbehaving, label: exits, params: {how: exit}}
+    - {name: misbehaving, label: os_exits, params: {how: os_exit}}
+    - {name: misbehaving, label: hogs, params: {how: hog}}
+  natures: [iid_bernoulli, broken_nature]
+  seeds: [0]
+  T: [30]
+  shards: 2
+hydra:
+  mode: MULTIRUN
+  sweeper:
+    params:
+      shard: range(0,${tournament.shards})
+'''
+
+
+def _env(tmp_path: Path) -> dict:
+    return {**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": str(tmp_path), "OPENBLAS_NUM_THREADS": "1"}
+
+
+def _setup(tmp_path: Path) -> list[str]:
+    (tmp_path / "misbehaving.py").write_text(textwrap.dedent(MODULE))
+    for group, name, text in (("forecaster", "misbehaving", "_target_: misbehaving.Misbehaving\nhow: none\nat: 3\n"),
+                              ("nature", "broken_nature", "_target_: misbehaving.BrokenNature\n"),
+                              ("tournament", "bad", TOURNAMENT)):
+        (tmp_path / "conf" / group).mkdir(parents=True, exist_ok=True)
+        (tmp_path / "conf" / group / f"{name}.yaml").write_text(text)
+    return [str(BIN / "arena"), f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "tournament=bad", "report=false",
+            f"results_root={tmp_path / 'results'}"]
+
+
+def _limit_memory() -> None:  # the child's address space: 3 GiB, so that the hog fails fast
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30))
+
+
+def test_misbehaving_plugins_forfeit_and_the_tournament_finishes(tmp_path):
+    cmd = _setup(tmp_path)
+    proc = subprocess.run(cmd, cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True, timeout=600,
+                          preexec_fn=_limit_memory)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = tmp_path / "results" / "bad"
+    summary = pd.read_parquet(out / "summary.parquet").set_index(["forecaster", "nature"])
+    assert len(summary) == 10
+    assert summary.loc[("ogd", "iid_bernoulli"), "status"] == "ok"
+    expected = {"raises_in_reset": ("forecaster", 0, "reset raised LookupError: no model file"),
+                "exits": ("forecaster", 3, "predict raised SystemExit: 3"),
+                "os_exits": ("unknown", 0, "ended its process (exit status 7)"),
+                "hogs": ("forecaster", 3, "MemoryError")}
+    for fc, (who, step, reason) in expected.items():
+        row = summary.loc[(fc, "iid_bernoulli")]
+        assert (row["status"], row["forfeit_who"], row["forfeit_step"]) == ("forfeit", who, step), fc
+        assert reason in row["forfeit_reason"], row["forfeit_reason"]
+    for fc in ("ogd", "exits", "hogs"):  # the nature fails first, in its reset
+        row = summary.loc[(fc, "broken_nature")]
+        assert (row["forfeit_who"], row["forfeit_step"], row["rounds"]) == ("nature", 0, 0)
+        assert "RuntimeError: the sensor is offline" in row["forfeit_reason"]
+    assert "ended its process (exit status 7)" in proc.stderr
+
+    again = subprocess.run(cmd, cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0 and " vs " not in again.stdout  # every forfeit is stored: nothing replays
+    retry = subprocess.run([*cmd, "retry_crashed=true"], cwd=tmp_path, env=_env(tmp_path), capture_output=True,
+                           text=True, timeout=600)
+    played = [ln for ln in retry.stdout.splitlines() if " vs " in ln]
+    assert retry.returncode == 0 and len(played) == 1 and "os_exits vs iid_bernoulli" in played[0], retry.stdout
+
+
+# ----------------------------------------------------------------------------- processes
+
+BENCH = ["tournament=bench", "tournament.T=[1500]", "tournament.seeds=[0,1,2]",
+         "tournament.forecasters=[linear_df,ogd]", "tournament.natures=[iid_bernoulli,logistic]",
+         "tournament.shards=2", "hydra.launcher.n_jobs=2", "report=false"]
+
+
+def _stored(out: Path) -> int:
+    return len(list((out / "matchups").glob("*.json"))) if (out / "matchups").is_dir() else 0
+
+
+def _start(tmp_path: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen([str(BIN / "arena"), *BENCH, f"results_root={tmp_path}", *extra], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp_path),
+                            start_new_session=True)
+
+
+def _wait_for(out: Path, n: int, proc: subprocess.Popen) -> int:
+    deadline = time.monotonic() + 300
+    while _stored(out) < n and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return _stored(out)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_workers_end_when_arena_is_killed(tmp_path):
+    proc = _start(tmp_path)
+    assert 1 <= _wait_for(tmp_path / "bench", 1, proc) < 12
+    os.kill(proc.pid, signal.SIGKILL)  # the arena process alone: its workers are orphaned
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while _group_alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    alive = _group_alive(proc.pid)
+    if alive:
+        os.killpg(proc.pid, signal.SIGKILL)
+    assert not alive, "a worker of the killed arena process was still running 10 s later"
+
+
+def test_ctrl_c_says_how_to_resume_and_exits_130(tmp_path):
+    proc = _start(tmp_path)
+    n = _wait_for(tmp_path / "bench", 10, proc)  # near the end of the matchups
+    assert proc.poll() is None, "the run ended before it could be interrupted"
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal does: the whole foreground group
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("interrupted: ") and last.endswith("of 12 stored; run the same command to resume"), err
+    assert int(last.split()[1]) >= n
+    assert "Traceback" not in err
+    assert not _group_alive(proc.pid) or time.sleep(3) or not _group_alive(proc.pid)
+
+
+# ----------------------------------------------------------------------------- a full or read-only disk
+
+FAULTY = '''
+import errno, os, sys
+import arena.results as results
+
+calls, real = [0], results._atomic
+
+
+def faulty(path, write):  # the disk fills up (or turns read-only) after {after} files
+    calls[0] += 1
+    if calls[0] > {after}:
+        raise OSError(errno.{code}, os.strerror(errno.{code}), str(path))
+    return real(path, write)
+
+
+results._atomic = faulty
+from arena.cli import main
+
+main(sys.argv[1:])
+'''
+
+
+@pytest.mark.parametrize("code, fix", [("ENOSPC", "free some space"), ("EROFS", "make it writable")])
+def test_a_full_or_read_only_disk_is_one_line_and_loses_nothing(tmp_path, code, fix):
+    script = tmp_path / "faulty.py"
+    script.write_text(FAULTY.format(after=5, code=code))
+    keep = [a for a in BENCH if a.split("=")[0] not in ("tournament.T", "tournament.shards", "hydra.launcher.n_jobs")]
+    args = [*keep, "tournament.T=[200]", "hydra/launcher=basic", "tournament.shards=1", f"results_root={tmp_path}"]
+    proc = subprocess.run([sys.executable, str(script), *args], cwd=tmp_path, capture_output=True, text=True,
+                          env=_env(tmp_path), timeout=600)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert lines[0].startswith("arena: error: cannot write or read ") and str(tmp_path / "bench") in lines[0]
+    assert fix in lines[0] and "run the same command to resume" in lines[0]
+    out = tmp_path / "bench"
+    kept = sorted(p.name for p in (out / "matchups").glob("*.json"))
+    assert kept and f"({len(kept)} of 12 stored)" in lines[0]
+    resumed = subprocess.run([str(BIN / "arena"), *args], cwd=tmp_path, capture_output=True, text=True,
+                             env=_env(tmp_path), timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert f"{len(kept)}/12 matchups already stored" in resumed.stdout
+    assert set(kept) <= {p.name for p in (out / "matchups").glob("*.json")}
+    assert len(pd.read_parquet(out / "summary.parquet")) == 12
+
+
+# ----------------------------------------------------------------------------- the README, as printed
+
+
+def _readme_section_blocks(title: str) -> list[str]:
+    import re
+
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = text.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
+
+
+def test_the_readme_python_blocks_run_as_printed_in_a_fresh_process(tmp_path):
+    blocks = _readme_section_blocks("Playing from Python")
+    assert len(blocks) == 3 and any('gym.make("arena:arena/Binary-v0"' in b for b in blocks)
+    for block in blocks:  # each alone: the Gymnasium one does not import arena itself
+        proc = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True,
+                              env=_env(tmp_path), timeout=300)
+        assert proc.returncode == 0, block + proc.stderr[-2000:]
+
+
+def test_arena_help_is_the_arenas_own():
+    proc = subprocess.run([str(BIN / "arena"), "--help"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0
+    for needed in ("usage: arena", "tournament=NAME", "referee.ece_bins", "arena-report", "arena-rerun",
+                   "arena-list", "replace_plan=true", "130 interrupted"):
+        assert needed in proc.stdout, needed
+    assert "== Config ==" not in proc.stdout and "Powered by Hydra" not in proc.stdout
+
+
+def test_progress_counts_each_matchup_once_without_listing_the_results(tmp_path, monkeypatch):
+    from arena.tournament import PROGRESS_FILE, Progress
+
+    (tmp_path / "plan.json").write_text(json.dumps({"ids": [f"m{i}" for i in range(100)], "started": time.time() - 60,
+                                                    "done_at_start": 10, "code_version": "x"}))
+    (tmp_path / PROGRESS_FILE).write_bytes(b"")
+
+    def no_listing(*args):
+        raise AssertionError("the progress line listed a directory")
+
+    monkeypatch.setattr(os, "listdir", no_listing)
+    monkeypatch.setattr(os, "scandir", no_listing)
+    progress = Progress(tmp_path, shards=2)
+    lines = [progress.finished() for _ in range(5)]
+    assert [ln.split()[0] for ln in lines] == [f"{n}/100" for n in range(11, 16)]
+    assert "left" not in lines[0]  # no estimate from the start-up (60 s here) before any matchup finished
+    eta = lines[-1].split("~")[1].split(" left")[0]  # 4 matchups in well under a second: 85 left take seconds
+    hours, minutes, seconds = (int(v) for v in eta.split(":"))
+    assert hours == 0 and minutes == 0, lines[-1]
+
+
+def test_the_end_of_a_run_names_summary_md(tmp_path, monkeypatch, capsys):
+    """(Figures of an earlier plan that a report does not draw again are removed by the report itself.)"""
+    import arena.aggregate
+    import arena.plots
+    from arena.tournament import finish
+
+    def draw(out_dir, **options):  # stands in for the report: it writes summary.md
+        (tmp_path / "summary.md").write_text("# verdicts\n")
+        return [tmp_path / "summary.md"]
+
+    monkeypatch.setattr(arena.aggregate, "write_tables", lambda out_dir, only: {})
+    monkeypatch.setattr(arena.plots, "report", draw)
+    finish(tmp_path, report=True)
+    assert f"read first: {(tmp_path / 'summary.md').resolve()}" in capsys.readouterr().out
