@@ -38,7 +38,7 @@ arena.checks.CheckFailure: check_forecasts_in_range: forecaster 'half' (...TooHi
 
 References
 ----------
-The protocol (arena/protocols.py: no look-ahead), the certificates (docs/ERRATA.md); STYLE §3 (the conformance suite).
+The protocol (arena/protocols.py: no look-ahead), the certificates (docs/ERRATA.md); the conformance suite (every check on every plugin).
 """
 
 from __future__ import annotations
@@ -717,7 +717,7 @@ def _params_json(plugin, check: str, state: bool = False) -> str:
 
 
 def check_constructor_stores_only(plugin, *, params: dict | None = None, T: int = 20, seed: int = 0) -> None:
-    """Constructors only store parameters (STYLE §2), and ``params()`` records them.
+    """Constructors only store parameters, and ``params()`` records them.
 
     Constructing twice with the same arguments draws no global randomness, opens no
     file and gives equal ``params()``; ``params()`` is JSON-serializable, rebuilds an

@@ -378,7 +378,7 @@ class Nature(ABC):
 def constructor_params(obj) -> dict:
     """The constructor's parameters of ``obj``, each read from the attribute of the same name.
 
-    A constructor stores each parameter under its own name (STYLE §2), so the constructor's
+    A constructor stores each parameter under its own name, so the constructor's
     signature says what to record (as river's ``_get_params`` does); ``*args`` and ``**kwargs``
     are not parameters.
 

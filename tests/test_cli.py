@@ -4,7 +4,7 @@ Each subprocess pays a few seconds of imports, so the file keeps to a handful of
 
 References
 ----------
-The results layout; STYLE §5 (loud errors, one message, nothing written on bad input).
+The results layout; loud errors (one message, nothing written on bad input).
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ README's, run in a shell in a scratch directory (each pays a few seconds of impo
 
 References
 ----------
-STYLE §2 (nothing in the project needs editing to add a plugin), §3 (public conformance suite),
-§5 (one-line errors).
+The README's plugin section: nothing in the project needs editing to add a plugin; the public
+conformance suite; one-line errors.
 """
 
 from __future__ import annotations
