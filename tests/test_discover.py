@@ -5,7 +5,7 @@ The listing is built in-process (``arena.discover.main``, the console script's f
 
 References
 ----------
-STYLE §2 (a config per plugin; a user's plugin in a folder of their own), §5 (loud errors).
+A config per plugin; a user's plugin in a folder of their own; loud errors.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ status 2, one ``arena: error:`` line, no traceback, and writes nothing.
 
 References
 ----------
-The replay natures (adversaries/replay.py), STYLE §5 (loud errors at the boundaries).
+The replay natures (adversaries/replay.py); loud errors at the boundaries.
 """
 
 from __future__ import annotations
