@@ -10,12 +10,11 @@ from urllib.parse import unquote, urlparse
 
 import pandas as pd
 import pytest
+from _stored import store_binary_matchups  # tests/_stored.py
 
-import arena
 from arena import plots
 from arena.aggregate import write_tables
 from arena.plots.html import verdicts
-from arena.results import matchup_id, reliability_table, save_matchup
 
 
 @pytest.fixture(scope="module")
@@ -23,13 +22,7 @@ def page(tmp_path_factory):
     """A results directory of 2 forecasters x 2 natures x 2 seeds at T = 100, its tables, a red-team
     table and its report (PNG figures and index.html)."""
     out = tmp_path_factory.mktemp("page")
-    for fc in ("k29", "running_mean"):
-        for nat in ("iid_bernoulli", "sinusoid"):
-            for seed in (0, 1):
-                r = arena.play("binary", fc, nat, T=100, seed=seed)
-                row = r.row()
-                row["matchup_id"] = matchup_id("binary", fc, nat, seed, 100, {})
-                save_matchup(out, row, r.curves, reliability_table(r.recorder.p, r.recorder.y))
+    store_binary_matchups(out, ("k29", "running_mean"), ("iid_bernoulli", "sinusoid"), (0, 1), T=100)
     write_tables(out)
     # a table of another part of the arena, e.g. attacks against certificates: shown as it is
     pd.DataFrame({"attack": ["flip", "drift"], "certificate": ["smce", "bit"], "broken": [False, True]}).to_csv(

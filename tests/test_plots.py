@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _stored import store_binary_matchups  # tests/_stored.py
 from matplotlib.colors import same_color
 from matplotlib.figure import Figure
 from scipy import stats
@@ -22,7 +23,7 @@ import arena
 import arena.results
 from arena import plots
 from arena.aggregate import write_tables
-from arena.results import collect, matchup_id, reliability_table, save_matchup
+from arena.results import collect
 
 #: The report driver (``arena.plots.report`` is its function :func:`arena.plots.report.report`).
 driver = importlib.import_module("arena.plots.report")
@@ -37,13 +38,7 @@ T = 200
 def results(tmp_path_factory):
     """A small results directory: 3 forecasters x 2 natures x 2 seeds at T = 200."""
     out = tmp_path_factory.mktemp("results")
-    for fc in FORECASTERS:
-        for nat in NATURES:
-            for seed in SEEDS:
-                r = arena.play("binary", fc, nat, T=T, seed=seed)
-                row = r.row()
-                row["matchup_id"] = matchup_id("binary", fc, nat, seed, T, {})
-                save_matchup(out, row, r.curves, reliability_table(r.recorder.p, r.recorder.y))
+    store_binary_matchups(out, FORECASTERS, NATURES, SEEDS, T)
     return out, collect(out)
 
 

@@ -13,23 +13,16 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from _stored import store_binary_matchups  # tests/_stored.py
 
-import arena
 from arena.aggregate import write_tables
 from arena.cli import report_main
-from arena.results import matchup_id, reliability_table, save_matchup
 
 driver = importlib.import_module("arena.plots.report")
 
 
 def _results(out: Path, forecasters=("k29", "running_mean"), natures=("sinusoid",), seeds=(0,), T=100) -> Path:
-    for fc in forecasters:
-        for nat in natures:
-            for seed in seeds:
-                r = arena.play("binary", fc, nat, T=T, seed=seed)
-                row = r.row()
-                row["matchup_id"] = matchup_id("binary", fc, nat, seed, T, {})
-                save_matchup(out, row, r.curves, reliability_table(r.recorder.p, r.recorder.y))
+    store_binary_matchups(out, forecasters, natures, seeds, T)
     write_tables(out)
     return out
 
