@@ -29,21 +29,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from compare import build_base  # noqa: E402  (the one way the base commit is built)
 from run import _cpu  # noqa: E402  (the benchmark suite's CPU name)
-
-
-def _base_env(commit: str, scratch: Path) -> Path:
-    """The ``arena-report`` of ``commit``, installed in ``scratch/<commit>/.venv`` (built once)."""
-    where = scratch / commit
-    exe = where / ".venv" / "bin" / "arena-report"
-    if exe.exists():
-        return exe
-    where.mkdir(parents=True, exist_ok=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit], check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(where)], input=archive, check=True)
-    subprocess.run([sys.executable, "-m", "venv", str(where / ".venv")], check=True)
-    subprocess.run([str(where / ".venv" / "bin" / "pip"), "install", "-q", "-e", str(where)], check=True)
-    return exe
 
 
 def _timed(cmd: list[str]) -> float:
@@ -60,7 +47,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--scratch", type=Path, default=Path(tempfile.gettempdir()) / "arena-bench-base")
     ap.add_argument("--results", type=Path, help="a default run's results directory (default: play one)")
     args = ap.parse_args(argv)
-    base = _base_env(args.base, args.scratch)
+    base = build_base(args.base, args.scratch / args.base).parent / "arena-report"
     ours = Path(sys.executable).parent / "arena-report"
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
