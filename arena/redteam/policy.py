@@ -172,11 +172,11 @@ def check_attack(attack: dict, where: str = "attack") -> dict:
 
 def save_attack(attack: dict, path: str | os.PathLike) -> Path:
     """Write an attack as JSON (atomically: a temporary file renamed)."""
+    from arena.results import write_text_atomic
+
     check_attack(attack)
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(attack, indent=1, sort_keys=True) + "\n")
-    os.replace(tmp, path)
+    write_text_atomic(json.dumps(attack, indent=1, sort_keys=True) + "\n", path)
     return path
 
 
