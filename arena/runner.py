@@ -140,16 +140,16 @@ def write_trace(rec: Recorder, path: str | os.PathLike, rows: int = 65_536) -> P
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
+    from arena.results import _atomic
+
+    def write(tmp: str) -> None:
         schema = pa.Table.from_pydict(_trace_columns(rec, 0, min(rec.n, 1))).schema
         with pq.ParquetWriter(tmp, schema, write_page_checksum=True) as writer:  # damage is found on reading
             for start in range(0, rec.n, rows):
                 writer.write_table(pa.Table.from_pydict(_trace_columns(rec, start, min(start + rows, rec.n))))
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+
+    path = Path(path)
+    _atomic(path, write)
     return path
 
 
