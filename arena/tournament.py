@@ -162,7 +162,7 @@ def resolved_config(cfg: DictConfig) -> dict:
     return config
 
 
-def plugin_targets(cfg: DictConfig) -> list[str]:
+def plugin_targets(cfg: DictConfig | dict) -> list[str]:
     """The ``_target_`` classes of a matchup's forecaster and nature."""
     return [str(cfg[k].get("_target_", "")) for k in ("forecaster", "nature") if k in cfg]
 
@@ -177,7 +177,7 @@ def _key(resolved: dict) -> str:
     """:func:`matchup_key` of a matchup's resolved config, as plain containers."""
     config = {k: v for k, v in resolved.items() if k not in NOT_IN_ID}
     config["code_version"] = code_version()
-    plugins = plugin_code([str(resolved[k].get("_target_", "")) for k in ("forecaster", "nature") if k in resolved])
+    plugins = plugin_code(plugin_targets(resolved))
     if plugins:  # a user's own plugin: its source is part of the version too
         config["plugin_code"] = plugins
     return matchup_id(str(resolved["game"]["name"]), str(resolved["forecaster_label"]),
