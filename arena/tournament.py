@@ -333,12 +333,17 @@ class one_line_errors:
         raise SystemExit(code) from None
 
 
+def _plan_ids(out_dir: Path | None) -> set[str] | None:
+    """The matchup ids of the tournament plan of ``out_dir``; None without one (or with a damaged one)."""
+    try:
+        return planned(out_dir) if out_dir is not None else None
+    except ValueError:
+        return None
+
+
 def stored_text(out_dir: Path | None) -> str:
     """`` (N of M stored)`` for a tournament's results directory, else an empty string."""
-    try:
-        ids = planned(out_dir) if out_dir is not None else None
-    except ValueError:
-        ids = None
+    ids = _plan_ids(out_dir)
     return f" ({len(ids & stored_ids(out_dir))} of {len(ids)} stored)" if ids else ""
 
 
@@ -350,10 +355,7 @@ def interrupted_text() -> str:
     """``N of M stored`` for the run of this process (its tournament's plan, or its one matchup)."""
     if not RUN_DIR:
         return "nothing stored"
-    try:
-        ids = planned(RUN_DIR[-1])
-    except ValueError:
-        ids = None
+    ids = _plan_ids(RUN_DIR[-1])
     stored = stored_ids(RUN_DIR[-1])
     return f"{len(ids & stored)} of {len(ids)} stored" if ids else f"{len(stored)} of 1 stored"
 
