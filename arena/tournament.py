@@ -225,7 +225,8 @@ def run_matchup(cfg: DictConfig, out_dir: Path, crashed: str | None = None) -> d
     from arena.runner import Forfeit, play_matchup
 
     m = matchup_from_config(cfg)
-    mid = matchup_key(cfg)
+    config = resolved_config(cfg)  # resolved once: the id and the stored config
+    mid = _key(config)
     trace = Path(out_dir) / "traces" / f"{mid}.parquet" if cfg.get("keep_trace") else None
     if trace is not None:
         trace.parent.mkdir(parents=True, exist_ok=True)
@@ -235,7 +236,7 @@ def run_matchup(cfg: DictConfig, out_dir: Path, crashed: str | None = None) -> d
     row["forecaster_plugin"], row["nature_plugin"] = row["forecaster"], row["nature"]
     row["forecaster"], row["nature"] = str(cfg.forecaster_label), str(cfg.nature_label)
     row["matchup_id"] = mid
-    row["config"] = json.dumps(resolved_config(cfg), sort_keys=True, default=str)
+    row["config"] = json.dumps(config, sort_keys=True, default=str)
     row["code_version"] = code_version()
     row["plugin_code"] = plugin_code(plugin_targets(cfg))
     rec = result.recorder
