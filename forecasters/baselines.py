@@ -229,17 +229,21 @@ class OGD(Forecaster):
         self._w = None  # a list of floats up to _SHORT weights, else a numpy array
         self._t = 0
         self._pad = self.intercept and not self.paper  # z = [1, x]
+        self._fixed = self.schedule == "fixed" or self.paper  # lr_t = lr
         self._zbuf = None
+        self._xshape = None  # the shape of a context the list path takes as it is: (d,), once w is a list
         self._last = None  # (x, z, <w, z>) of the latest predict: update reuses them (w has not moved since)
 
     def _z(self, x):
         """z = [1, x] (``intercept``) or x: a list when short, else an array."""
-        if type(x) is not np.ndarray or x.ndim != 1 or x.dtype is not _F64:
+        if type(x) is not _NDARRAY or x.ndim != 1 or x.dtype is not _F64:
             x = np.asarray(x, float).reshape(-1)
         w = self._w
         if w is None:
             n = x.size + self._pad
             w = self._w = [0.0] * n if n <= _SHORT else np.zeros(n)
+            if n <= _SHORT:
+                self._xshape = x.shape
         if len(w) != x.size + self._pad:  # zip would drop the extra terms silently
             raise ValueError(f"ogd: a context of {x.size} numbers after {len(w) - self._pad} in earlier rounds; "
                              "give every round a context of the same length")
@@ -254,13 +258,15 @@ class OGD(Forecaster):
         return z
 
     def predict(self, x):
-        z, w = self._z(x), self._w
-        if type(w) is list:
+        if type(x) is _NDARRAY and x.shape == self._xshape and x.dtype is _F64:  # the list path, _z inlined
+            z = [1.0, *x.tolist()] if self._pad else x.tolist()
             raw = 0.0  # _dot inlined (a call costs as much as the sum)
-            for wi, zi in zip(w, z):
+            for wi, zi in zip(self._w, z):
                 raw += wi * zi
         else:
-            raw = float(w.dot(z))  # w @ z (matmul calls the same dot for two vectors) at half its overhead
+            z, w = self._z(x), self._w
+            # w @ z (matmul calls the same dot for two vectors) at half its overhead
+            raw = _dot(w, z) if type(w) is list else float(w.dot(z))
         self._last = (x, z, raw)
         if self.clip or self.paper:  # paper: announced clipped into the game's [0, 1]; the update and the
             # bound use the unclipped p_t. min(max(raw, 0.0), 1.0) (NaN and -0.0 alike) at a sixth of its cost
@@ -275,20 +281,21 @@ class OGD(Forecaster):
         else:
             z = self._z(x)
             raw = _dot(self._w, z) if type(self._w) is list else float(self._w.dot(z))
-        lr = self.lr if self.schedule == "fixed" or self.paper else self.lr / math.sqrt(self._t)  # as np.sqrt
+        lr = self.lr if self._fixed else self.lr / math.sqrt(self._t)  # as np.sqrt
         c = lr * (raw - float(y))  # a Python float: numpy scalars in the list would cost 5x a step
         w = self._w
         if type(w) is list:
-            w = self._w = [wi - c * zi for wi, zi in zip(w, z)]  # the numpy path's w_i - (c z_i)
+            sq = 0.0  # ||w||^2 as _dot(w, w) adds it, in the same pass
+            for i, zi in enumerate(z):
+                wi = w[i] = w[i] - c * zi  # in place, the numpy path's w_i - (c z_i)
+                sq += wi * wi
             if self.paper:
                 return  # no projection
-            sq = 0.0  # _dot(w, w) inlined
-            for wi in w:
-                sq += wi * wi
             norm = math.sqrt(sq)
             if norm > self.M:
                 scale = self.M / norm
-                self._w = [wi * scale for wi in w]
+                for i, wi in enumerate(w):
+                    w[i] = wi * scale
             return
         w -= c * z  # in place: the same w_i - (c z_i) as w - c z
         if self.paper:
@@ -298,12 +305,13 @@ class OGD(Forecaster):
             w *= self.M / norm
 
 
-_F64 = np.dtype(np.float64)
+_F64, _NDARRAY = np.dtype(np.float64), np.ndarray  # module globals: one lookup each, not two
 
 #: OGD keeps up to this many weights in a Python list: for so few numbers, numpy's cost per call
-#: outweighs the arithmetic (benchmarks/run.py --only per_step: 2.4x faster at d = 3, 2026-11-26).
+#: outweighs the arithmetic (a step 2x faster at 4 weights; the two break even near 20; 2026-11-26).
 #: Up to 15 terms OpenBLAS's ddot (numpy's dot of two float vectors) adds the products one by one
-#: from 0.0, as :func:`_dot` does, so both paths announce the same forecasts, to the bit.
+#: from 0.0, as :func:`_dot` does, so both paths announce the same forecasts, to the bit
+#: (tests/test_baselines_direct.py compares them on either side of the switch).
 _SHORT = 15
 
 
