@@ -269,8 +269,8 @@ class OGD(Forecaster):
             raw = _dot(w, z) if type(w) is list else float(w.dot(z))
         self._last = (x, z, raw)
         if self.clip or self.paper:  # paper: announced clipped into the game's [0, 1]; the update and the
-            # bound use the unclipped p_t. min(max(raw, 0.0), 1.0) (NaN and -0.0 alike) at a sixth of its cost
-            return 0.0 if raw < 0.0 else 1.0 if raw > 1.0 else raw
+            # bound use the unclipped p_t. min(max(raw, 0.0), 1.0) (NaN and -0.0 alike) without the two calls
+            return 0.0 if raw < 0.0 else 1.0 if raw > 1.0 else raw  # noqa: FURB136
         return raw
 
     def update(self, x, p, y):
