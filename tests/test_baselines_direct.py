@@ -79,3 +79,32 @@ def test_hedge_matches_direct(eta, nature):
     expected = direct_hedge(r.recorder.X, r.recorder.y, eta, T)
     assert np.array_equal(r.recorder.p, expected), np.max(np.abs(r.recorder.p - expected))
     assert np.unique(expected).size > 10
+
+
+@pytest.mark.parametrize("d", [0, 1, 3, 14, 15, 16, 40])  # weights kept in a list up to 15, an array above
+@pytest.mark.parametrize("params", [
+    {}, {"lr": 0.5, "schedule": "fixed", "M": 0.3}, {"lr": 2.0, "schedule": "sqrt", "M": 1.0},
+    {"intercept": False, "clip": False, "lr": 0.05}, {"paper": True, "lr": 0.02}, {"paper": True, "lr": 0.005}])
+def test_ogd_steps_match_direct_on_random_data(d, params):
+    """The forecaster driven by hand (predict, then update with the same context; every fifth round a
+    copy of it, and every seventh a list) on random contexts of several dimensions: the same forecasts,
+    to the bit, as the direct version (numpy's dot and norm, as OGD computed before its list path)."""
+    from forecasters.baselines import OGD
+
+    if d == 0 and (params.get("paper") or not params.get("intercept", True)):
+        pytest.skip("no intercept and no context: nothing to learn")
+    rng = np.random.default_rng(d)
+    T = 400
+    X = rng.standard_normal((T, d)) * rng.uniform(0.2, 3.0, size=d)
+    y = (rng.random(T) < 0.3 + 0.4 * (X[:, 0] > 0 if d else 0.5)).astype(float)
+    fc = OGD(**params)
+    fc.reset(np.random.default_rng(0))
+    got = []
+    for t in range(T):
+        x = X[t].tolist() if t % 7 == 3 else X[t]
+        got.append(fc.predict(x))
+        fc.update(X[t].copy() if t % 5 == 1 else x, got[-1], y[t])
+    full = {"lr": 0.1, "schedule": "sqrt", "M": 10.0, "intercept": True, "clip": True, "paper": False, **params}
+    expected = direct_ogd(X, y, **full)
+    assert np.array_equal(np.array(got), expected), np.max(np.abs(np.array(got) - expected))
+    assert np.unique(expected).size > 5  # the forecasts move (at d = 0, lr = 0.5 halves: few values)
