@@ -462,7 +462,7 @@ def start_tournament(cfg: DictConfig, out_dir: Path) -> dict:
 def finish(out_dir: Path, report: bool = True, only: set[str] | None = None, options: dict | None = None) -> None:
     """Aggregate a results directory (the matchups ``only``, when given) into tables and figures, and say
     where they are; ``options`` go to :func:`arena.plots.report` (formats, paper, quiet)."""
-    from arena.aggregate import write_tables
+    from arena.aggregate import ACROSS, write_tables
 
     tables = write_tables(out_dir, only)
     figures = []
@@ -477,6 +477,9 @@ def finish(out_dir: Path, report: bool = True, only: set[str] | None = None, opt
             print(f"[arena]   {len(others)} stored matchups of another config or code version are not in the summary")
     for name, path in tables.items():
         print(f"[arena]   {name}: {path} (+ .csv)")
+    if not set(ACROSS) & set(tables):
+        print(f"[arena]   {', '.join(ACROSS)}: not written for a single matchup (no two forecasters to compare, "
+              "no forecaster x nature game to solve)")
     if figures:
         where = "paper" if (options or {}).get("paper") else "figures"
         print(f"[arena]   figures: {len(figures)} files in {Path(out_dir).resolve() / where}")
