@@ -85,10 +85,11 @@ def main(argv: list[str] | None = None) -> None:
     named = {a.split("=")[0].lstrip("+~").split(".")[0] for a in argv if "=" in a}
     if named & {"forecaster", "nature"} and "tournament" not in named:
         argv.append("tournament=none")  # naming a matchup plays it instead of the default tournament
+    mode = None
     if not INFORMATIONAL.intersection(argv):
         try:
-            _, extra = prepare([a for a in argv if not a.startswith("-")],
-                               multirun=bool({"-m", "--multirun"} & set(argv)))
+            _, extra, mode = prepare([a for a in argv if not a.startswith("-")],
+                                     multirun=bool({"-m", "--multirun"} & set(argv)))
             argv += extra
         except ConfigError as exc:
             print(f"arena: error: {exc}", file=sys.stderr)
@@ -97,11 +98,45 @@ def main(argv: list[str] | None = None) -> None:
     sys.argv = [sys.argv[0], *argv]
     os.environ[DRIVER_PID] = str(os.getpid())  # the launcher's workers end when this process is gone
     try:
-        hydra.main(config_path=config_dir() or f"pkg://{CONFIG_MODULE}", config_name="config",
-                   version_base="1.3")(run_job)()
+        with _known_mode(mode if _same_composition(argv) else _UNKNOWN):
+            hydra.main(config_path=config_dir() or f"pkg://{CONFIG_MODULE}", config_name="config",
+                       version_base="1.3")(run_job)()
     except KeyboardInterrupt:
         print(f"\ninterrupted: {interrupted_text()}; run the same command to resume", file=sys.stderr, flush=True)
         raise SystemExit(130) from None
+
+
+_UNKNOWN = object()
+
+
+def _same_composition(argv: list[str]) -> bool:
+    """Whether Hydra composes the config that :func:`arena.config.prepare` composed, as far as ``hydra.mode``
+    goes: no option but -m changes what is composed (--config-name, --config-dir, ...), no override sets
+    the mode (prepare leaves ``hydra.*`` overrides out), and prepare ran (no informational option)."""
+    flags = {a.split("=")[0] for a in argv if a.startswith("-")}
+    return not flags - {"-m", "--multirun"} and not any("hydra.mode" in a for a in argv)
+
+
+class _known_mode:
+    """Hydra composes the whole config once only to read ``hydra.mode`` (``Hydra.get_mode``), then again to
+    run it; :func:`arena.config.prepare` composed it already (a tenth of a second of every command):
+    within this block, ``get_mode`` answers prepare's mode (``_UNKNOWN``: Hydra's own ``get_mode``)."""
+
+    def __init__(self, mode):
+        self.mode = mode
+
+    def __enter__(self):
+        from hydra._internal.hydra import Hydra
+
+        self.original = Hydra.get_mode
+        if self.mode is not _UNKNOWN:
+            Hydra.get_mode = lambda hydra, config_name, overrides: self.mode
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from hydra._internal.hydra import Hydra
+
+        Hydra.get_mode = self.original
 
 
 def redteam_main(argv: list[str] | None = None) -> None:
