@@ -18,7 +18,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from arena.errors import ConfigError, unknown_name
 from arena.matchup import check_seed, unknown_parameter
-from arena.tournament import auto_shards, matchup_config, plan
+from arena.tournament import auto_shards, plan, resolved_matchup, shared_config
 
 #: The package of the arena's Hydra configs (installed); a source tree's ``conf/`` otherwise.
 CONFIG_MODULE = "arena.conf"
@@ -200,13 +200,12 @@ def _check_tournament(base: DictConfig) -> int:
     if str(params.get("shard", "")) != f"range(0,{shards})":
         raise ConfigError(f"tournament {base.tournament.get('name')!r}: hydra.sweeper.params.shard must be "
                           f"range(0,{shards}) to match tournament.shards={shards}")
-    seen = set()
+    seen, shared = set(), shared_config(cfg)
     for entry in entries:
         key = (entry[0], entry[2], entry[4])  # forecaster, nature, T: seeds need no second check
         if key not in seen:
             seen.add(key)
-            m = matchup_config(cfg, entry)
-            _check_matchup(m)
+            _check_matchup(resolved_matchup(cfg, entry, shared))
     return len(entries)
 
 

@@ -4,14 +4,14 @@ OmegaConf configs the jobs build, for every shipped tournament and for configs w
 from __future__ import annotations
 
 import pytest
-from omegaconf import OmegaConf
+from omegaconf import OmegaConf, open_dict
 
 from arena import tournament as tr
 from arena.config import compose, hydra_session
 
 
 def _slow_ids(cfg):
-    base = tr._base(cfg)
+    base = tr.shared_config(cfg)
     return [tr.matchup_key(tr.matchup_config(cfg, e, base)) for e in tr.plan(cfg)]
 
 
@@ -23,6 +23,23 @@ def test_planned_ids_match_the_job_configs(overrides):
         cfg = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
         ids = tr.planned_ids(cfg)
         assert ids == _slow_ids(cfg) and len(set(ids)) == len(ids)
+        _assert_shards_hold_the_job_configs(cfg)
+
+
+def _assert_shards_hold_the_job_configs(cfg, shards=3):
+    """The shards deal the plan round-robin, each matchup with its id and the resolved config a job built
+    from an OmegaConf config (what run_matchup plays and stores)."""
+    base = tr.shared_config(cfg)
+    slow = [(tr.matchup_key(c), OmegaConf.to_container(c, resolve=True))
+            for c in (tr.matchup_config(cfg, e, base) for e in tr.plan(cfg))]
+    dealt = []
+    with open_dict(cfg):
+        for shard in range(shards):
+            cfg.tournament.shards, cfg.shard = shards, shard
+            part = tr.shard_of(cfg)
+            assert part == slow[shard::shards]
+            dealt += part
+    assert sorted(mid for mid, _ in dealt) == sorted(mid for mid, _ in slow)
 
 
 def test_an_interpolation_is_resolved_per_matchup():
@@ -33,3 +50,5 @@ def test_an_interpolation_is_resolved_per_matchup():
         assert not any(tr._plain(d) for d in dicts)  # note: ${seed}, resolved per matchup
         ids = tr.planned_ids(cfg)
         assert ids == _slow_ids(cfg) and len(set(ids)) == len(ids)
+        _assert_shards_hold_the_job_configs(cfg)
+        assert {m["note"] for _, m in tr.planned_matchups(cfg)} == {"s0", "s1"}
