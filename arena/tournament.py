@@ -299,7 +299,27 @@ def run_job(cfg: DictConfig) -> None:
                 text = metrics_text(run_matchup(m, out_dir, crash, mid))
             print(f"[arena] {progress.finished() + ' | ' if progress else ''}{text}", flush=True)
 
+        if todo:
+            _warm_up()
         play_supervised(out_dir, todo, play, play)
+
+
+def _warm_up() -> None:
+    """Load, in the job's own process, what playing and scoring a matchup load on first use, so that the
+    supervised child that plays the shard (:mod:`arena.supervise` forks one per shard) inherits it instead of
+    loading it again for every shard: the runner, SciPy's optimizers (the referee's regret) and Numba's CPU
+    target (every compiled kernel: the binary game's scores, K29), some 0.5 s a process. Plugin code does not
+    run here: only libraries load."""
+    import arena.runner  # noqa: F401
+    import scipy.optimize  # noqa: F401
+
+    if "numba" in sys.modules:  # a plugin or the game uses compiled code
+        try:
+            from numba.core.registry import cpu_target
+
+            cpu_target.target_context.refresh()
+        except Exception:  # noqa: BLE001 (another Numba: the child loads it on first use, as before)
+            pass
 
 
 def _ignore_ctrl_c() -> None:
