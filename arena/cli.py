@@ -22,7 +22,8 @@ from pathlib import Path
 from arena.config import CONFIG_MODULE, config_dir, prepare
 from arena.errors import ConfigError
 from arena.results import planned
-from arena.tournament import DRIVER_PID, finish, interrupted_text, metrics_text, rerun, run_job, stored_row
+from arena.tournament import (DRIVER_PID, finish, interrupted_text, metrics_text, rerun, run_job,
+                              shard_configs_composed_once, stored_row)
 
 #: Options that print something about the config instead of running it.
 INFORMATIONAL = {"--help", "-h", "--hydra-help", "--cfg", "-c", "--info", "--shell-completion", "-sc"}
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
     sys.argv = [sys.argv[0], *argv]
     os.environ[DRIVER_PID] = str(os.getpid())  # the launcher's workers end when this process is gone
     try:
-        with _known_mode(mode if _same_composition(argv) else _UNKNOWN):
+        with _known_mode(mode if _same_composition(argv) else _UNKNOWN), shard_configs_composed_once():
             hydra.main(config_path=config_dir() or f"pkg://{CONFIG_MODULE}", config_name="config",
                        version_base="1.3")(run_job)()
     except KeyboardInterrupt:

@@ -19,6 +19,7 @@ row again from the config it records (``arena-rerun``).
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 import math
@@ -537,6 +538,59 @@ def _skip_shard_validation() -> None:
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 
     BasicSweeper.validate_batch_is_legal = lambda self, batch: None
+
+
+class shard_configs_composed_once:
+    """Within this block, Hydra composes the config of a tournament's first job in this process and gives every
+    other job of the same sweep a copy with its ``shard`` (and Hydra's record of the job's overrides) set as
+    composing would (:func:`arena.cli.main` runs Hydra in it).
+
+    Hydra composes each job's config from scratch (``load_sweep_config``: the defaults tree, every YAML file
+    read and merged, some 0.05 s) and the jobs of a tournament differ only in ``shard``: where they run in
+    this process (``hydra.launcher.n_jobs=1``, the basic launcher) that is serial time per shard. A sweep of
+    anything else is composed as Hydra does."""
+
+    def __enter__(self):
+        from hydra._internal.config_loader_impl import ConfigLoaderImpl
+
+        self.original, cache = ConfigLoaderImpl.load_sweep_config, {}
+        original = self.original
+
+        def load_sweep_config(loader, master_config: DictConfig, sweep_overrides: list[str]) -> DictConfig:
+            shard = [o for o in sweep_overrides if o.split("=")[0] == "shard"]
+            key = (id(master_config), *(o for o in sweep_overrides if o not in shard))  # one sweep's jobs
+            if len(shard) != 1 or key not in cache:
+                cfg = original(loader, master_config, sweep_overrides)
+                if len(shard) == 1:
+                    cache[key] = (master_config, copy.deepcopy(cfg))  # the master kept: its id stays its own
+                return cfg
+            return _with_shard(cache[key][1], shard[0], master_config)
+
+        ConfigLoaderImpl.load_sweep_config = load_sweep_config
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from hydra._internal.config_loader_impl import ConfigLoaderImpl
+
+        ConfigLoaderImpl.load_sweep_config = self.original
+
+
+def _with_shard(composed: DictConfig, override: str, master_config: DictConfig) -> DictConfig:
+    """A copy of the composed config of one job of a tournament, as composing it with the ``shard=K`` override
+    ``override`` instead gives: ``shard``, ``hydra.overrides.task`` and ``hydra.job.override_dirname``."""
+    from hydra._internal.config_loader_impl import get_overrides_dirname
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parser = OverridesParser.create()
+    cfg = copy.deepcopy(composed)
+    cfg.shard = parser.parse_override(override).value()
+    task = [override if line.split("=")[0] == "shard" else line for line in cfg.hydra.overrides.task]
+    cfg.hydra.overrides.task = task
+    names = cfg.hydra.job.config.override_dirname
+    cfg.hydra.job.override_dirname = get_overrides_dirname(parser.parse_overrides(task), names.exclude_keys,
+                                                           names.item_sep, names.kv_sep)
+    OmegaConf.copy_cache(from_config=master_config, to_config=cfg)
+    return cfg
 
 
 class SummaryCallback(Callback):
