@@ -392,6 +392,6 @@ def write_tables(out_dir: Path | str, only: set[str] | None = None) -> dict[str,
     return written
 
 
-__all__ = ["ACROSS", "DIRECTION", "LEVEL", "direction", "leaderboard", "mean_ci", "metric_columns", "n_effective", "paired",
-           "seed_invariant", "seed_stats", "single_matchup",
-           "t_half_width", "t_quantile", "write_aggregates", "write_tables"]
+__all__ = ["ACROSS", "DIRECTION", "LEVEL", "direction", "leaderboard", "mean_ci", "metric_columns", "n_effective",
+           "paired", "seed_invariant", "seed_stats", "single_matchup", "t_half_width", "t_quantile", "write_aggregates",
+           "write_tables"]
