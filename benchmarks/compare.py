@@ -26,8 +26,8 @@ Measurements:
 - ``tournament``: the ``bench`` tournament at T = 10 (no work: only the serial, fixed costs),
   whole ``arena`` command on the default launcher settings, no figures; then the same in one
   process (``hydra.launcher.n_jobs=1``) with its jobs timed: the serial part is the rest.
-- ``--amdahl``: the same one-process run of ``bench`` at T = 10^4 (today's code, once): its serial
-  fraction and Amdahl's bound on the speed-up on 16 and 64 cores (:func:`amdahl`).
+- ``--amdahl``: the same one-process run of ``bench`` at T = 10^4: its serial fraction and Amdahl's
+  bound on the speed-up on 16 and 64 cores, today's and the base's (:func:`amdahl`).
 """
 
 from __future__ import annotations
@@ -176,20 +176,28 @@ def bench_tournament(python_today: Path, python_base: Path, rounds: int, tmp: Pa
     report("  the jobs' time in that process (the parallel part)", res["today"], res["base"], key="jobs")
 
 
-def amdahl(python_today: Path, tmp: Path, T: int = 10_000, cores: tuple[int, ...] = (16, 64)) -> None:
-    """The ``bench`` tournament at T (default 10^4) in one process, today's code: its serial part S (the whole
-    command minus its jobs) and its jobs' time W give the serial fraction f = S / (S + W) and Amdahl's bound
-    on the speed-up on n cores, 1 / (f + (1 - f) / n). S counts Hydra's composition of each shard's config,
-    which a launcher's workers do in parallel: the bound is conservative on that count, and optimistic in
-    that it leaves out each worker's start-up (its imports) and any imbalance between shards."""
-    with tempfile.TemporaryDirectory(dir=tmp) as d:
-        r = run_snippet(python_today, _SERIAL.format(T=T), Path(d))
-    f = r["seconds"] / r["total"]
-    bounds = ", ".join(f"{n} cores <= {1 / (f + (1 - f) / n):.1f}x" for n in cores)
-    print(f"Amdahl, bench at T={T} in one process (today): serial {r['seconds']:.2f} s + jobs {r['jobs']:.2f} s; "
-          f"serial fraction {f:.4f}; speed-up {bounds}", flush=True)
-    ROWS.append({"measurement": f"amdahl serial fraction, bench T={T}", "today": round(f, 5), "base": None,
-                 "unit": "", "ratio_base_over_today": None, "n": 1})
+def amdahl(python_today: Path, python_base: Path, rounds: int, tmp: Path, T: int = 10_000,
+           cores: tuple[int, ...] = (16, 64)) -> None:
+    """The ``bench`` tournament at T (default 10^4) in one process, today's and the base's in turns: its serial
+    part S (the whole command minus its jobs) and its jobs' time W give the serial fraction f = S / (S + W)
+    and Amdahl's bound on the speed-up on n cores, 1 / (f + (1 - f) / n). S counts Hydra's composition of
+    each shard's config, which a launcher's workers do in parallel: the bound is conservative on that count,
+    and optimistic in that it leaves out each worker's start-up (its imports) and any imbalance of shards."""
+    def side(python: Path):
+        def go() -> dict:
+            with tempfile.TemporaryDirectory(dir=tmp) as d:
+                r = run_snippet(python, _SERIAL.format(T=T), Path(d))
+            return {**r, "fraction": r["seconds"] / r["total"]}
+        return go
+
+    res = turns({"today": side(python_today), "base": side(python_base)}, rounds)
+    report(f"bench at T={T:.0e} in one process: serial part", res["today"], res["base"])
+    report("  its jobs' time", res["today"], res["base"], key="jobs")
+    report("  serial fraction f = serial / (serial + jobs)", res["today"], res["base"], "", "fraction")
+    for name, runs in res.items():
+        f = statistics.median(r["fraction"] for r in runs)
+        print(f"  Amdahl, {name}: speed-up " + ", ".join(f"on {n} cores <= {1 / (f + (1 - f) / n):.1f}x"
+                                                       for n in cores), flush=True)
 
 
 def main() -> None:
@@ -199,8 +207,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", nargs="*", default=None, help="subset of: k29 adaptive cli tournament")
     ap.add_argument("--amdahl", action="store_true", help="also play the bench tournament at T=10^4 in one "
-                    "process (today's code, once) and print its serial fraction and Amdahl's bound for 16 and "
-                    "64 cores")
+                    "process (today's and the base's, in turns) and print its serial fraction and Amdahl's bound "
+                    "for 16 and 64 cores")
     args = ap.parse_args()
     scratch = args.scratch or Path(tempfile.gettempdir()) / f"arena-bench-{args.base}"
     python_base = build_base(args.base, scratch)
@@ -220,7 +228,7 @@ def main() -> None:
             if args.only is None or name in args.only:
                 fn()
         if args.amdahl:
-            amdahl(python_today, tmp)
+            amdahl(python_today, python_base, args.rounds, tmp)
     write_rows(ROWS, ROOT / "benchmarks" / "results" / "compare.csv")
 
 
