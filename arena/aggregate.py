@@ -85,8 +85,12 @@ def t_quantile(dof):
     from scipy.special import stdtrit  # imported here: a worker drawing figures needs nothing else of scipy
 
     dof = np.asarray(dof, float)
+    # stdtrit inverts the t distribution iteratively, element by element: a table's degrees of freedom take a
+    # few distinct values (n - 1 over a handful of seed counts), so each is inverted once
+    values, inverse = np.unique(dof, return_inverse=True)
     with np.errstate(invalid="ignore"):
-        return stdtrit(np.where(dof >= 1, dof, np.nan), 0.5 + LEVEL / 2)
+        quantiles = stdtrit(np.where(values >= 1, values, np.nan), 0.5 + LEVEL / 2)
+    return quantiles[inverse.reshape(dof.shape)]
 
 
 def t_half_width(std, n):
@@ -184,7 +188,8 @@ def _key(row: tuple, n: int):
     return row[0] if n == 1 else row
 
 
-def seed_stats(summary: pd.DataFrame, metrics: Sequence[str] | None = None) -> pd.DataFrame:
+def seed_stats(summary: pd.DataFrame, metrics: Sequence[str] | None = None,
+               invariant: pd.Series | None = None) -> pd.DataFrame:
     """Statistics across seeds of every metric of every matchup: one row per (game, forecaster,
     nature, T, metric).
 
@@ -202,6 +207,7 @@ def seed_stats(summary: pd.DataFrame, metrics: Sequence[str] | None = None) -> p
     summary : one row per matchup (game, forecaster, nature, seed, T, status, metrics...); any
         of the key columns may be absent.
     metrics : the metric columns; by default :func:`metric_columns`.
+    invariant : :func:`seed_invariant` of ``summary``, when already computed.
     """
     keys = _keys(summary)
     metrics = list(metric_columns(summary) if metrics is None else metrics)
@@ -214,14 +220,16 @@ def seed_stats(summary: pd.DataFrame, metrics: Sequence[str] | None = None) -> p
     stats = mean_ci(long.assign(value=long["value"].mask(long["forfeit"])), [*keys, "metric"])
     stats["n_forfeit"] = long.groupby([*keys, "metric"], sort=True, dropna=False)["forfeit"].sum().to_numpy(int)
     stats = stats.loc[(stats["n"] > 0) | (stats["n_forfeit"] > 0)].reset_index(drop=True)
-    inv = summary[keys].assign(seed_invariant=seed_invariant(summary)).drop_duplicates(keys) if keys else None
-    if inv is None:
-        stats["seed_invariant"] = bool(seed_invariant(summary).any())
+    invariant = seed_invariant(summary) if invariant is None else invariant
+    if not keys:
+        stats["seed_invariant"] = bool(invariant.any())
         return stats
+    inv = summary[keys].assign(seed_invariant=invariant).drop_duplicates(keys)
     return stats.merge(inv, on=keys, how="left").fillna({"seed_invariant": False})
 
 
-def leaderboard(summary: pd.DataFrame, metrics: Sequence[str] | None = None) -> pd.DataFrame:
+def leaderboard(summary: pd.DataFrame, metrics: Sequence[str] | None = None,
+                stats: pd.DataFrame | None = None) -> pd.DataFrame:
     """Forecasters ranked per (game, T, metric) by their mean over natures of their seed means.
 
     Columns: ``game``, ``T``, ``metric``, ``forecaster``, ``n_natures`` (natures with a value),
@@ -242,10 +250,13 @@ def leaderboard(summary: pd.DataFrame, metrics: Sequence[str] | None = None) -> 
     summary : one row per matchup (see :func:`seed_stats`).
     metrics : the metrics; by default every ranked one (:func:`metric_columns`). A metric that
         is not ranked (direction ``None``) gets its means and intervals, and NaN ranks.
+    stats : :func:`seed_stats` of ``summary``, when already computed (of these metrics or more: a metric's
+        rows do not depend on the others).
     """
     metrics = metric_columns(summary, ranked=True) if metrics is None else list(metrics)
     cell = ["game", "T", "metric"]
-    st = seed_stats(summary, metrics)
+    st = seed_stats(summary, metrics) if stats is None else \
+        stats.loc[stats["metric"].isin(metrics)].reset_index(drop=True)
     st = st.loc[st["n"] > 0].assign(**{k: st.get(k, "") for k in (*cell, "nature")})
     # ranks of -mean where higher is better; the variance of each seed mean and its Welch-Satterthwaite term
     way = st["metric"].map(direction)
@@ -299,44 +310,81 @@ def paired(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
     >>> r["n_effective"], r["mean_diff"], r["exact"], r["half"]
     (np.int64(1), np.float64(-0.5), np.True_, np.float64(nan))
     """
+    return _paired(summary, [metric])
+
+
+def _paired(summary: pd.DataFrame, metrics: Sequence[str], invariant: pd.Series | None = None) -> pd.DataFrame:
+    """:func:`paired` of each metric of ``metrics``, one table in their order (one merge of the seeds'
+    pairs for them all); ``invariant``: :func:`seed_invariant` of ``summary``, when already computed."""
     keys = _keys(summary)
     extra = ["adaptive"] if "adaptive" in summary else []  # carried along: which pairs share outcomes
     others = [k for k in keys if k != "forecaster"] + extra
-    d = summary.assign(_inv=seed_invariant(summary)).loc[_finished(summary), [*keys, *extra, "seed", metric, "_inv"]]
-    d = d.dropna(subset=[metric])
-    m = d.merge(d, on=[*others, "seed"], suffixes=("_a", "_b"))
+    invariant = seed_invariant(summary) if invariant is None else invariant
+    ids = [*keys, *extra, "seed", "_inv"]
+    d = summary.assign(_inv=invariant).loc[_finished(summary), [*ids, *metrics]]
+    # one block of rows per metric, in the order of ``metrics`` (melt stacks them so): its position is a key
+    d = d.melt(id_vars=ids, value_vars=list(metrics), var_name="_metric", value_name="_value")
+    d = d.assign(_pos=np.repeat(np.arange(len(metrics)), len(d) // max(len(metrics), 1))).drop(columns="_metric")
+    d = d.dropna(subset=["_value"])
+    m = d.merge(d, on=["_pos", *others, "seed"], suffixes=("_a", "_b"))
     m = m.loc[m["forecaster_a"] < m["forecaster_b"]]
-    m = m.assign(diff=m[f"{metric}_a"] - m[f"{metric}_b"], exact=m["_inv_a"] & m["_inv_b"])
-    pair = [*others, "forecaster_a", "forecaster_b"]
+    m = m.assign(diff=m["_value_a"] - m["_value_b"], exact=m["_inv_a"] & m["_inv_b"])
+    pair = ["_pos", *others, "forecaster_a", "forecaster_b"]
     out = mean_ci(m, pair, "diff").rename(columns={"mean": "mean_diff"})
-    out.insert(len(others), "metric", metric)
+    out.insert(len(pair) - 2, "metric", [metrics[i] for i in out["_pos"].to_numpy(int)])
     out["exact"] = m.groupby(pair, sort=True, dropna=False)["exact"].all().to_numpy(bool) & (out["n"] >= 2)
     out["significant"] = np.where(out["exact"], out["mean_diff"] != 0, (out["ci_low"] > 0) | (out["ci_high"] < 0))
-    return out
+    return out.drop(columns="_pos")
+
+
+#: The tables across forecasters and natures, which :func:`write_aggregates` leaves out for a single matchup.
+ACROSS = ("paired", "minimax")
+
+
+def single_matchup(summary: pd.DataFrame) -> bool:
+    """Whether a summary holds a single matchup: one game, one forecaster, one nature (any seeds and
+    horizons). It has no pair of forecasters to compare, and its forecaster x nature game is one by one,
+    whose value is the seed mean already in ``seed_stats``: the tables :data:`ACROSS` would say nothing.
+
+    Examples
+    --------
+    >>> s = pd.DataFrame({"game": "binary", "forecaster": "k29", "nature": "n", "seed": [0, 1], "T": 10})
+    >>> single_matchup(s), single_matchup(s.assign(forecaster=["k29", "ogd"]))
+    (True, False)
+    """
+    return all(summary[k].nunique(dropna=False) <= 1 for k in ("game", "forecaster", "nature") if k in summary)
 
 
 def write_aggregates(out_dir: Path | str, summary: pd.DataFrame) -> dict[str, Path]:
     """Write ``seed_stats``, ``leaderboard``, ``paired`` and ``minimax`` (every ranked metric;
-    :func:`arena.minimax.minimax_table`) as Parquet and CSV.
+    :func:`arena.minimax.minimax_table`) as Parquet and CSV; for a single matchup
+    (:func:`single_matchup`) only the first two (any ``paired`` and ``minimax`` files left in
+    ``out_dir`` by an earlier aggregation are removed: they would describe other matchups).
 
     Returns the Parquet paths by name; each file is written atomically (temp file + rename).
     """
-    from arena.minimax import minimax_table
-
     out_dir = Path(out_dir)
     ranked = metric_columns(summary, ranked=True)
-    stats = seed_stats(summary)
-    tables = {"seed_stats": stats, "leaderboard": leaderboard(summary, ranked),
-              "paired": pd.concat([paired(summary, m) for m in ranked], ignore_index=True) if ranked
-              else pd.DataFrame(),
-              "minimax": minimax_table(stats, ranked, {m: direction(m) for m in ranked})}
+    invariant = seed_invariant(summary)  # once: every table below needs it
+    stats = seed_stats(summary, invariant=invariant)
+    tables = {"seed_stats": stats, "leaderboard": leaderboard(summary, ranked, stats=stats)}
+    if single_matchup(summary):
+        for name in ACROSS:
+            for suffix in (".parquet", ".csv"):
+                (out_dir / f"{name}{suffix}").unlink(missing_ok=True)
+    else:
+        from arena.minimax import minimax_table
+
+        tables["paired"] = _paired(summary, ranked, invariant) if ranked else pd.DataFrame()
+        tables["minimax"] = minimax_table(stats, ranked, {m: direction(m) for m in ranked})
     return {name: write_table(df, out_dir, name) for name, df in tables.items()}
 
 
 def write_tables(out_dir: Path | str, only: set[str] | None = None) -> dict[str, Path]:
     """Aggregate a results directory (the matchups ``only``, when given) into summary/curves/reliability
     Parquet and CSV files (:func:`arena.results.collect`), and the tables across seeds of
-    :func:`write_aggregates` (seed_stats, leaderboard, paired, minimax)."""
+    :func:`write_aggregates` (seed_stats, leaderboard, paired, minimax; not the last two for a single
+    matchup)."""
     out_dir = Path(out_dir)
     tables = collect(out_dir, only)
     written = {name: write_table(df, out_dir, name) for name, df in tables.items() if not df.empty}
@@ -344,6 +392,6 @@ def write_tables(out_dir: Path | str, only: set[str] | None = None) -> dict[str,
     return written
 
 
-__all__ = ["DIRECTION", "LEVEL", "direction", "leaderboard", "mean_ci", "metric_columns", "n_effective", "paired",
-           "seed_invariant", "seed_stats",
-           "t_half_width", "t_quantile", "write_aggregates", "write_tables"]
+__all__ = ["ACROSS", "DIRECTION", "LEVEL", "direction", "leaderboard", "mean_ci", "metric_columns", "n_effective",
+           "paired", "seed_invariant", "seed_stats", "single_matchup", "t_half_width", "t_quantile", "write_aggregates",
+           "write_tables"]

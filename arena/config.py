@@ -18,7 +18,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from arena.errors import ConfigError, unknown_name
 from arena.matchup import check_seed, unknown_parameter
-from arena.tournament import auto_shards, matchup_config, plan
+from arena.tournament import auto_shards, plan, resolved_matchup, shared_config
 
 #: The package of the arena's Hydra configs (installed); a source tree's ``conf/`` otherwise.
 CONFIG_MODULE = "arena.conf"
@@ -73,13 +73,14 @@ def validate(args: list[str], multirun: bool = False) -> int:
     return prepare(args, multirun)[0]
 
 
-def prepare(args: list[str], multirun: bool = False) -> tuple[int, list[str]]:
+def prepare(args: list[str], multirun: bool = False) -> tuple[int, list[str], object]:
     """Compose every value of every sweep and build its matchup; raise one ConfigError line on the first
     problem (whatever Hydra or OmegaConf raise about the overrides included).
 
-    Returns the number of matchups and the overrides the run must add: ``tournament.shards=N``
+    Returns the number of matchups, the overrides the run must add (``tournament.shards=N``
     when the tournament says ``shards: auto`` (:func:`arena.tournament.auto_shards`), fixed here
-    once so that every job, on any launcher and node, deals the matchups alike.
+    once so that every job, on any launcher and node, deals the matchups alike) and the config's
+    ``hydra.mode`` (None, or a ``hydra.types.RunMode``).
     """
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
@@ -97,7 +98,7 @@ def _one_line(message: str) -> str:
     return " ".join(part.strip() for part in message.splitlines() if part.strip())
 
 
-def _prepare(args: list[str], multirun: bool) -> tuple[int, list[str]]:
+def _prepare(args: list[str], multirun: bool) -> tuple[int, list[str], object]:
     overrides = [o for o in _parse(args)
                  if not o.key_or_group.startswith("hydra") or o.key_or_group in HYDRA_KEYS]
     for o in overrides:
@@ -136,9 +137,9 @@ def _prepare(args: list[str], multirun: bool) -> tuple[int, list[str]]:
                     f"{key} is set per tournament: tournament {base.tournament.get('name')!r} plays its own "
                     f"list (set tournament.{'T' if key == 'T' else 'seeds'}=[...]), or name a forecaster and "
                     "a nature to play one matchup")
-        return _check_tournament(base), extra
+        return _check_tournament(base), extra, base.hydra.mode
     _check_sweep(fixed, sweeps, base)
-    return (int(np.prod([len(v) for v in sweeps.values()])) if sweeps else 1), extra
+    return (int(np.prod([len(v) for v in sweeps.values()])) if sweeps else 1), extra, base.hydra.mode
 
 
 def _parse(args: Sequence[str]) -> list:
@@ -199,13 +200,12 @@ def _check_tournament(base: DictConfig) -> int:
     if str(params.get("shard", "")) != f"range(0,{shards})":
         raise ConfigError(f"tournament {base.tournament.get('name')!r}: hydra.sweeper.params.shard must be "
                           f"range(0,{shards}) to match tournament.shards={shards}")
-    seen = set()
+    seen, shared = set(), shared_config(cfg)
     for entry in entries:
         key = (entry[0], entry[2], entry[4])  # forecaster, nature, T: seeds need no second check
         if key not in seen:
             seen.add(key)
-            m = matchup_config(cfg, entry)
-            _check_matchup(m)
+            _check_matchup(resolved_matchup(cfg, entry, shared))
     return len(entries)
 
 

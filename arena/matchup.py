@@ -156,31 +156,39 @@ def check_length(nature: Nature, T: int) -> None:
 
 
 def matchup_from_config(cfg) -> Matchup:
-    """The matchup of one composed config (``game``, ``forecaster`` and ``nature`` nodes with a
-    ``_target_``, ``referee``, ``T``, ``seed``, ``time_limit``); every problem is a :class:`ConfigError`."""
+    """The matchup of one composed config, or of its resolved plain containers (``game``, ``forecaster`` and
+    ``nature`` nodes with a ``_target_``, ``referee``, ``T``, ``seed``, ``time_limit``); every problem is a
+    :class:`ConfigError`."""
     from hydra.utils import instantiate
-    from omegaconf import OmegaConf
 
     T, seed, time_limit = cfg.get("T"), cfg.get("seed"), cfg.get("time_limit")
-    game_params = OmegaConf.to_container(cfg.game, resolve=True)
+    game_params = _plain_copy(cfg["game"])
     game = str(game_params.pop("name"))
     try:
         forecaster, nature = (_instantiate(cfg[kind], kind, instantiate) for kind in ("forecaster", "nature"))
         return build_matchup(game, forecaster, nature, T, seed, game_params=game_params,
-                             referee=OmegaConf.to_container(cfg.referee, resolve=True), time_limit=time_limit)
+                             referee=_plain_copy(cfg["referee"]), time_limit=time_limit)
     except ConfigError:
         raise
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
 
 
+def _plain_copy(node):
+    """A config node as fresh plain containers (resolved): what a plugin gets is its own to keep."""
+    import copy
+
+    from omegaconf import OmegaConf
+
+    return OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else copy.deepcopy(node)
+
+
 def _instantiate(node, kind: str, instantiate):
     import re
     from hydra.utils import get_class
-    from omegaconf import OmegaConf
 
     try:
-        params = OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else dict(node)
+        params = _plain_copy(node)
         target = params.pop("_target_", None) if isinstance(params, dict) else None
         if isinstance(target, str) and not any(_nested(v) for v in params.values()):
             # a plain class and plain values (every shipped plugin): what instantiate(node, _convert_="all")

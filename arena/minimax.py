@@ -85,7 +85,9 @@ def minimax_table(stats: pd.DataFrame, metrics: Sequence[str], way: dict[str, st
         if way.get(metric) is None:
             continue
         sign = -1.0 if way[metric] == "max" else 1.0
-        grid = part.pivot_table(index="forecaster", columns="nature", values="mean", aggfunc="mean", dropna=False)
+        # forecasters x natures (NaN where a forecaster did not play a nature); what pivot_table gives, at a
+        # tenth of its cost (a tournament has a table per game, T and metric)
+        grid = part.groupby(["forecaster", "nature"], sort=True)["mean"].mean().unstack("nature")
         ids = dict(zip(cell, key if isinstance(key, tuple) else (key,)))
         complete = np.isfinite(grid.to_numpy(float)).all(axis=1)
         left = grid.loc[complete]

@@ -62,17 +62,17 @@ def clear_markers(out_dir: Path) -> None:
             f.unlink(missing_ok=True)
 
 
-def play_supervised(out_dir: Path, items: Sequence[tuple[str, object]], play: Callable[[object], None],
-                    record_crash: Callable[[object, str], None]) -> None:
-    """Play ``items`` (matchup id, config) with ``play`` in a supervised child process; a matchup that
-    ends its child is stored by ``record_crash(config, reason)`` and the rest are played by a new child.
+def play_supervised(out_dir: Path, items: Sequence[tuple[str, object]], play: Callable[[str, object], None],
+                    record_crash: Callable[[str, object, str], None]) -> None:
+    """Play ``items`` (matchup id, config) with ``play(id, config)`` in a supervised child process; a matchup
+    that ends its child is stored by ``record_crash(id, config, reason)`` and the rest are played by a new child.
 
     Ordinary errors of the child (a full disk) end it with its status after it printed them; the
     supervisor then raises SystemExit with that status. Ctrl-C ends both with KeyboardInterrupt.
     """
     if not hasattr(os, "fork"):
-        for _, cfg in items:
-            play(cfg)
+        for mid, cfg in items:
+            play(mid, cfg)
         return
     pending = list(items)
     while pending:
@@ -93,7 +93,7 @@ def play_supervised(out_dir: Path, items: Sequence[tuple[str, object]], play: Ca
         mid, cfg = pending[crashed]
         reason = marker(out_dir, mid).read_text() or ""
         how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
-        record_crash(cfg, f"the matchup ended its process ({how}{': ' + reason if reason else ''}); "
+        record_crash(mid, cfg, f"the matchup ended its process ({how}{': ' + reason if reason else ''}); "
                           "rerun with retry_crashed=true to play it again")
         marker(out_dir, mid).unlink(missing_ok=True)
         print(f"[arena] {mid} ended its process ({how}): recorded as a forfeit; the shard goes on",
@@ -113,7 +113,7 @@ def _wait(pid: int) -> int:
         raise
 
 
-def _child(out_dir: Path, items: Sequence[tuple[str, object]], play: Callable[[object], None]) -> None:
+def _child(out_dir: Path, items: Sequence[tuple[str, object]], play: Callable[[str, object], None]) -> None:
     code = 0
     try:
         exit_with_parent()
@@ -122,7 +122,7 @@ def _child(out_dir: Path, items: Sequence[tuple[str, object]], play: Callable[[o
             flag = marker(out_dir, mid)
             flag.write_text("")
             try:
-                play(cfg)
+                play(mid, cfg)
             except (MemoryError, RecursionError) as exc:  # the matchup exhausted the process: a crash
                 flag.write_text(f"{type(exc).__name__}: {str(exc)[:200]}")
                 code = CRASHED

@@ -19,6 +19,7 @@ row again from the config it records (``arena-rerun``).
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 import math
@@ -125,21 +126,21 @@ def plan(cfg: DictConfig) -> list[tuple]:
             for (fl, fc), (nl, nc) in itertools.product(forecasters, natures) for seed in seeds]
 
 
-def _base(cfg: DictConfig) -> dict:
+def shared_config(cfg: DictConfig) -> dict:
     """The config shared by every matchup of a tournament, as plain containers (unresolved)."""
     return OmegaConf.to_container(OmegaConf.masked_copy(cfg, [k for k in cfg if k not in ("hydra", "tournament",
                                                                                           "shard")]))
 
 
 def matchup_config(cfg: DictConfig, entry: tuple, base: dict | None = None) -> DictConfig:
-    """The full config of one planned matchup (``base``: :func:`_base` of ``cfg``, when already made)."""
+    """The full config of one planned matchup (``base``: :func:`shared_config` of ``cfg``, when already made)."""
     return OmegaConf.create(_matchup_dict(cfg, entry, base))
 
 
 def _matchup_dict(cfg: DictConfig, entry: tuple, base: dict | None = None) -> dict:
     """:func:`matchup_config` as plain containers (unresolved)."""
     flabel, fcfg, nlabel, ncfg, T, seed = entry
-    config = dict(_base(cfg) if base is None else base)
+    config = dict(shared_config(cfg) if base is None else base)
     config.update(T=T, seed=seed, forecaster_label=flabel, nature_label=nlabel,
                   forecaster=OmegaConf.to_container(fcfg), nature=OmegaConf.to_container(ncfg))
     return config
@@ -154,9 +155,10 @@ def _plain(value) -> bool:
     return not (isinstance(value, str) and "${" in value)
 
 
-def resolved_config(cfg: DictConfig) -> dict:
-    """The resolved config of one matchup without the keys that do not change its result."""
-    config = OmegaConf.to_container(cfg, resolve=True)
+def resolved_config(cfg: DictConfig | dict) -> dict:
+    """The resolved config of one matchup (a composed config, or its resolved plain containers) without the
+    keys that do not change its result."""
+    config = OmegaConf.to_container(cfg, resolve=True) if OmegaConf.is_config(cfg) else dict(cfg)
     for key in NOT_IN_ID:
         config.pop(key, None)
     return config
@@ -184,38 +186,50 @@ def _key(resolved: dict) -> str:
                       str(resolved["nature_label"]), int(resolved["seed"]), int(resolved["T"]), config)
 
 
+def resolved_matchup(cfg: DictConfig, entry: tuple, base: dict | None = None) -> dict:
+    """The resolved config of one planned matchup as plain containers (``base``: :func:`shared_config` of ``cfg``).
+
+    A matchup's config without interpolations is its own resolved form: no OmegaConf config is built
+    (milliseconds each, for every matchup of a tournament: in its plan and in its jobs)."""
+    config = _matchup_dict(cfg, entry, base)
+    return config if _plain(config) else OmegaConf.to_container(OmegaConf.create(config), resolve=True)
+
+
+def planned_matchups(cfg: DictConfig, shard: int | None = None, shards: int = 1) -> list[tuple[str, dict]]:
+    """(matchup id, resolved config) of every matchup of the tournament in ``cfg.tournament`` in plan order,
+    or of those dealt to ``shard`` of ``shards`` (round-robin); each id computed once, from plain containers."""
+    base = shared_config(cfg)
+    out = []
+    for i, entry in enumerate(plan(cfg)):
+        if shard is None or i % shards == shard:
+            config = resolved_matchup(cfg, entry, base)
+            out.append((_key(config), config))
+    return out
+
+
 def planned_ids(cfg: DictConfig) -> list[str]:
-    """The matchup ids of every matchup of the tournament in ``cfg.tournament``, in plan order.
-
-    A matchup's config without interpolations is its own resolved form: its id is computed from the
-    plain containers, without building an OmegaConf config (milliseconds each, in the serial part of
-    every tournament)."""
-    base = _base(cfg)
-    ids = []
-    for entry in plan(cfg):
-        config = _matchup_dict(cfg, entry, base)
-        ids.append(_key(config) if _plain(config) else matchup_key(OmegaConf.create(config)))
-    return ids
+    """The matchup ids of every matchup of the tournament in ``cfg.tournament``, in plan order."""
+    return [mid for mid, _ in planned_matchups(cfg)]
 
 
-def shard_of(cfg: DictConfig) -> list[DictConfig]:
-    """The matchups dealt to ``cfg.shard`` of ``cfg.tournament.shards``."""
+def shard_of(cfg: DictConfig) -> list[tuple[str, dict]]:
+    """(matchup id, resolved config) of the matchups dealt to ``cfg.shard`` of ``cfg.tournament.shards``."""
     shards, shard = cfg.tournament.get("shards", 1), int(cfg.get("shard", 0))
     if not isinstance(shards, int) or isinstance(shards, bool) or shards < 1:
         raise ConfigError(f"tournament.shards={shards!r}: give a positive integer (`arena` turns auto into "
                           f"{auto_shards()} here)")
     if not 0 <= shard < shards:
         raise ConfigError(f"shard={shard} is outside 0..{shards - 1}; the tournament has {shards} shards")
-    base = _base(cfg)
-    return [matchup_config(cfg, e, base) for i, e in enumerate(plan(cfg)) if i % shards == shard]
+    return planned_matchups(cfg, shard, shards)
 
 
 # ----------------------------------------------------------------------------- playing
 
 
-def run_matchup(cfg: DictConfig, out_dir: Path, crashed: str | None = None) -> dict:
-    """Play the matchup of one composed config and store it under ``out_dir``; returns its row.
-    ``crashed``: the matchup ended its process (:mod:`arena.supervise`); it is stored as that forfeit.
+def run_matchup(cfg: DictConfig | dict, out_dir: Path, crashed: str | None = None, mid: str | None = None) -> dict:
+    """Play the matchup of one composed config (or its resolved plain containers) and store it under
+    ``out_dir``; returns its row. ``crashed``: the matchup ended its process (:mod:`arena.supervise`); it is
+    stored as that forfeit. ``mid``: its id, when already computed from the same config (:func:`shard_of`).
 
     With ``keep_trace`` the per-round trace streams to ``traces/<matchup_id>.parquet`` (the
     announced Forecast objects are kept in it for T <= 10^4 only, so memory stays bounded).
@@ -224,21 +238,21 @@ def run_matchup(cfg: DictConfig, out_dir: Path, crashed: str | None = None) -> d
     from arena.results import reliability_table, save_matchup
     from arena.runner import Forfeit, play_matchup
 
-    m = matchup_from_config(cfg)
-    config = resolved_config(cfg)  # resolved once: the id and the stored config
-    mid = _key(config)
-    trace = Path(out_dir) / "traces" / f"{mid}.parquet" if cfg.get("keep_trace") else None
+    config = resolved_config(cfg)  # resolved once: the matchup, its id and the stored config
+    m = matchup_from_config(config)
+    mid = _key(config) if mid is None else mid
+    trace = Path(out_dir) / "traces" / f"{mid}.parquet" if config.get("keep_trace") else None
     if trace is not None:
         trace.parent.mkdir(parents=True, exist_ok=True)
     crash = Forfeit("unknown", 0, crashed) if crashed is not None else None
     result = play_matchup(m, keep_forecasts=trace is not None and m.T <= 10_000, trace_path=trace, crashed=crash)
     row = result.row()
     row["forecaster_plugin"], row["nature_plugin"] = row["forecaster"], row["nature"]
-    row["forecaster"], row["nature"] = str(cfg.forecaster_label), str(cfg.nature_label)
+    row["forecaster"], row["nature"] = str(config["forecaster_label"]), str(config["nature_label"])
     row["matchup_id"] = mid
     row["config"] = json.dumps(config, sort_keys=True, default=str)
     row["code_version"] = code_version()
-    row["plugin_code"] = plugin_code(plugin_targets(cfg))
+    row["plugin_code"] = plugin_code(plugin_targets(config))
     rec = result.recorder
     reliability = reliability_table(rec.p, rec.y, m.referee.ece_bins) if m.game.name != "quantile" else None
     save_matchup(out_dir, row, result.curves, reliability, trace)
@@ -278,15 +292,35 @@ def run_job(cfg: DictConfig) -> None:
             print(f"[arena] warning: the code changed since this tournament started ({progress.code_version} -> "
                   f"{code_version()}); its results are stored under new ids: rerun the tournament to summarize them",
                   file=sys.stderr, flush=True)
-        todo = [(mid, m) for m in shard_of(cfg)
-                if not is_done(out_dir, mid := matchup_key(m)) or (cfg.get("retry_crashed") and crashed(out_dir, mid))]
+        todo = [(mid, m) for mid, m in shard_of(cfg)
+                if not is_done(out_dir, mid) or (cfg.get("retry_crashed") and crashed(out_dir, mid))]
 
-        def play(m: DictConfig, crash: str | None = None) -> None:
+        def play(mid: str, m: dict, crash: str | None = None) -> None:
             with one_line_errors(out_dir):  # in the supervised child too
-                text = metrics_text(run_matchup(m, out_dir, crash))
+                text = metrics_text(run_matchup(m, out_dir, crash, mid))
             print(f"[arena] {progress.finished() + ' | ' if progress else ''}{text}", flush=True)
 
-        play_supervised(out_dir, todo, play, lambda m, reason: play(m, reason))
+        if todo:
+            _warm_up()
+        play_supervised(out_dir, todo, play, play)
+
+
+def _warm_up() -> None:
+    """Load, in the job's own process, what playing and scoring a matchup load on first use, so that the
+    supervised child that plays the shard (:mod:`arena.supervise` forks one per shard) inherits it instead of
+    loading it again for every shard: the runner, SciPy's optimizers (the referee's regret) and Numba's CPU
+    target (every compiled kernel: the binary game's scores, K29), some 0.5 s a process. Plugin code does not
+    run here: only libraries load."""
+    import arena.runner  # noqa: F401
+    import scipy.optimize  # noqa: F401
+
+    if "numba" in sys.modules:  # a plugin or the game uses compiled code
+        try:
+            from numba.core.registry import cpu_target
+
+            cpu_target.target_context.refresh()
+        except Exception:  # noqa: BLE001 (another Numba: the child loads it on first use, as before)
+            pass
 
 
 def _ignore_ctrl_c() -> None:
@@ -462,7 +496,7 @@ def start_tournament(cfg: DictConfig, out_dir: Path) -> dict:
 def finish(out_dir: Path, report: bool = True, only: set[str] | None = None, options: dict | None = None) -> None:
     """Aggregate a results directory (the matchups ``only``, when given) into tables and figures, and say
     where they are; ``options`` go to :func:`arena.plots.report` (formats, paper, quiet)."""
-    from arena.aggregate import write_tables
+    from arena.aggregate import ACROSS, write_tables
 
     tables = write_tables(out_dir, only)
     figures = []
@@ -477,6 +511,9 @@ def finish(out_dir: Path, report: bool = True, only: set[str] | None = None, opt
             print(f"[arena]   {len(others)} stored matchups of another config or code version are not in the summary")
     for name, path in tables.items():
         print(f"[arena]   {name}: {path} (+ .csv)")
+    if not set(ACROSS) & set(tables):
+        print(f"[arena]   {', '.join(ACROSS)}: not written for a single matchup (no two forecasters to compare, "
+              "no forecaster x nature game to solve)")
     if figures:
         where = "paper" if (options or {}).get("paper") else "figures"
         print(f"[arena]   figures: {len(figures)} files in {Path(out_dir).resolve() / where}")
@@ -501,6 +538,59 @@ def _skip_shard_validation() -> None:
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 
     BasicSweeper.validate_batch_is_legal = lambda self, batch: None
+
+
+class shard_configs_composed_once:
+    """Within this block, Hydra composes the config of a tournament's first job in this process and gives every
+    other job of the same sweep a copy with its ``shard`` (and Hydra's record of the job's overrides) set as
+    composing would (:func:`arena.cli.main` runs Hydra in it).
+
+    Hydra composes each job's config from scratch (``load_sweep_config``: the defaults tree, every YAML file
+    read and merged, some 0.05 s) and the jobs of a tournament differ only in ``shard``: where they run in
+    this process (``hydra.launcher.n_jobs=1``, the basic launcher) that is serial time per shard. A sweep of
+    anything else is composed as Hydra does."""
+
+    def __enter__(self):
+        from hydra._internal.config_loader_impl import ConfigLoaderImpl
+
+        self.original, cache = ConfigLoaderImpl.load_sweep_config, {}
+        original = self.original
+
+        def load_sweep_config(loader, master_config: DictConfig, sweep_overrides: list[str]) -> DictConfig:
+            shard = [o for o in sweep_overrides if o.split("=")[0] == "shard"]
+            key = (id(master_config), *(o for o in sweep_overrides if o not in shard))  # one sweep's jobs
+            if len(shard) != 1 or key not in cache:
+                cfg = original(loader, master_config, sweep_overrides)
+                if len(shard) == 1:
+                    cache[key] = (master_config, copy.deepcopy(cfg))  # the master kept: its id stays its own
+                return cfg
+            return _with_shard(cache[key][1], shard[0], master_config)
+
+        ConfigLoaderImpl.load_sweep_config = load_sweep_config
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from hydra._internal.config_loader_impl import ConfigLoaderImpl
+
+        ConfigLoaderImpl.load_sweep_config = self.original
+
+
+def _with_shard(composed: DictConfig, override: str, master_config: DictConfig) -> DictConfig:
+    """A copy of the composed config of one job of a tournament, as composing it with the ``shard=K`` override
+    ``override`` instead gives: ``shard``, ``hydra.overrides.task`` and ``hydra.job.override_dirname``."""
+    from hydra._internal.config_loader_impl import get_overrides_dirname
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parser = OverridesParser.create()
+    cfg = copy.deepcopy(composed)
+    cfg.shard = parser.parse_override(override).value()
+    task = [override if line.split("=")[0] == "shard" else line for line in cfg.hydra.overrides.task]
+    cfg.hydra.overrides.task = task
+    names = cfg.hydra.job.config.override_dirname
+    cfg.hydra.job.override_dirname = get_overrides_dirname(parser.parse_overrides(task), names.exclude_keys,
+                                                           names.item_sep, names.kv_sep)
+    OmegaConf.copy_cache(from_config=master_config, to_config=cfg)
+    return cfg
 
 
 class SummaryCallback(Callback):

@@ -6,6 +6,7 @@ Usage (from the repository root, in the project's environment)::
     python benchmarks/compare.py --base abc1234    # against another commit
     python benchmarks/compare.py --only k29 cli    # a subset (k29 adaptive cli tournament)
     python benchmarks/compare.py --rounds 5        # more turns (default 3)
+    python benchmarks/compare.py --only tournament --amdahl   # + the serial fraction at T = 10^4
 
 The base commit is built once in a scratch virtual environment (``git archive BASE`` unpacked
 under ``--scratch``, default ``$TMPDIR/arena-bench-BASE``, then ``python -m venv`` and
@@ -25,6 +26,8 @@ Measurements:
 - ``tournament``: the ``bench`` tournament at T = 10 (no work: only the serial, fixed costs),
   whole ``arena`` command on the default launcher settings, no figures; then the same in one
   process (``hydra.launcher.n_jobs=1``) with its jobs timed: the serial part is the rest.
+- ``--amdahl``: the same one-process run of ``bench`` at T = 10^4: its serial fraction and Amdahl's
+  bound on the speed-up on 16 and 64 cores, today's and the base's (:func:`amdahl`).
 """
 
 from __future__ import annotations
@@ -72,7 +75,7 @@ def timed(*args, **kwargs):
         spent[0] += time.perf_counter() - t
 
 setattr(cli, name, timed)
-sys.argv = ["arena", "tournament=bench", "tournament.T=[10]", "report=false", "results_root=r",
+sys.argv = ["arena", "tournament=bench", "tournament.T=[{T}]", "report=false", "results_root=r",
             "hydra.launcher.n_jobs=1"]
 cli.main()
 total = time.perf_counter() - t0
@@ -165,12 +168,36 @@ def bench_tournament(python_today: Path, python_base: Path, rounds: int, tmp: Pa
     def serial(python: Path):
         def go() -> dict:
             with tempfile.TemporaryDirectory(dir=tmp) as d:
-                return run_snippet(python, _SERIAL.format(), Path(d))
+                return run_snippet(python, _SERIAL.format(T=10), Path(d))
         return go
 
     res = turns({"today": serial(python_today), "base": serial(python_base)}, rounds)
     report("  its serial part: one process, minus the jobs' time", res["today"], res["base"])
     report("  the jobs' time in that process (the parallel part)", res["today"], res["base"], key="jobs")
+
+
+def amdahl(python_today: Path, python_base: Path, rounds: int, tmp: Path, T: int = 10_000,
+           cores: tuple[int, ...] = (16, 64)) -> None:
+    """The ``bench`` tournament at T (default 10^4) in one process, today's and the base's in turns: its serial
+    part S (the whole command minus its jobs) and its jobs' time W give the serial fraction f = S / (S + W)
+    and Amdahl's bound on the speed-up on n cores, 1 / (f + (1 - f) / n). S counts Hydra's composition of
+    each shard's config, which a launcher's workers do in parallel: the bound is conservative on that count,
+    and optimistic in that it leaves out each worker's start-up (its imports) and any imbalance of shards."""
+    def side(python: Path):
+        def go() -> dict:
+            with tempfile.TemporaryDirectory(dir=tmp) as d:
+                r = run_snippet(python, _SERIAL.format(T=T), Path(d))
+            return {**r, "fraction": r["seconds"] / r["total"]}
+        return go
+
+    res = turns({"today": side(python_today), "base": side(python_base)}, rounds)
+    report(f"bench at T={T:.0e} in one process: serial part", res["today"], res["base"])
+    report("  its jobs' time", res["today"], res["base"], key="jobs")
+    report("  serial fraction f = serial / (serial + jobs)", res["today"], res["base"], "", "fraction")
+    for name, runs in res.items():
+        f = statistics.median(r["fraction"] for r in runs)
+        print(f"  Amdahl, {name}: speed-up " + ", ".join(f"on {n} cores <= {1 / (f + (1 - f) / n):.1f}x"
+                                                       for n in cores), flush=True)
 
 
 def main() -> None:
@@ -179,6 +206,9 @@ def main() -> None:
     ap.add_argument("--scratch", type=Path, default=None, help="where to build it (reused when present)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", nargs="*", default=None, help="subset of: k29 adaptive cli tournament")
+    ap.add_argument("--amdahl", action="store_true", help="also play the bench tournament at T=10^4 in one "
+                    "process (today's and the base's, in turns) and print its serial fraction and Amdahl's bound "
+                    "for 16 and 64 cores")
     args = ap.parse_args()
     scratch = args.scratch or Path(tempfile.gettempdir()) / f"arena-bench-{args.base}"
     python_base = build_base(args.base, scratch)
@@ -197,6 +227,8 @@ def main() -> None:
         for name, fn in benches.items():
             if args.only is None or name in args.only:
                 fn()
+        if args.amdahl:
+            amdahl(python_today, python_base, args.rounds, tmp)
     write_rows(ROWS, ROOT / "benchmarks" / "results" / "compare.csv")
 
 

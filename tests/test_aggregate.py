@@ -208,6 +208,35 @@ def test_write_aggregates_writes_parquet_and_csv(tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "temporary files left behind"
 
 
+def test_write_aggregates_of_a_single_matchup_leaves_out_the_tables_across_matchups(tmp_path):
+    """One forecaster against one nature (any seeds): no pair to compare, a one-by-one game. paired and minimax
+    are not written, and stale ones of an earlier aggregation are removed; seed_stats and leaderboard are the
+    same tables as for any summary."""
+    s = _summary()
+    one = s.loc[(s["forecaster"] == "a") & (s["nature"] == "n1")].reset_index(drop=True)
+    assert aggregate.single_matchup(one) and aggregate.single_matchup(one.iloc[:1])
+    assert not aggregate.single_matchup(s) and not aggregate.single_matchup(s.loc[s["forecaster"] == "a"])
+    write_aggregates(tmp_path, s)  # an earlier aggregation of many matchups in the same directory
+    assert (tmp_path / "paired.csv").is_file() and (tmp_path / "minimax.parquet").is_file()
+    paths = write_aggregates(tmp_path, one)
+    assert set(paths) == {"seed_stats", "leaderboard"}
+    assert not [p.name for p in tmp_path.iterdir() if p.stem in aggregate.ACROSS]
+    pd.testing.assert_frame_equal(pd.read_parquet(paths["seed_stats"]), seed_stats(one), check_dtype=False)
+    pd.testing.assert_frame_equal(pd.read_parquet(paths["leaderboard"]), leaderboard(one), check_dtype=False)
+    # what the left-out tables would hold: no pair, and a game whose value is the seed mean
+    assert paired(one, "brier").empty
+    mix = minimax_table(seed_stats(one), ["brier"], {"brier": "min"})
+    assert mix["weight"].tolist() == [1.0, 1.0]
+    assert mix["value"].iloc[0] == pytest.approx(one["brier"].mean(), rel=1e-12)
+
+
+def test_paired_of_every_metric_at_once_equals_one_metric_at_a_time():
+    """write_aggregates pairs the seeds of all metrics in one merge: the same rows as metric by metric."""
+    s = _summary(3)
+    each = pd.concat([paired(s, m) for m in ("regret", "brier")], ignore_index=True)
+    pd.testing.assert_frame_equal(aggregate._paired(s, ["regret", "brier"]), each, check_exact=True)
+
+
 def test_real_result_rows():
     """Rows as the runner writes them (certificates, seeds, timing): the same pairs and means."""
     rows = [arena.play("binary", fc, "iid_bernoulli", T=60, seed=seed).row()

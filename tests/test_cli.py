@@ -91,6 +91,10 @@ def test_one_run_writes_a_one_row_summary_equal_to_play(tmp_path: Path) -> None:
     assert (run_dir / "curves.parquet").is_file() and (run_dir / "curves.csv").is_file()
     curves = pd.read_parquet(run_dir / "curves.parquet")
     assert curves["t"].max() == 200 and set(curves["forecaster"]) == {"k29"}
+    # One matchup: statistics across seeds, but no tables across matchups (nothing to pair, a 1 x 1 game), said so.
+    assert (run_dir / "seed_stats.parquet").is_file() and (run_dir / "leaderboard.csv").is_file()
+    assert not list(run_dir.glob("paired.*")) and not list(run_dir.glob("minimax.*"))
+    assert "paired, minimax: not written for a single matchup" in proc.stdout
 
 
 def test_a_parallel_sweep_yields_one_row_per_matchup(tmp_path: Path) -> None:
@@ -103,6 +107,29 @@ def test_a_parallel_sweep_yields_one_row_per_matchup(tmp_path: Path) -> None:
     assert sorted(summary["forecaster"]) == ["bit", "k29"]
     assert set(summary["nature"]) == {"iid_bernoulli"} and set(summary["T"]) == {100}
     assert not (run_dir / "figures").exists()  # report=false
+    paired = pd.read_parquet(run_dir / "paired.parquet")  # two forecasters: their comparisons and their game
+    assert set(zip(paired["forecaster_a"], paired["forecaster_b"])) == {("bit", "k29")}
+    assert set(pd.read_parquet(run_dir / "minimax.parquet")["name"]) == {"bit", "k29", "iid_bernoulli"}
+
+
+def test_hydra_reads_the_mode_that_prepare_composed_and_only_inside_the_run() -> None:
+    """``arena`` answers Hydra's get_mode with the mode prepare composed (saving a composition), only where
+    Hydra composes the same config, and leaves Hydra as it was afterwards."""
+    from hydra._internal.hydra import Hydra
+    from hydra.types import RunMode
+
+    from arena import cli
+
+    original = Hydra.get_mode
+    with cli._known_mode(RunMode.MULTIRUN):
+        assert Hydra.get_mode(None, "config", []) is RunMode.MULTIRUN
+    assert Hydra.get_mode is original
+    with cli._known_mode(cli._UNKNOWN):
+        assert Hydra.get_mode is original
+    assert cli._same_composition(["-m", "forecaster=k29,ogd", "hydra.launcher.n_jobs=2"])
+    assert not cli._same_composition(["--config-name=mine", "forecaster=k29"])
+    assert not cli._same_composition(["forecaster=k29", "hydra.mode=MULTIRUN"])
+    assert not cli._same_composition(["--cfg", "job"])
 
 
 # ---------------------------------------------------------------------------- bad input

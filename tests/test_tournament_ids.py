@@ -4,14 +4,14 @@ OmegaConf configs the jobs build, for every shipped tournament and for configs w
 from __future__ import annotations
 
 import pytest
-from omegaconf import OmegaConf
+from omegaconf import OmegaConf, open_dict
 
 from arena import tournament as tr
 from arena.config import compose, hydra_session
 
 
 def _slow_ids(cfg):
-    base = tr._base(cfg)
+    base = tr.shared_config(cfg)
     return [tr.matchup_key(tr.matchup_config(cfg, e, base)) for e in tr.plan(cfg)]
 
 
@@ -23,6 +23,23 @@ def test_planned_ids_match_the_job_configs(overrides):
         cfg = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
         ids = tr.planned_ids(cfg)
         assert ids == _slow_ids(cfg) and len(set(ids)) == len(ids)
+        _assert_shards_hold_the_job_configs(cfg)
+
+
+def _assert_shards_hold_the_job_configs(cfg, shards=3):
+    """The shards deal the plan round-robin, each matchup with its id and the resolved config a job built
+    from an OmegaConf config (what run_matchup plays and stores)."""
+    base = tr.shared_config(cfg)
+    slow = [(tr.matchup_key(c), OmegaConf.to_container(c, resolve=True))
+            for c in (tr.matchup_config(cfg, e, base) for e in tr.plan(cfg))]
+    dealt = []
+    with open_dict(cfg):
+        for shard in range(shards):
+            cfg.tournament.shards, cfg.shard = shards, shard
+            part = tr.shard_of(cfg)
+            assert part == slow[shard::shards]
+            dealt += part
+    assert sorted(mid for mid, _ in dealt) == sorted(mid for mid, _ in slow)
 
 
 def test_an_interpolation_is_resolved_per_matchup():
@@ -33,3 +50,30 @@ def test_an_interpolation_is_resolved_per_matchup():
         assert not any(tr._plain(d) for d in dicts)  # note: ${seed}, resolved per matchup
         ids = tr.planned_ids(cfg)
         assert ids == _slow_ids(cfg) and len(set(ids)) == len(ids)
+        _assert_shards_hold_the_job_configs(cfg)
+        assert {m["note"] for _, m in tr.planned_matchups(cfg)} == {"s0", "s1"}
+
+
+def test_a_jobs_config_copied_with_its_shard_equals_hydras_composition():
+    """Within a tournament's run, Hydra composes the first job's config and copies it for the other shards
+    (tr.shard_configs_composed_once): each copy equals what Hydra composes for that shard, every value of
+    ``hydra`` included; a sweep without a shard is composed as Hydra does."""
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+    from hydra.core.global_hydra import GlobalHydra
+
+    with hydra_session():
+        loader = GlobalHydra.instance().config_loader()
+        master = compose(["tournament=bench", "tournament.shards=3", "hydra.launcher.n_jobs=1"])
+        task = ["tournament=bench", "tournament.T=[10]", "tournament.shards=3"]
+        composed = [ConfigLoaderImpl.load_sweep_config(loader, master, [*task, f"shard={k}"]) for k in range(3)]
+        hydras_own = ConfigLoaderImpl.load_sweep_config
+        with tr.shard_configs_composed_once():
+            copied = [ConfigLoaderImpl.load_sweep_config(loader, master, [f"shard={k}", *task]) for k in range(3)]
+            other = ConfigLoaderImpl.load_sweep_config(loader, master, ["tournament=bench", "tournament.T=[20]"])
+        assert ConfigLoaderImpl.load_sweep_config is hydras_own
+        reordered = [ConfigLoaderImpl.load_sweep_config(loader, master, [f"shard={k}", *task]) for k in range(3)]
+        for a, b in zip(reordered, copied):
+            assert OmegaConf.to_yaml(a) == OmegaConf.to_yaml(b)
+        assert [c.shard for c in copied] == [0, 1, 2] and other.shard == 0 and list(other.tournament.T) == [20]
+        assert [c.hydra.job.override_dirname for c in copied] == [c.hydra.job.override_dirname for c in composed]
+        assert [c.hydra.overrides.task[0] for c in copied] == ["shard=0", "shard=1", "shard=2"]

@@ -67,7 +67,8 @@ def certificates() -> dict:
     return out
 
 
-register_envs()
+# The ids are registered as soon as Gymnasium is imported (the hook of the light top-level package): importing
+# it here would cost every command that plays no environment some 50 ms.
 
 __all__ = [
     "AGENT_NATURE_ENV_IDS",
