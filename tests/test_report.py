@@ -33,7 +33,9 @@ def small(tmp_path_factory):
 
 
 def _figures(out: Path) -> dict[str, int]:
-    return {p.relative_to(out).as_posix(): p.stat().st_mtime_ns for p in (out / "figures").rglob("*.png")}
+    """The figures of the report (PNG) and of the paper (PDF), with their times of change."""
+    return {p.relative_to(out).as_posix(): p.stat().st_mtime_ns
+            for p in [*(out / "figures").rglob("*.png"), *(out / "paper").rglob("*.pdf")]}
 
 
 def test_a_rerun_with_nothing_new_draws_nothing_and_a_change_redraws_only_its_figures(small, tmp_path, capsys):

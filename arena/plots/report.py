@@ -54,10 +54,13 @@ _LOCAL_RC = ("backend", "backend_fallback", "interactive")
 
 
 def _draw_job(job: tuple) -> list[Path]:
-    """Draw one figure and save it in every format: ``(figure, args, stem, formats, rc)``."""
-    kind, args, stem, formats, rc = job
+    """Draw one figure and save it in every format: ``(figure, args, stem, formats, rc[, copies])``;
+    ``copies``: more ``(stem, formats)`` to save the same figure as (e.g. a paper's PDF of a
+    figure of the report)."""
+    kind, args, stem, formats, rc, *copies = job
     with mpl.rc_context(rc):  # the rcParams of the process that made the job
-        return _save(FIGURES[kind](*args), stem, formats)
+        fig = FIGURES[kind](*args)
+        return [*_save(fig, stem, formats), *(p for st, fm in (copies[0] if copies else ()) for p in _save(fig, st, fm))]
 
 
 def _work(job: tuple) -> list[Path]:
@@ -233,11 +236,17 @@ def _digest(obj, h) -> None:
         h.update(repr(obj).encode())
 
 
-def _job_key(job: tuple, base: str) -> str:
-    """The digest of one figure's inputs: its name, data and formats, and ``base`` (code and rcParams)."""
-    kind, args, _stem, formats, _rc = job
-    h = hashlib.sha256(base.encode())
-    _digest((kind, args, tuple(formats)), h)
+def _data_key(job: tuple) -> str:
+    """The digest of what one figure shows: its name and data."""
+    h = hashlib.sha256()
+    _digest((job[0], job[1]), h)
+    return h.hexdigest()
+
+
+def _job_key(job: tuple, base: str, data: str | None = None) -> str:
+    """The digest of one figure's inputs: its name and data (``data``, its :func:`_data_key`), its
+    formats, and ``base`` (code and rcParams)."""
+    h = hashlib.sha256(f"{base}|{data or _data_key(job)}|{tuple(job[3])!r}".encode())
     return h.hexdigest()[:24]
 
 
@@ -269,8 +278,8 @@ class _Progress:
 
 def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
            leaderboard_metrics: Sequence[str] = ("smce_over_T", "brier", "bias"),
-           formats: Sequence[str] = ("pdf", "png"), paper: bool = False, quiet: bool = False,
-           html: bool = True) -> list[Path]:
+           formats: Sequence[str] = ("png",), paper: bool = False, quiet: bool = False,
+           html: bool = True, paper_formats: Sequence[str] = ("pdf",)) -> list[Path]:
     """Draw every figure of a results directory into ``out_dir/figures/``, write a LaTeX table per
     game, ``out_dir/summary.md`` and ``out_dir/index.html``, and return the paths.
 
@@ -319,7 +328,7 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
     formats : any of :data:`FORMATS`.
     """
     out_dir = Path(out_dir)
-    bad = [f for f in formats if f not in FORMATS]
+    bad = [f for f in (*formats, *paper_formats) if f not in FORMATS]
     if bad or not formats:
         raise ValueError(f"figure format {', '.join(map(repr, bad)) or 'none'}: choose from {', '.join(FORMATS)}")
     if tables is None:
@@ -331,49 +340,71 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
     rc = {k: v for k, v in mpl.rcParams.items() if k not in _LOCAL_RC}  # the workers draw with ours
     games = sorted(summary["game"].dropna().astype(str).unique()) if "game" in summary else []
     parts = [(g, *(_of_game(df, g) for df in (summary, curves, rel))) for g in games] or [(None, summary, curves, rel)]
-    root = out_dir / ("paper" if paper else "figures")
-    # a game name read from a table never leads out of the results directory
-    fig_dir = {game: inside(out_dir, root / (game if len(parts) > 1 and not paper else "")) for game, *_ in parts}
+    # the full report (PNG by default: what index.html shows) and the paper's few figures (PDF), or
+    # only the paper's; a single matchup gets no paper folder (``--paper`` writes it)
+    single = _single_matchup(summary)
+    roots = {"paper": formats} if paper else \
+        {"figures": formats, **({} if single or not paper_formats else {"paper": paper_formats})}
+    fig_dir = {}
+    for where in roots:
+        # a game name read from a table never leads out of the results directory
+        fig_dir[where] = {game: inside(out_dir, out_dir / where / (game if len(parts) > 1 and where == "figures"
+                                                                     else "")) for game, *_ in parts}
     families = _families(summary)
-    jobs: list[tuple] = []
+    jobs: dict[str, list[tuple]] = {where: [] for where in roots}
     for game, s, c, r in parts:
-        fig_dir[game].mkdir(parents=True, exist_ok=True)
         styles = _game_styles(families, s, c, r)  # one color and marker per forecaster in all the game's figures
-        game_jobs = binary.jobs(s, c, r, fig_dir[game], formats, rc, styles, leaderboard_metrics)
-        for module in (quantile, experts, decision):  # each game's own figures, if the game is there
-            game_jobs += module.jobs(s, c, fig_dir[game], formats, rc, styles)
-        if not _certificate_ratios(s).empty:
-            game_jobs.append(("certificates", (_only(s, prefix="cert."), styles), fig_dir[game] / "certificates",
-                              formats, rc))
-        if _single_matchup(s):  # a heatmap of one cell says nothing a table does not
-            game_jobs = [j for j in game_jobs if j[0] != "leaderboard"]
-        jobs += paper_jobs(game, s, game_jobs) if paper else game_jobs
-    written = _draw(root, jobs, quiet)
+        for where, fmts in roots.items():
+            fig_dir[where][game].mkdir(parents=True, exist_ok=True)
+            game_jobs = _jobs_of_game(s, c, r, fig_dir[where][game], fmts, rc, styles, leaderboard_metrics,
+                                      facet=where == "figures")
+            jobs[where] += paper_jobs(game, s, game_jobs) if where == "paper" else game_jobs
+    written = _draw(out_dir, jobs, quiet)
     for game, s, *_ in parts:
         metrics = _headline(game, s, leaderboard_metrics)
-        if metrics:
-            path = fig_dir[game] / (f"{game or 'results'}_table.tex" if paper else "table.tex")
+        if not metrics:
+            continue
+        for where in roots:
+            path = fig_dir[where][game] / (f"{game or 'results'}_table.tex" if where == "paper" else "table.tex")
             n = s["seed"].nunique() if "seed" in s else 1
             write_text_atomic(f"% {game or 'all games'}: mean over natures of the mean over {n} seed(s), "
                               "+- the half-width of its 95% interval (none: one seed, or one value on every seed); "
                               "best in bold (arena.plots.latex_table)\n"
                               + latex_table(s, metrics) + "\n", path)
-            written.append(path)
-    _remove_stale(root, written)
+            written[where].append(path)
+    for where in roots:
+        _remove_stale(out_dir / where, written[where])
     if paper:
-        return written
+        return written["paper"]
+    figures = written["figures"]
     if not summary.empty:
-        comparisons, written = _top_comparisons(out_dir, summary, fig_dir, formats, written)
+        comparisons, figures = _top_comparisons(out_dir, summary, fig_dir["figures"], formats, figures)
         path = out_dir / "summary.md"
         page = [out_dir / "index.html"] if html else []  # written below; the summary links it too
-        write_text_atomic(markdown_summary(summary, [*written, *page], out_dir, leaderboard_metrics,
-                                           comparisons), path)
-        written.append(path)
+        write_text_atomic(markdown_summary(summary, [*figures, *written.get("paper", []), *page], out_dir,
+                                           leaderboard_metrics, comparisons), path)
+        figures.append(path)
+    out = [*figures, *written.get("paper", [])]
     if html:
         from arena.plots.html import write_index
 
-        written.append(write_index(out_dir, summary, [(j[2], j[0], j[1]) for j in jobs], written))
-    return written
+        out.append(write_index(out_dir, summary, [(j[2], j[0], j[1]) for j in jobs["figures"]], out))
+    return out
+
+
+def _jobs_of_game(s: pd.DataFrame, c: pd.DataFrame, r: pd.DataFrame, fig_dir: Path, formats: Sequence[str],
+                  rc: dict, styles: dict, leaderboard_metrics: Sequence[str], facet: bool) -> list[tuple]:
+    """Every figure job of one game's tables: its binary forecasts' (:func:`arena.plots.binary.jobs`),
+    each game's own, and the certificates; no leaderboard for a single matchup (a heatmap of one
+    cell says nothing a table does not)."""
+    game_jobs = binary.jobs(s, c, r, fig_dir, formats, rc, styles, leaderboard_metrics, facet=facet)
+    for module in (quantile, experts, decision):  # each game's own figures, if the game is there
+        game_jobs += module.jobs(s, c, fig_dir, formats, rc, styles)
+    if not _certificate_ratios(s).empty:
+        game_jobs.append(("certificates", (_only(s, prefix="cert."), styles), fig_dir / "certificates", formats, rc))
+    if _single_matchup(s):
+        game_jobs = [j for j in game_jobs if j[0] != "leaderboard"]
+    return game_jobs
 
 
 def _top_comparisons(out_dir: Path, summary: pd.DataFrame, fig_dir: dict, formats: Sequence[str],
@@ -395,23 +426,39 @@ def _top_comparisons(out_dir: Path, summary: pd.DataFrame, fig_dir: dict, format
     return final, written
 
 
-def _draw(root: Path, jobs: list[tuple], quiet: bool) -> list[Path]:
-    """Draw the jobs whose inputs changed since the manifest of ``root`` was written; return every
-    job's files, drawn now or kept."""
-    manifest_path = root / MANIFEST
-    old = _read_manifest(manifest_path)
-    base = _code_version() + hashlib.sha256(repr(sorted(
-        (k, repr(v)) for k, v in jobs[0][4].items())).encode()).hexdigest()[:16] if jobs else ""
-    keys = [_job_key(job, base) for job in jobs]
-    files = [[Path(job[2]).with_name(f"{Path(job[2]).name}.{ext}") for ext in job[3]] for job in jobs]
-    rel = [Path(job[2]).relative_to(root).as_posix() for job in jobs]
-    todo = [i for i in range(len(jobs)) if old.get(rel[i]) != keys[i] or not all(f.exists() for f in files[i])]
+def _draw(out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool) -> dict[str, list[Path]]:
+    """Draw the jobs (per folder of ``out_dir``: ``figures``, ``paper``) whose inputs changed since
+    the folder's manifest was written, all in one pool, each figure once: a paper's figure that
+    the report draws too is saved in both places from one drawing. Return every job's files,
+    drawn now or kept, per folder."""
+    todo: dict[str, list[tuple]] = {}  # what a figure shows -> the jobs to draw that show it
+    files, manifests = {}, {}
+    for where, js in jobs.items():
+        root = out_dir / where
+        old = _read_manifest(root / MANIFEST)
+        base = _code_version() + hashlib.sha256(repr(sorted(
+            (k, repr(v)) for k, v in js[0][4].items())).encode()).hexdigest()[:16] if js else ""
+        data = [_data_key(job) for job in js]
+        keys = [_job_key(job, base, d) for job, d in zip(js, data)]
+        fs = [[Path(job[2]).with_name(f"{Path(job[2]).name}.{ext}") for ext in job[3]] for job in js]
+        rel = [Path(job[2]).relative_to(root).as_posix() for job in js]
+        for i, job in enumerate(js):
+            if old.get(rel[i]) != keys[i] or not all(f.exists() for f in fs[i]):
+                todo.setdefault(data[i], []).append(job)
+        files[where] = [f for f_ in fs for f in f_]
+        if js or old:
+            manifests[root / MANIFEST] = dict(zip(rel, keys))
+    merged = [(*same[0][:5], tuple((j[2], j[3]) for j in same[1:])) if len(same) > 1 else same[0]
+              for same in todo.values()]
     if not quiet:
-        print(f"[arena] figures: {len(todo)} to draw, {len(jobs) - len(todo)} up to date in {root}", flush=True)
-    _run_jobs([jobs[i] for i in todo], on_done=_Progress(len(todo), quiet))
-    if jobs or old:
-        write_text_atomic(json.dumps(dict(zip(rel, keys)), indent=0, sort_keys=True), manifest_path)
-    return [f for fs in files for f in fs]
+        n = sum(map(len, jobs.values()))
+        drawn = sum(map(len, todo.values()))
+        print(f"[arena] figures: {drawn} to draw, {n - drawn} up to date in "
+              + ", ".join(str(out_dir / w) for w in jobs), flush=True)
+    _run_jobs(merged, on_done=_Progress(len(merged), quiet))
+    for path, entries in manifests.items():
+        write_text_atomic(json.dumps(entries, indent=0, sort_keys=True), path)
+    return files
 
 
 def _remove_stale(root: Path, written: list[Path]) -> None:
