@@ -41,6 +41,7 @@ from arena.plots.common import (
     CURVE_LABELS,
     _groups,
     _clean,
+    _decades,
     _draw_curves,
     _facets,
     _floor_note,
@@ -411,6 +412,8 @@ def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Se
             if i < len(natures) - ncols:
                 ax.tick_params(labelbottom=False)
             entries += [*zip(*reversed(ax.get_legend_handles_labels())), *((lab, h) for h, lab in extra)]
+        for ax in axes:
+            _decades(ax)
         seen: dict[str, object] = {}  # every forecaster once, every bound once (named by its forecasters)
         for lab, h in entries:
             seen.setdefault(lab, h)

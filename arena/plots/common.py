@@ -100,6 +100,32 @@ def _rounds_axes(ax: Axes, ylabel: str, nature: str | None, logy: bool = True) -
         ax.set_title(nature.replace("_", " "))
 
 
+def _decades(ax: Axes) -> None:
+    """Ticks at the whole decades in view of each log axis of ``ax`` (1, 2 and 5 times them where
+    fewer than two decades are in view): the default locator makes ticks a decade or two beyond
+    the view too, and each tick costs as much to make as a short curve.
+
+    Examples
+    --------
+    >>> from arena.plots.style import _new_figure
+    >>> ax = _new_figure().add_subplot(); ax.set_xscale("log"); _ = ax.set_xlim(10, 1000); _decades(ax)
+    >>> [float(v) for v in ax.get_xticks()]
+    [10.0, 100.0, 1000.0]
+    >>> _ = ax.set_xlim(0.03, 0.3); _decades(ax); [float(v) for v in ax.get_xticks()]
+    [0.05, 0.1, 0.2]
+    """
+    for axis, (lo, hi) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+        if axis.get_scale() != "log" or not (0 < lo < hi):
+            continue
+        k = np.arange(np.floor(np.log10(lo)), np.floor(np.log10(hi) + 1e-9) + 1)
+        ticks = 10.0 ** k
+        if ((ticks >= lo * (1 - 1e-9)) & (ticks <= hi * (1 + 1e-9))).sum() < 2:  # 1, 2 and 5 times the decades
+            ticks = (10.0 ** k[:, None] * np.array([1.0, 2.0, 5.0])).ravel()
+        ticks = ticks[(ticks >= lo * (1 - 1e-9)) & (ticks <= hi * (1 + 1e-9))]
+        if len(ticks) >= 2:
+            axis.set_ticks(ticks)
+
+
 def _no_data(ax: Axes, what: str) -> None:
     ax.text(0.5, 0.5, f"no data: {what}", ha="center", va="center", transform=ax.transAxes, color="0.4")
     ax.set_xticks([])
@@ -270,6 +296,7 @@ def _panel_title(fig: Figure, panels: list, title: str | None, note: str, own: b
         return
     if len(panels) == 1:
         ax = panels[0][0]
+        _decades(ax)
         ax.set_title(((title or "") + (f"\n({note})" if note and title else note)).strip(), fontsize=7)
         return
     if getattr(fig, "_arena_sharey", False):  # one y range for panels to be compared: its labels once a row
@@ -281,6 +308,7 @@ def _panel_title(fig: Figure, panels: list, title: str | None, note: str, own: b
                 a.set_ylabel("")
                 a.tick_params(labelleft=False)
     for a, _ in panels:
+        _decades(a)
         fam, *k = str(a.get_gid() or "").removeprefix("panel:").split(":")
         a.set_title(_FAMILY_TITLES.get(fam, fam if fam != "None" else "") + (f" ({k[0]} of {k[1]})" if k else ""),
                     fontsize=7)

@@ -9,6 +9,7 @@ the same whichever process draws it.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -18,6 +19,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Future, wait
+from contextlib import contextmanager
 from pathlib import Path
 
 import matplotlib as mpl
@@ -65,7 +67,23 @@ def _draw_job(job: tuple) -> list[Path]:
 
 def _work(job: tuple) -> list[Path]:
     """What a worker process of the pool runs: :func:`_draw_job` of its own copy of this module."""
+    if not gc.get_freeze_count():  # the worker's modules, once: see _frozen
+        gc.collect()
+        gc.freeze()
     return _draw_job(job)
+
+
+@contextmanager
+def _frozen():
+    """The objects alive now (modules, tables) left out of the garbage collector's scans while
+    figures are drawn: a figure makes some ten thousand objects, and each full collection it
+    triggers would scan them all again (a tenth of the drawing time); afterwards, as they were."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 _AGGREGATES = ("summary", "curves", "reliability")
@@ -112,7 +130,7 @@ def _processes(n_jobs: int) -> int:
     return max(1, min(n, n_jobs))
 
 
-def _run_jobs(jobs: list[tuple], on_done=None) -> list[list[Path]]:
+def _run_jobs(jobs: list[tuple], on_done=None, meanwhile=None) -> list[list[Path]]:
     """Draw every job; the results come in the jobs' order, whichever process drew them.
 
     This process draws jobs from the end of the list at once; worker processes of joblib's
@@ -121,10 +139,13 @@ def _run_jobs(jobs: list[tuple], on_done=None) -> list[list[Path]]:
     ready; the two meet in the middle. A worker that cannot start or that dies, or a job that
     does not pickle, leaves its job to this process; an error in a figure is raised here,
     whoever drew it. ``on_done(job)``, when given, is called as each job is drawn (from this thread or
-    the pool's), e.g. to print progress."""
+    the pool's), e.g. to print progress. ``meanwhile()``, when given, is called by this process
+    first (while the workers start and draw), e.g. to compute a table the figures do not need."""
     on_done = on_done or (lambda job: None)
     workers = _processes(len(jobs)) - 1
     if workers < 1 or not sys.executable or getattr(sys, "frozen", False):  # a frozen app is no python
+        if meanwhile is not None:
+            meanwhile()
         out = []
         for job in jobs:
             out.append(_draw_job(job))
@@ -182,6 +203,8 @@ def _run_jobs(jobs: list[tuple], on_done=None) -> list[list[Path]]:
     feeder = threading.Thread(target=feed, name="arena-plots-pool", daemon=True)
     feeder.start()
     try:
+        if meanwhile is not None:
+            meanwhile()
         while (i := take(front=False)) is not None:
             results[i] = _draw_job(jobs[i])
             on_done(jobs[i])
@@ -359,7 +382,10 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
             game_jobs = _jobs_of_game(s, c, r, fig_dir[where][game], fmts, rc, styles, leaderboard_metrics,
                                       facet=where == "figures")
             jobs[where] += paper_jobs(game, s, game_jobs) if where == "paper" else game_jobs
-    written = _draw(out_dir, jobs, quiet)
+    # the comparison of the top forecasters replays matchups: done while the pool's workers draw
+    pairs: list = []
+    top = (lambda: pairs.append(_top_pairs(out_dir, summary))) if "figures" in roots and not summary.empty else None
+    written = _draw(out_dir, jobs, quiet, top)
     for game, s, *_ in parts:
         metrics = _headline(game, s, leaderboard_metrics)
         if not metrics:
@@ -378,7 +404,8 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
         return written["paper"]
     figures = written["figures"]
     if not summary.empty:
-        comparisons, figures = _top_comparisons(out_dir, summary, fig_dir["figures"], formats, figures)
+        comparisons, figures = _top_comparisons(out_dir, pairs[0] if pairs else _top_pairs(out_dir, summary),
+                                                fig_dir["figures"], formats, figures)
         path = out_dir / "summary.md"
         page = [out_dir / "index.html"] if html else []  # written below; the summary links it too
         write_text_atomic(markdown_summary(summary, [*figures, *written.get("paper", []), *page], out_dir,
@@ -407,15 +434,21 @@ def _jobs_of_game(s: pd.DataFrame, c: pd.DataFrame, r: pd.DataFrame, fig_dir: Pa
     return game_jobs
 
 
-def _top_comparisons(out_dir: Path, summary: pd.DataFrame, fig_dir: dict, formats: Sequence[str],
-                     written: list[Path]) -> tuple[pd.DataFrame, list[Path]]:
-    """The anytime-valid comparison of each game's top pair (:func:`arena.compare.top_pairs`), its
-    table ``compare_top.csv`` and its figure ``compare__<A>__<B>`` per game and T."""
+def _top_pairs(out_dir: Path, summary: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`arena.compare.top_pairs`: the anytime-valid comparison of each game's top pair."""
     from arena.compare import top_pairs
+
+    return top_pairs(out_dir, summary)
+
+
+def _top_comparisons(out_dir: Path, pairs: tuple[pd.DataFrame, pd.DataFrame], fig_dir: dict, formats: Sequence[str],
+                     written: list[Path]) -> tuple[pd.DataFrame, list[Path]]:
+    """The anytime-valid comparison of each game's top pair (``pairs``: :func:`_top_pairs`), its
+    table ``compare_top.csv`` and its figure ``compare__<A>__<B>`` per game and T."""
     from arena.plots.compare import comparison_figure
     from arena.results import write_table
 
-    final, curves = top_pairs(out_dir, summary)
+    final, curves = pairs
     if curves.empty:  # nothing compared (no per-round records): summary.md gives the reason
         return final, written
     written = [*written, write_table(final, out_dir, "compare_top")]
@@ -426,7 +459,7 @@ def _top_comparisons(out_dir: Path, summary: pd.DataFrame, fig_dir: dict, format
     return final, written
 
 
-def _draw(out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool) -> dict[str, list[Path]]:
+def _draw(out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool, meanwhile=None) -> dict[str, list[Path]]:
     """Draw the jobs (per folder of ``out_dir``: ``figures``, ``paper``) whose inputs changed since
     the folder's manifest was written, all in one pool, each figure once: a paper's figure that
     the report draws too is saved in both places from one drawing. Return every job's files,
@@ -455,7 +488,8 @@ def _draw(out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool) -> dict[s
         drawn = sum(map(len, todo.values()))
         print(f"[arena] figures: {drawn} to draw, {n - drawn} up to date in "
               + ", ".join(str(out_dir / w) for w in jobs), flush=True)
-    _run_jobs(merged, on_done=_Progress(len(merged), quiet))
+    with _frozen():
+        _run_jobs(merged, on_done=_Progress(len(merged), quiet), meanwhile=meanwhile)
     for path, entries in manifests.items():
         write_text_atomic(json.dumps(entries, indent=0, sort_keys=True), path)
     return files
