@@ -115,6 +115,39 @@ _FIGURES_PER_WORKER = 6
 _IDLE_SECONDS = 60
 
 
+def _warm() -> None:
+    """Nothing: a worker that runs it has imported this module (matplotlib, pandas) and is ready."""
+
+
+def start_workers(out_dir: Path | str) -> None:
+    """Start the pool's worker processes now, in the background, when the report of ``out_dir``
+    will draw from scratch (no figures' manifest newer than its summary): a worker takes a second
+    or two to import what it draws with, which then overlaps what comes before the drawing
+    (aggregating the tables) instead of delaying it. Nothing with one process
+    (:func:`_processes`) or where no pool can start."""
+    out_dir = Path(out_dir)
+    try:
+        if (out_dir / "figures" / MANIFEST).stat().st_mtime_ns > (out_dir / "summary.parquet").stat().st_mtime_ns:
+            return  # drawn before and probably up to date: nothing for a worker to do
+    except OSError:
+        pass
+    workers = _processes(10**6) - 1
+    if workers < 1 or not sys.executable or getattr(sys, "frozen", False):
+        return
+
+    def start() -> None:
+        try:
+            from joblib.externals.loky import get_reusable_executor
+
+            pool = get_reusable_executor(max_workers=workers, timeout=_IDLE_SECONDS)
+            for _ in range(workers):
+                pool.submit(_warm)
+        except Exception:  # noqa: BLE001  (no pool here: the report draws in this process)
+            pass
+
+    threading.Thread(target=start, name="arena-plots-start", daemon=True).start()
+
+
 def _processes(n_jobs: int) -> int:
     """How many processes draw, this one included: ``ARENA_PLOT_JOBS`` if set (1 = this one
     only), else one per CPU this process may use, but never fewer than
