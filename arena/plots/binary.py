@@ -326,6 +326,9 @@ _BY_NATURE = {
     "bias": (False, "bit_bound", "x", True, CURVE_LABELS["bias"]),
     "regret_linear": (False, "regret_linear_bound", 1.0, False, CURVE_LABELS["regret_linear"].replace("\n", " ")),
 }
+#: What each figure of small multiples shows, first in its title.
+_BY_NATURE_TITLES = {"smce": "smooth calibration error per round", "bias": "bias per round",
+                     "regret_linear": "regret to the best linear forecast"}
 #: The grid of small multiples, in inches: panel height, gap under a panel (its title), left
 #: margin (y tick labels and the shared y label), gap between panels (y tick labels when the
 #: panels do not share them), bottom margin, the title's height and a legend row's.
@@ -434,7 +437,8 @@ def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Se
         fig.supxlabel("round t (log scale)", y=0.04 / height, fontsize=8, va="bottom")
         fig.supylabel(ylabel, x=0.04 / FULL_WIDTH, fontsize=8, ha="left")
         n = _seeds(stats)
-        fig.suptitle(((title + ": ") if title else "") + _seed_note(n), y=1 - 0.04 / height, va="top", fontsize=8)
+        fig.suptitle(f"{_BY_NATURE_TITLES[metric]}, " + (f"{title} " if title else "") + f"({_seed_note(n)})",
+                     y=1 - 0.04 / height, va="top", fontsize=8)
     return fig
 
 

@@ -336,14 +336,18 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
            leaderboard_metrics: Sequence[str] = ("smce_over_T", "brier", "bias"),
            formats: Sequence[str] = ("png",), paper: bool = False, quiet: bool = False,
            html: bool = True, paper_formats: Sequence[str] = ("pdf",)) -> list[Path]:
-    """Draw every figure of a results directory into ``out_dir/figures/``, write a LaTeX table per
-    game, ``out_dir/summary.md`` and ``out_dir/index.html``, and return the paths.
+    """Draw every figure of a results directory into ``out_dir/figures/`` (and a paper's few into
+    ``out_dir/paper/``), write a LaTeX table per game, ``out_dir/summary.md`` and
+    ``out_dir/index.html``, and return the paths.
 
     Per game present (each in ``figures/<game>/`` when the directory holds several games):
 
-    - binary forecasts (any game whose curves have them), per nature: ``smce_vs_T__<nature>``,
-      ``regret_linear__<nature>``, ``bias__<nature>`` and ``reliability__<nature>`` (one panel
-      per forecaster); ``leaderboard__<metric>`` per metric of ``leaderboard_metrics``;
+    - binary forecasts (any game whose curves have them): smCE/T, regret to linear and bias as
+      small multiples over the natures, one figure per group of forecasters
+      (``smce_vs_T__<group>``, ``regret_linear__<group>``, ``bias__<group>``:
+      :func:`arena.plots.binary.jobs`; per nature, ``<figure>__<nature>``, with one nature),
+      ``reliability__<nature>`` (one panel per forecaster); ``leaderboard__<metric>`` per metric
+      of ``leaderboard_metrics``;
     - quantile game: ``rolling_coverage__<nature>``, ``coverage_error__<nature>``,
       ``group_coverage__<nature>`` (group natures), ``coverage_vs_L`` (Lipschitz-CDF natures) and
       leaderboards of :data:`QUANTILE_METRICS`;
@@ -352,22 +356,25 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
     - ``certificates``: every certificate's value over its bound (:func:`certificate_margins`);
     - ``table.tex``: :func:`latex_table` of the game's :data:`HEADLINE_METRICS`.
 
-    A leaderboard needs two forecasters or two natures: a single matchup gets its curves,
-    reliability and certificates only. Each figure comes in every one of ``formats`` (PDF fonts
-    embedded as TrueType); a figure without data is skipped. Then the anytime-valid comparison of each game's two best forecasters
-    (:func:`arena.compare.top_pairs`: ``compare_top.parquet``/``.csv`` and a figure
-    ``compare__<A>__<B>__T<T>``, when their per-round records can be had), ``summary.md``
+    A leaderboard needs two forecasters or two natures: a single matchup gets smCE/T (and the
+    curves its forecaster certifies a bound on), reliability and certificates only. Each figure
+    comes in every one of ``formats`` (PDF fonts embedded as TrueType); a figure without data is
+    skipped. Unless a single matchup, the figures a paper needs (:func:`paper_jobs`) also go to
+    ``out_dir/paper/`` in ``paper_formats`` (none: no ``paper/``), with each game's LaTeX table; a
+    figure in both folders is drawn once. Then the anytime-valid comparison of each game's two best forecasters
+    (:func:`arena.compare.top_pairs`, computed while worker processes draw: ``compare_top.parquet``/``.csv``
+    and a figure ``compare__<A>__<B>__T<T>``, when their per-round records can be had), ``summary.md``
     (:func:`markdown_summary`) and ``index.html`` (:func:`arena.plots.html.write_index`). The
     paths come in that order, whatever the number of processes.
 
-    Only figures whose inputs changed are drawn: ``figures/.manifest.json`` keeps, per figure, a
-    digest of its data, formats and the plotting code; a figure whose digest is unchanged and
-    whose files are there is kept as it is. Files of ``figures/`` (figures and tables) that this
-    report did not produce are stale, and removed. Progress is printed as the figures are drawn
+    Only figures whose inputs changed are drawn: ``figures/.manifest.json`` (and ``paper/``'s)
+    keeps, per figure, a digest of its data, formats and the plotting code; a figure whose digest
+    is unchanged and whose files are there is kept as it is. Files of ``figures/`` and ``paper/``
+    (figures and tables) that this report did not produce are stale, and removed. Progress is printed as the figures are drawn
     (unless ``quiet``).
 
     With ``paper``, only the handful of figures a paper needs go to ``out_dir/paper/``, named for
-    it (:func:`paper_jobs`), with each game's LaTeX table; nothing else is written.
+    it (:func:`paper_jobs`), in ``formats``, with each game's LaTeX table; nothing else is written.
 
     The figures are drawn by this process and, where there is more than one CPU, by worker
     processes (one per CPU; set ``ARENA_PLOT_JOBS`` to choose the number of processes, 1 for
@@ -381,7 +388,8 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
         unless ``tables`` (keys ``summary``, ``curves``, ``reliability``) is given.
     leaderboard_metrics : the leaderboards of binary forecasts, and the headline metrics of a
         game without its own entry in :data:`HEADLINE_METRICS`.
-    formats : any of :data:`FORMATS`.
+    formats : any of :data:`FORMATS`; by default PNG (what ``index.html`` shows).
+    paper_formats : the formats of ``paper/`` beside the full report (PDF by default; empty: no ``paper/``).
     """
     out_dir = Path(out_dir)
     bad = [f for f in (*formats, *paper_formats) if f not in FORMATS]
