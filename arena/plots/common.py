@@ -315,10 +315,15 @@ def _panel_title(fig: Figure, panels: list, title: str | None, note: str, own: b
     fig.suptitle(((title or "") + (f" ({note})" if note else "")).strip(), fontsize=8)
     entries = getattr(fig, "_arena_entries", {})
     if entries:
-        ncol = min(5, len(entries))
         w, h = fig.get_size_inches()
+        renderer = fig.canvas.get_renderer()
+        for ncol in range(min(5, len(entries)), 0, -1):  # as many columns as fit the figure's width
+            leg = fig.legend(list(entries.values()), list(entries), loc="outside lower center", ncol=ncol,
+                             **_LEGEND_STYLE)
+            if ncol == 1 or leg.get_window_extent(renderer).width <= 0.98 * w * fig.dpi:
+                break
+            leg.remove()
         fig.set_size_inches(w, h + 0.12 * math.ceil(len(entries) / ncol))  # room for the legend's rows
-        fig.legend(list(entries.values()), list(entries), loc="outside lower center", ncol=ncol, **_LEGEND_STYLE)
 
 
 _LEGEND_STYLE = {"frameon": False, "handlelength": 1.8, "columnspacing": 0.8, "borderaxespad": 0.2,
