@@ -356,7 +356,7 @@ def test_reliability_grid_panels_match_pandas(results):
         np.testing.assert_allclose(x, center, rtol=1e-12)
         np.testing.assert_array_equal(bottom, 0.0)
         # each panel's bars on the scale right of it, named once per row, right of its last panel
-        _assert_share_scale(ax, height, n, label=fc == sorted(FORECASTERS)[-1])
+        _assert_share_scale(ax, height, n, label=fc == max(FORECASTERS))
         bins = next(c for c in ax.collections if c.get_gid() == "bins")
         assert same_color(bins.get_facecolors()[0], plots.forecaster_styles(FORECASTERS)[fc]["color"])
 

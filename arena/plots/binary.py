@@ -26,7 +26,6 @@ from pathlib import Path
 import matplotlib as mpl
 import numpy as np
 import pandas as pd
-from matplotlib import ticker
 from matplotlib.axes import Axes
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
@@ -39,22 +38,22 @@ from arena.plots.common import (
     _FAMILY_TITLES,
     _LEGEND_STYLE,
     CURVE_LABELS,
-    _groups,
     _clean,
     _decades,
     _draw_curves,
     _facets,
     _floor_note,
+    _groups,
     _legend,
     _log_floor,
-    _panel_title,
-    _seed_note,
-    _seeds,
     _no_data,
     _ok,
     _only,
+    _panel_title,
     _restrict,
     _rounds_axes,
+    _seed_note,
+    _seeds,
     regret_curves,
 )
 from arena.plots.style import (

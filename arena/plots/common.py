@@ -17,7 +17,6 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.colors import LogNorm, Normalize
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
 from arena.aggregate import mean_ci, seed_stats
@@ -30,9 +29,9 @@ from arena.plots.style import (
     MAX_LINES,
     METRIC_LABELS,
     MIN_BAND_SEEDS,
-    _new_figure,
     _axes,
     _fmt,
+    _new_figure,
     _plain_log_ticks,
     _safe,
     order,

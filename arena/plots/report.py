@@ -25,8 +25,6 @@ from pathlib import Path
 import matplotlib as mpl
 import pandas as pd
 
-from arena.results import inside
-
 # not ``from arena.plots import ...``: that is the package's __init__, which imports this module
 import arena.plots.binary as binary
 import arena.plots.decision as decision
@@ -43,7 +41,7 @@ from arena.plots.common import (
 )
 from arena.plots.style import _safe, _save, forecaster_styles
 from arena.plots.tables import _headline, latex_table, markdown_summary
-from arena.results import write_text_atomic
+from arena.results import inside, write_text_atomic
 
 #: Every figure :func:`report` draws, by name.
 FIGURES = {
@@ -142,7 +140,7 @@ def start_workers(out_dir: Path | str) -> None:
             pool = get_reusable_executor(max_workers=workers, timeout=_IDLE_SECONDS)
             for _ in range(workers):
                 pool.submit(_warm)
-        except Exception:  # noqa: BLE001  (no pool here: the report draws in this process)
+        except Exception:  # noqa: BLE001, S110  (no pool here: _run_jobs finds out again, and draws here)
             pass
 
     threading.Thread(target=start, name="arena-plots-start", daemon=True).start()
