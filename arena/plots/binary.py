@@ -305,7 +305,7 @@ def _reliability_grid(pooled: dict[str, pd.DataFrame], nature: str, names: list[
             # spares making a dozen tick artists per panel
             if i % ncols:
                 a.set_yticks([])
-            if nrows > 1 or i % ncols:  # several rows: one label for them all, below
+            if nrows > 1 or i % ncols:  # several rows: one label for them all, left of the grid
                 a.set_ylabel("")
             if i < len(names) - ncols:
                 a.set_xlabel("")
