@@ -181,8 +181,10 @@ def report_main(argv: list[str] | None = None) -> None:
     """``arena-report DIR [--format pdf,png,svg] [--paper] [--quiet]``: rebuild the summary tables,
     figures and results page (``index.html``) of a results directory.
 
-    Only the figures whose inputs changed are drawn again. ``--paper`` writes only the handful of
-    figures and the LaTeX table a paper needs, to ``DIR/paper/`` (PDF unless ``--format`` says).
+    Only the figures whose inputs changed are drawn again. The figures come as PNG (what the page
+    shows; ``--format pdf,png,svg`` for every format), and the handful of figures and the LaTeX
+    table a paper needs as PDF (TrueType fonts) in ``DIR/paper/``; ``--paper`` writes only those
+    (PDF unless ``--format`` says).
     """
     import argparse
 
@@ -191,18 +193,22 @@ def report_main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="arena-report", description=report_main.__doc__.split("\n\n")[0].split(": ", 1)[1])
     ap.add_argument("results_dir", type=Path, help="a results directory (of a tournament or a sweep)")
     ap.add_argument("--format", default=None, help=f"figure formats, comma-separated, of {', '.join(FORMATS)} "
-                    "(default: pdf,png; with --paper: pdf)")
+                    "(default: png, what index.html shows, and the paper's few figures as PDF in DIR/paper/; "
+                    "with --paper: pdf)")
     ap.add_argument("--paper", action="store_true", help="only a paper's figures and LaTeX table, in DIR/paper/")
     ap.add_argument("--quiet", action="store_true", help="print no progress while drawing")
     _no_collection_at_exit()
     args = ap.parse_args(argv)
-    formats = tuple(f.strip().lower() for f in (args.format or ("pdf" if args.paper else "pdf,png")).split(",")
+    formats = tuple(f.strip().lower() for f in (args.format or ("pdf" if args.paper else "png")).split(",")
                     if f.strip())
     bad = [f for f in formats if f not in FORMATS]
     if bad or not formats:
         print(f"arena-report: error: --format {args.format!r}: choose from {', '.join(FORMATS)}, "
               "comma-separated (e.g. --format pdf,png)", file=sys.stderr)
         raise SystemExit(2)
+    from arena.plots.report import start_workers
+
+    start_workers(args.results_dir)  # the figures' worker processes start while the tables are aggregated
     try:
         finish(args.results_dir, only=planned(args.results_dir),
                options={"formats": formats, "paper": args.paper, "quiet": args.quiet})

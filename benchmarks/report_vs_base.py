@@ -9,9 +9,11 @@ The base commit is exported with ``git archive`` (no worktree is added to the re
 ``--scratch/<commit>`` and installed there in a virtual environment of its own (once; reused
 after). The default run (the calibration tournament) is played once by this tree with
 ``report=false``; then, turn about, each version's ``arena-report`` draws it in a fresh copy
-(cold: no figures there), and this tree's report runs once more on its own output (warm:
-nothing changed, the figures' manifest keeps them all). Prints the medians and their ratios and
-appends rows to ``benchmarks/results/latest.csv``'s neighbour ``report_vs_base.csv``.
+(cold: no figures there), by default (this tree: PNG, and the paper's figures as PDF) and, for
+this tree, with every figure as PDF and PNG too (``--format pdf,png``, what the base writes); then
+this tree's report runs once more on its own output (warm: nothing changed, the figures' manifest
+keeps them all). Prints the medians of wall-clock and CPU seconds (the report's processes
+together) and their ratios, and writes them to ``benchmarks/results/report_vs_base.csv``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -33,11 +36,16 @@ from compare import build_base  # noqa: E402  (the one way the base commit is bu
 from run import _cpu  # noqa: E402  (the benchmark suite's CPU name)
 
 
-def _timed(cmd: list[str]) -> float:
+def _timed(cmd: list[str]) -> tuple[float, float]:
+    """Wall-clock seconds of ``cmd`` and the CPU seconds (user + system) of it and its worker processes:
+    on a machine shared with other work the CPU time varies less than the wall time."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                    env={**os.environ, "MPLBACKEND": "Agg"})
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -56,22 +64,26 @@ def main(argv: list[str] | None = None) -> None:
             subprocess.run([str(Path(sys.executable).parent / "arena"), f"results_root={tmp / 'run'}", "report=false"],
                            check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
             run = tmp / "run" / "calibration"
-        times: dict[str, list[float]] = {"base": [], "ours": [], "ours_png": [], "ours_warm": []}
+        times: dict[str, list[tuple[float, float]]] = {"base": [], "ours": [], "ours_all_formats": [], "ours_warm": []}
         for k in range(args.repeats):
-            for who, exe, extra in (("base", base, []), ("ours", ours, []), ("ours_png", ours, ["--format", "png"])):
+            for who, exe, extra in (("base", base, []), ("ours", ours, []),
+                                    ("ours_all_formats", ours, ["--format", "pdf,png"])):
                 copy = tmp / f"{who}{k}"
                 shutil.copytree(run, copy, ignore=shutil.ignore_patterns("figures", "paper", "summary.md",
-                                                                           "index.html"))
+                                                                           "index.html", "compare_top.*"))
                 times[who].append(_timed([str(exe), str(copy), *extra]))
             times["ours_warm"].append(_timed([str(ours), str(tmp / f"ours{k}")]))
-    med = {k: statistics.median(v) for k, v in times.items()}
-    cpu = _cpu()
-    rows = [{"name": f"arena-report default run: {who}", "base": args.base, "median_seconds": round(s, 3),
-             "ratio_base_over_this": round(med["base"] / s, 2), "cpu": cpu, "cpus": os.cpu_count()}
-            for who, s in med.items()]
+    wall = {k: statistics.median(w for w, _ in v) for k, v in times.items()}
+    cpu = {k: statistics.median(c for _, c in v) for k, v in times.items()}
+    name = _cpu()
+    rows = [{"name": f"arena-report default run: {who}", "base": args.base, "median_seconds": round(wall[who], 3),
+             "ratio_base_over_this": round(wall["base"] / wall[who], 2), "median_cpu_seconds": round(cpu[who], 3),
+             "cpu_ratio_base_over_this": round(cpu["base"] / cpu[who], 2), "repeats": args.repeats, "cpu": name,
+             "cpus": os.cpu_count()} for who in times]
     for r in rows:
-        print(f"{r['name']:<42} {r['median_seconds']:>8.2f} s   base/this = {r['ratio_base_over_this']:.2f}x")
-    print(f"machine: {cpu}, {os.cpu_count()} CPUs; {args.repeats} repeats each, turn about")
+        print(f"{r['name']:<44} wall {r['median_seconds']:>7.2f} s (base/this {r['ratio_base_over_this']:.2f}x)"
+              f"   cpu {r['median_cpu_seconds']:>7.2f} s (base/this {r['cpu_ratio_base_over_this']:.2f}x)")
+    print(f"machine: {name}, {os.cpu_count()} CPUs; {args.repeats} repeats each, turn about")
     out = ROOT / "benchmarks" / "results" / "report_vs_base.csv"
     with out.open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))

@@ -55,22 +55,31 @@ def _line(ax, gid):
 
 
 # ------------------------------------------------------------------------------- report
-PER_NATURE = ("smce_vs_T", "regret_linear", "bias", "reliability")
-#: Figures of the fixture: per nature, three leaderboards and the certificates.
-N_FIGURES = len(PER_NATURE) * len(NATURES) + 3 + 1
+#: Curves drawn as small multiples (one panel per nature; the fixture's 3 forecasters in one group)
+#: and figures drawn per nature.
+FACETED = ("smce_vs_T", "regret_linear", "bias")
+PER_NATURE = ("reliability",)
+#: Figures of the fixture in figures/: the curves, reliability per nature, three leaderboards and the
+#: certificates (PNG); in paper/ (PDF): smCE/T and reliability on one nature, a leaderboard, the certificates.
+N_FIGURES = len(FACETED) + len(PER_NATURE) * len(NATURES) + 3 + 1
+PAPER = [f"binary_{k}_{NATURES[0]}" for k in ("smce_vs_T", "reliability")] + [
+    "binary_leaderboard_smce_over_T", "binary_certificates"]
+#: Every file of the report: the figures, both LaTeX tables, summary.md and index.html.
+N_FILES = N_FIGURES + len(PAPER) + 4
 
 
 def test_report_writes_every_expected_file(written):
     out, paths = written
     fig_dir = out / "figures"
-    stems = [f"{kind}__{nat}" for nat in NATURES for kind in PER_NATURE]
+    stems = [f"{kind}__all" for kind in FACETED] + [f"{kind}__{nat}" for nat in NATURES for kind in PER_NATURE]
     stems += [f"leaderboard__{m}" for m in ("smce_over_T", "brier", "bias")] + ["certificates"]
-    expected = {fig_dir / f"{s}.{ext}" for s in stems for ext in ("pdf", "png")}
+    expected = {fig_dir / f"{s}.png" for s in stems}  # PNG by default: what index.html shows
+    expected |= {out / "paper" / f"{s}.pdf" for s in PAPER} | {out / "paper" / "binary_table.tex"}
     expected |= {fig_dir / "table.tex", out / "summary.md", out / "index.html"}
-    assert set(paths) == expected and len(paths) == len(expected)
+    assert set(paths) == expected and len(paths) == len(expected) == N_FILES
     for p in expected:
         assert p.stat().st_size > 0, p
-    for p in fig_dir.glob("*.pdf"):
+    for p in (out / "paper").glob("*.pdf"):
         assert p.read_bytes()[:4] == b"%PDF", p
     for p in fig_dir.glob("*.png"):
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", p
@@ -81,11 +90,14 @@ def test_report_writes_every_expected_file(written):
         assert f"({p.relative_to(out).as_posix()})" in md, p
 
 
-def test_pdfs_embed_truetype_fonts_not_type3(written):
-    """Fonts as Type 42 (TrueType, /FontFile2), whatever the caller's rcParams say."""
+def test_pdfs_embed_truetype_fonts_not_type3(written, results, tmp_path):
+    """Fonts as Type 42 (TrueType, /FontFile2), whatever the caller's rcParams say: the paper's PDFs,
+    and every figure's with ``formats`` asking for PDF."""
     out, _ = written
-    pdfs = sorted((out / "figures").glob("*.pdf"))
-    assert len(pdfs) == N_FIGURES
+    pdfs = sorted((out / "paper").glob("*.pdf"))
+    assert len(pdfs) == len(PAPER)
+    pdfs += [p for p in plots.report(tmp_path, tables=results[1], formats=("pdf",), paper_formats=()) if p.suffix == ".pdf"]
+    assert len(pdfs) == len(PAPER) + N_FIGURES and not (tmp_path / "paper").exists()
     for p in pdfs:
         data = p.read_bytes()
         assert b"/FontFile2" in data, p.name
@@ -98,7 +110,8 @@ def test_report_reads_the_tables_it_is_given(results, tmp_path):
     paths = plots.report(tmp_path, tables=only, formats=("png",))
     names = {p.name for p in paths}
     assert names == {f"leaderboard__{m}.png" for m in ("smce_over_T", "brier", "bias")} | {
-        "certificates.png", "table.tex", "summary.md", "index.html"}
+        "certificates.png", "table.tex", "summary.md", "index.html", "binary_leaderboard_smce_over_T.pdf",
+        "binary_certificates.pdf", "binary_table.tex"}
 
 
 def test_report_is_the_same_in_worker_processes(results, tmp_path, monkeypatch):
@@ -120,8 +133,8 @@ def test_report_is_the_same_in_worker_processes(results, tmp_path, monkeypatch):
     monkeypatch.setattr(driver, "_draw_job", after_a_worker)
     monkeypatch.setenv("ARENA_PLOT_JOBS", "3")
     parallel = plots.report(three, tables=tables)
-    assert 0 < len(here) < N_FIGURES  # both this process and the workers drew figures
-    assert len(serial) == N_FIGURES * 2 + 3
+    assert 0 < len(here) < N_FIGURES + len(PAPER)  # both this process and the workers drew figures
+    assert len(serial) == N_FILES
     assert [p.relative_to(one) for p in serial] == [p.relative_to(three) for p in parallel]
     for a, b in zip(serial, parallel):
         assert a.read_bytes() == b.read_bytes(), a.name
@@ -140,7 +153,7 @@ def test_report_without_workers_draws_everything_here(results, tmp_path, monkeyp
     monkeypatch.setenv("ARENA_PLOT_JOBS", "2")
     monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))  # no worker can start
     paths = plots.report(tmp_path, tables=tables, formats=("png",))
-    assert len(paths) == N_FIGURES + 3 and all(p.stat().st_size > 0 for p in paths)
+    assert len(paths) == N_FILES and all(p.stat().st_size > 0 for p in paths)
 
 
 @pytest.mark.parametrize("where", ["submit", "result"])
@@ -162,7 +175,7 @@ def test_a_broken_pool_leaves_its_jobs_to_this_process(results, tmp_path, monkey
     monkeypatch.setattr(loky, "get_reusable_executor", lambda **kw: Broken())
     monkeypatch.setenv("ARENA_PLOT_JOBS", "3")
     paths = plots.report(tmp_path, tables=tables, formats=("png",))
-    assert len(paths) == N_FIGURES + 3 and all(p.stat().st_size > 0 for p in paths)
+    assert len(paths) == N_FILES and all(p.stat().st_size > 0 for p in paths)
 
 
 def test_report_reads_fresh_aggregates_and_not_stale_ones(results, tmp_path, monkeypatch):
@@ -301,6 +314,18 @@ def _count_bars(ax):
             np.array([np.ptp(x[:, 1]) for x in v]))
 
 
+def _assert_share_scale(ax, height, n, label: bool) -> None:
+    """The scale right of a reliability panel reads its bars' heights as the share of forecasts per bin."""
+    (scale,) = [ln for ln in ax.get_lines() if ln.get_gid() == "count_axis"]
+    ticks = [t for t in ax.texts if t.get_gid() == "count_tick"]
+    (bottom, top), share = sorted(t.get_position()[1] for t in ticks), n / n.sum()
+    assert set(scale.get_ydata()) == {bottom, top} and bottom == 0
+    assert [t.get_text() for t in sorted(ticks, key=lambda t: t.get_position()[1])] == [
+        "0", f"{100 * share.max():.0f}%"]
+    np.testing.assert_allclose(height / top * share.max(), share, rtol=1e-9)
+    assert [t.get_text() for t in ax.texts if t.get_gid() == "count_label"] == (["forecasts"] if label else [])
+
+
 def test_reliability_diagram_pools_seeds_by_count(results):
     _, tables = results
     rel = tables["reliability"]
@@ -313,13 +338,8 @@ def test_reliability_diagram_pools_seeds_by_count(results):
     x, bottom, height = _count_bars(ax)
     np.testing.assert_allclose(x, center, rtol=1e-12)
     np.testing.assert_array_equal(bottom, 0.0)
-    # the count scale on the right reads the bars' heights as the pooled counts
-    (scale,) = [a for a in ax.child_axes if a.get_gid() == "count_axis"]
-    fig.canvas.draw()
-    per_unit = np.diff(scale.get_ylim())[0] / np.diff(ax.get_ylim())[0]
-    np.testing.assert_allclose(height * per_unit, n, rtol=1e-9)
+    _assert_share_scale(ax, height, n, label=True)
     assert 0 < height.max() < 0.5  # the bars stay in the lower part of the panel
-    assert scale.get_yticklabels()[0].get_text() == "0"
 
 
 def test_reliability_grid_panels_match_pandas(results):
@@ -335,11 +355,8 @@ def test_reliability_grid_panels_match_pandas(results):
         x, bottom, height = _count_bars(ax)
         np.testing.assert_allclose(x, center, rtol=1e-12)
         np.testing.assert_array_equal(bottom, 0.0)
-        np.testing.assert_allclose(height / height.max(), n / n.max(), rtol=1e-12)
-        # the tallest bar carries its count
-        (label,) = [t for t in ax.texts if t.get_gid() == "count_max"]
-        assert int(label.get_text().replace(",", "")) == n.max()
-        assert label.get_position()[0] == pytest.approx(center[np.argmax(n)])
+        # each panel's bars on the scale right of it, named once per row, right of its last panel
+        _assert_share_scale(ax, height, n, label=fc == max(FORECASTERS))
         bins = next(c for c in ax.collections if c.get_gid() == "bins")
         assert same_color(bins.get_facecolors()[0], plots.forecaster_styles(FORECASTERS)[fc]["color"])
 
@@ -701,7 +718,8 @@ def test_report_of_several_games_puts_each_in_its_folder(results, tmp_path, monk
     for game in ("binary", "decision"):
         d = tmp_path / "figures" / game
         assert (d / "table.tex").exists() and (d / "certificates.png").exists()
-        assert {p.name for p in paths if p.parent == d} >= {f"smce_vs_T__{n}.png" for n in NATURES}
+        assert {p.name for p in paths if p.parent == d} >= {"smce_vs_T__all.png"} | {
+            f"reliability__{n}.png" for n in NATURES}
         tex = (d / "table.tex").read_text()
         assert "\\toprule" in tex and "\\textbf{" in tex
     md = (tmp_path / "summary.md").read_text()

@@ -33,7 +33,9 @@ def small(tmp_path_factory):
 
 
 def _figures(out: Path) -> dict[str, int]:
-    return {p.relative_to(out).as_posix(): p.stat().st_mtime_ns for p in (out / "figures").rglob("*.png")}
+    """The figures of the report (PNG) and of the paper (PDF), with their times of change."""
+    return {p.relative_to(out).as_posix(): p.stat().st_mtime_ns
+            for p in [*(out / "figures").rglob("*.png"), *(out / "paper").rglob("*.pdf")]}
 
 
 def test_a_rerun_with_nothing_new_draws_nothing_and_a_change_redraws_only_its_figures(small, tmp_path, capsys):
@@ -80,11 +82,31 @@ def test_stale_figures_are_removed_and_files_follow_the_umask(small, tmp_path):
     assert any(p.suffix == ".svg" for p in paths)
 
 
-def test_a_single_matchup_gets_no_leaderboard_heatmap(tmp_path):
+def test_a_single_matchup_gets_only_the_figures_that_mean_something(tmp_path):
+    """smCE/T with its bound, reliability and certificates, as PNG: no leaderboard heatmap (one cell),
+    no regret or bias curve that K29 certifies no bound on, no paper folder (``--paper`` writes it)."""
     out = _results(tmp_path / "one", forecasters=("k29",))
-    names = {p.name for p in driver.report(out, formats=("png",), quiet=True)}
-    assert not any(n.startswith("leaderboard") for n in names)
-    assert {"smce_vs_T__sinusoid.png", "reliability__sinusoid.png", "certificates.png", "index.html"} <= names
+    names = {p.name for p in driver.report(out, quiet=True)}
+    figures = {n for n in names if n.endswith((".png", ".pdf", ".svg"))}
+    assert figures == {"smce_vs_T__sinusoid.png", "reliability__sinusoid.png", "certificates.png"}
+    assert {"index.html", "summary.md", "table.tex"} <= names and not (out / "paper").exists()
+    # a forecaster that certifies the bias (bit: the bit-prediction bound) gets its bias curve too
+    out = _results(tmp_path / "bit", forecasters=("bit",))
+    assert "bias__sinusoid.png" in {p.name for p in driver.report(out, quiet=True)}
+
+
+def test_a_directory_without_the_paired_and_minimax_tables_gets_its_report(small, tmp_path):
+    """A single matchup's aggregation may leave out the tables that compare forecasters: the
+    report, summary.md and index.html do without them."""
+    out = tmp_path / "r"
+    shutil.copytree(small, out)
+    for name in ("paired", "minimax", "leaderboard", "seed_stats"):
+        for ext in ("parquet", "csv"):
+            (out / f"{name}.{ext}").unlink(missing_ok=True)
+    paths = driver.report(out, quiet=True)
+    page = (out / "index.html").read_text()
+    assert out / "index.html" in paths and (out / "summary.md").is_file()
+    assert "paired.csv" not in page and "minimax.csv" not in page and 'src="figures/certificates.png"' in page
 
 
 def test_formats_and_paper_from_the_command_line(small, tmp_path, capsys):

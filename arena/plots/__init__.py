@@ -11,8 +11,8 @@ by family (defensive forecasters, baselines). Every curve is a mean across seeds
 Student-t interval as a band from :data:`~arena.plots.style.MIN_BAND_SEEDS` seeds on; the
 statistics of tables and summaries are those of :mod:`arena.aggregate`. Missing or NaN data
 never crash a plot: the figure says "no data" and :func:`report` skips it. :func:`report`
-saves PDFs with TrueType (Type 42) fonts, draws only the figures whose inputs changed and
-writes the results page ``index.html`` (:mod:`~arena.plots.html`).
+saves PNGs (and a paper's figures as PDFs with TrueType, Type 42, fonts), draws only the figures
+whose inputs changed and writes the results page ``index.html`` (:mod:`~arena.plots.html`).
 
 The package, one module per concern:
 
@@ -31,7 +31,14 @@ References
 Perdomo & Recht, "In Defense of Defensive Forecasting", §8 (smooth calibration of K29).
 """
 
-from arena.plots.binary import BINARY_METRICS, pool_reliability, reliability_diagram, reliability_grid, smce_vs_T
+from arena.plots.binary import (
+    BINARY_METRICS,
+    curves_by_nature,
+    pool_reliability,
+    reliability_diagram,
+    reliability_grid,
+    smce_vs_T,
+)
 from arena.plots.common import certificate_margins, leaderboard_heatmap, regret_curves
 from arena.plots.decision import DECISION_METRICS
 from arena.plots.experts import EXPERTS_METRICS, excess_risk_vs_n, expert_weights
@@ -42,7 +49,7 @@ from arena.plots.tables import HEADLINE_METRICS, latex_table, markdown_summary
 
 __all__ = [
     "BINARY_METRICS", "DECISION_METRICS", "EXPERTS_METRICS", "HEADLINE_METRICS", "MARKERS", "METRIC_LABELS",
-    "PALETTE", "QUANTILE_METRICS", "certificate_margins", "coverage_error_vs_T", "coverage_vs_L",
+    "PALETTE", "QUANTILE_METRICS", "certificate_margins", "coverage_error_vs_T", "coverage_vs_L", "curves_by_nature",
     "excess_risk_vs_n", "expert_weights", "forecaster_styles", "group_coverage", "latex_table",
     "leaderboard_heatmap", "markdown_summary", "order", "pool_reliability", "regret_curves", "reliability_diagram",
     "reliability_grid", "report", "rolling_coverage", "smce_vs_T",

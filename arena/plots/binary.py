@@ -26,7 +26,6 @@ from pathlib import Path
 import matplotlib as mpl
 import numpy as np
 import pandas as pd
-from matplotlib import ticker
 from matplotlib.axes import Axes
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
@@ -36,20 +35,25 @@ from matplotlib.markers import MarkerStyle
 from arena.aggregate import mean_ci
 from arena.plots.common import (
     _CURVE_COLUMNS,
+    _FAMILY_TITLES,
+    _LEGEND_STYLE,
+    CURVE_LABELS,
     _clean,
+    _decades,
     _draw_curves,
     _facets,
     _floor_note,
+    _groups,
     _legend,
     _log_floor,
-    _panel_title,
-    _seed_note,
-    _seeds,
     _no_data,
     _ok,
     _only,
+    _panel_title,
     _restrict,
     _rounds_axes,
+    _seed_note,
+    _seeds,
     regret_curves,
 )
 from arena.plots.style import (
@@ -168,32 +172,23 @@ def _reliability_frame(ax: Axes, title: str) -> None:
     ax.set_title(title, fontsize=7)
 
 
-def _draw_reliability(ax: Axes, pooled: pd.DataFrame, style: Mapping[str, str], count_axis: bool) -> None:
-    """Count bars (same axes, tallest = ``_COUNT_TOP``), then the pooled bins as one line and one scatter."""
+def _draw_reliability(ax: Axes, pooled: pd.DataFrame, style: Mapping[str, str], count_axis: bool = True) -> None:
+    """Bars of the share of forecasts per bin (same axes, the tallest at height ``_COUNT_TOP``) with
+    their scale on the right of the panel (named where ``count_axis``), then the pooled bins as one
+    line and one scatter."""
     count = pooled["count"].to_numpy(float)
+    share = count / count.sum()
+    top = share.max()
     lo, hi = pooled["lo"].to_numpy(float), pooled["hi"].to_numpy(float)
-    top = count.max()
     centers = (lo + hi) / 2
     x0, x1 = centers - 0.45 * (hi - lo), centers + 0.45 * (hi - lo)
-    h = _COUNT_TOP * count / top
+    h = _COUNT_TOP * share / top
     bars = np.stack([np.column_stack([x0, 0 * h]), np.column_stack([x0, h]), np.column_stack([x1, h]),
                      np.column_stack([x1, 0 * h])], axis=1)  # one collection: one draw call for all bars
     ax.add_collection(PolyCollection(bars, facecolors=style["color"], alpha=0.15, linewidths=0, zorder=0.5,
                                      gid="counts"), autolim=False)
-    if count_axis:  # a count scale on the right, 0 at the x axis, ticks up to the tallest bar
-        scale = top / _COUNT_TOP
-        sec = ax.secondary_yaxis("right", functions=(lambda y: y * scale, lambda c: c / scale))
-        sec.set_ylabel("count", color="0.4", loc="bottom")
-        sec.tick_params(axis="y", colors="0.4", labelsize=6)
-        ticks = ticker.MaxNLocator(3, integer=True).tick_values(0, top)
-        sec.set_yticks([v for v in ticks if 0 <= v <= top])
-        sec.spines["right"].set_bounds(0, _COUNT_TOP)
-        sec.set_gid("count_axis")
-    else:  # the tallest bar carries its count
-        k = int(np.argmax(count))
-        ax.text(centers[k], _COUNT_TOP + 0.015, f"{round(top):,}", ha="left" if centers[k] < 0.5 else "right",
-                va="bottom", fontsize=5.5, color="0.35", gid="count_max")
-    size = 60 * count / top
+    _share_axis(ax, top, label=count_axis)
+    size = 60 * count / count.max()
     mp, my = pooled["mean_p"].to_numpy(float), pooled["mean_y"].to_numpy(float)
     ax.plot(mp, my, color=style["color"], linewidth=0.6, alpha=0.7, zorder=2)
     # a white edge sets filled markers apart; "+", "x", "1" are drawn by their edge, in the color
@@ -203,21 +198,39 @@ def _draw_reliability(ax: Axes, pooled: pd.DataFrame, style: Mapping[str, str], 
                clip_on=False, gid="bins", **edge)
 
 
+def _share_axis(ax: Axes, top: float, label: bool = True) -> None:
+    """The scale of the bars under a reliability panel, right of it: share of the forecasts per bin,
+    0 at the x axis and ``top`` (the tallest bar, at the height ``_COUNT_TOP``) in percent; named
+    "forecasts" where ``label``. Drawn as a line and text (gid ``count_axis``, ``count_tick``,
+    ``count_label``), not a secondary axis: a grid has one per panel, and an axis' ticks cost
+    more to draw than its panel."""
+    tr = ax.get_yaxis_transform()  # x in the panel's width, y in data
+    x = 1.04
+    ax.plot([x + 0.03, x, x, x + 0.03], [0, 0, _COUNT_TOP, _COUNT_TOP], transform=tr, color="0.4", linewidth=0.5,
+            clip_on=False, gid="count_axis")
+    pct = 100 * top
+    for y, text in ((0.0, "0"), (_COUNT_TOP, f"{pct:.0f}%" if pct >= 9.5 else f"{pct:.1f}%")):
+        ax.text(x + 0.05, y, text, transform=tr, fontsize=5.5, color="0.4", va="center", ha="left",
+                gid="count_tick")
+    if label:
+        ax.text(x + 0.05, _COUNT_TOP + 0.06, "forecasts", transform=tr, fontsize=5.5, color="0.4", ha="left",
+                va="bottom", gid="count_label")
+
+
 def reliability_diagram(reliability: pd.DataFrame, forecaster: str, nature: str, ax: Axes | None = None,
                         count_axis: bool = True, style: Mapping[str, str] | None = None) -> Figure:
     """Mean forecast against observed frequency per bin, pooled across seeds.
 
     Marker area is proportional to the bin's count; the diagonal is perfect calibration;
     light bars along the x axis (in the same axes, the tallest a quarter of the panel high)
-    show how many forecasts fell in each bin.
+    show the share of the forecasts that fell in each bin, on the scale at the right.
 
     Parameters
     ----------
     reliability : table of bins (forecaster, nature, seed, bin, lo, hi, count, mean_p, mean_y).
     forecaster, nature : the matchup to draw (all its seeds are pooled).
     ax : axes to draw on; a new single-column figure by default.
-    count_axis : a count scale on the right of the panel; without it (in grids, where a scale
-        would crowd the panels) the tallest bar is labelled with its count instead.
+    count_axis : name the bars' scale (share of forecasts per bin, right of the panel).
     style : the forecaster's color and marker; by default the first of :data:`arena.plots.style.PALETTE`
         and :data:`arena.plots.style.MARKERS`.
     """
@@ -238,8 +251,9 @@ def reliability_grid(reliability: pd.DataFrame, nature: str, forecasters: Sequen
                      ncols: int = 3, styles: Mapping[str, dict] | None = None) -> Figure:
     """One reliability panel per forecaster for one nature (a figure for the full text width).
 
-    Panels share the unit square: tick labels only on the outer panels; each panel's count
-    bars are scaled to its own tallest bar, which is labelled with its count. ``styles``: color
+    Panels share the unit square: tick labels only on the outer panels; the bars of each panel
+    (share of the forecaster's forecasts per bin) have their scale right of the panel (0 and
+    the tallest bar's share), named right of the last panel of each row. ``styles``: color
     and marker per forecaster (by default :func:`arena.plots.style.forecaster_styles` of the panels')."""
     df = _restrict(reliability if reliability is not None else pd.DataFrame(), nature=nature)
     names = list(forecasters) if forecasters is not None else order(df["forecaster"].unique() if not df.empty
@@ -251,7 +265,7 @@ def reliability_grid(reliability: pd.DataFrame, nature: str, forecasters: Sequen
 
 #: The grid of reliability panels, in inches: panel side, gaps between panels (room for a
 #: title above each), and margins (tick labels and axis labels left and below, the title above).
-_GRID = {"side": 0.93, "wgap": 0.1, "hgap": 0.28, "left": 0.5, "right": 0.12, "bottom": 0.42, "top": 0.26,
+_GRID = {"side": 0.93, "wgap": 0.26, "hgap": 0.28, "left": 0.5, "right": 0.42, "bottom": 0.42, "top": 0.26,
          "title_line": 0.15}
 
 
@@ -266,8 +280,8 @@ def _reliability_grid(pooled: dict[str, pd.DataFrame], nature: str, names: list[
     g = dict(_GRID)
     g["side"] = min(1.75, (width - g["left"] - g["right"] - (ncols - 1) * g["wgap"]) / ncols)
     g["left"] += (width - g["left"] - g["right"] - ncols * g["side"] - (ncols - 1) * g["wgap"]) / 2  # centered
-    title = textwrap.wrap(f"reliability: {nature.replace('_', ' ')} (marker area and bars: count per bin; "
-                          "tallest bar labelled)", width=int(width / 0.065))  # 8 pt characters per line
+    title = textwrap.wrap(f"reliability: {nature.replace('_', ' ')} (marker area: count per bin; bars: share of "
+                          "forecasts per bin, right axis)", width=int(width / 0.065))  # 8 pt characters
     top = g["top"] + g["title_line"] * len(title)
     height = g["bottom"] + nrows * g["side"] + (nrows - 1) * g["hgap"] + top
     with mpl.rc_context(_RC):
@@ -286,16 +300,146 @@ def _reliability_grid(pooled: dict[str, pd.DataFrame], nature: str, names: list[
             if p is None or p.empty:
                 a.text(0.5, 0.5, "no data", ha="center", va="center", transform=a.transAxes, color="0.4")
             else:
-                _draw_reliability(a, p, styles[str(name)], count_axis=False)
+                _draw_reliability(a, p, styles[str(name)], count_axis=i % ncols == ncols - 1 or i == len(names) - 1)
+            # inner panels: no ticks (the outer panels' read for all: one unit square), which also
+            # spares making a dozen tick artists per panel
             if i % ncols:
+                a.set_yticks([])
+            if nrows > 1 or i % ncols:  # several rows: one label for them all, left of the grid
                 a.set_ylabel("")
-                a.tick_params(labelleft=False)
             if i < len(names) - ncols:
                 a.set_xlabel("")
-                a.tick_params(labelbottom=False)
+                a.set_xticks([])
+        if nrows > 1:  # the rows' panels are shorter than the label: it goes once, centred on the grid
+            fig.text(0.08 / width, (g["bottom"] + (height - top - g["bottom"]) / 2) / height, "observed frequency",
+                     rotation=90, ha="left", va="center")
         if not names:
             _no_data(axes[0], f"reliability for {nature}")
         fig.suptitle("\n".join(title), fontsize=8, y=1 - 0.06 / height, va="top")
+    return fig
+
+
+#: The curves of binary forecasts a figure of small multiples draws, per curve name: (the value
+#: drawn: the curve, or the curve / t; the certified bound's curve and its scale ("x": / t); log y
+#: axis; y label, shared by the panels).
+_BY_NATURE = {
+    "smce": (True, "smce_bound", "x", True, "smCE\u209c / t (smooth calibration error per round)"),
+    "bias": (False, "bit_bound", "x", True, CURVE_LABELS["bias"]),
+    "regret_linear": (False, "regret_linear_bound", 1.0, False, CURVE_LABELS["regret_linear"].replace("\n", " ")),
+}
+#: What each figure of small multiples shows, first in its title.
+_BY_NATURE_TITLES = {"smce": "smooth calibration error per round", "bias": "bias per round",
+                     "regret_linear": "regret to the best linear forecast"}
+#: The grid of small multiples, in inches: panel height, gap under a panel (its title), left
+#: margin (y tick labels and the shared y label), gap between panels (y tick labels when the
+#: panels do not share them), bottom margin, the title's height and a legend row's.
+_MULTIPLES = {"height": 1.05, "hgap": 0.3, "left": 0.62, "wgap": 0.08, "wgap_own": 0.42, "right": 0.08,
+              "bottom": 0.42, "title": 0.2, "legend_row": 0.145}
+
+
+def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Sequence[str] | None = None,
+                     styles: Mapping[str, dict] | None = None, ncols: int = 4, title: str | None = None) -> Figure:
+    """One curve of binary forecasts against t on every nature: small multiples, one panel per
+    nature, at a paper's full width (6.75 in), one legend for all of them above the panels.
+
+    ``metric`` is ``"smce"`` (drawn as smCE_t / t, with the K29 guarantee sqrt(8t/3)/t in gray, as in
+    :func:`smce_vs_T`), ``"bias"`` (abs(sum(p - y)) / t, log axis, the bit-prediction bound / t
+    dashed) or ``"regret_linear"`` (linear axis, zero marked). Each line is a forecaster's mean over
+    seeds, with its 95% interval as a band from :data:`~arena.plots.style.MIN_BAND_SEEDS` seeds on;
+    certified bounds are dashed in their forecaster's color. Log-axis panels share their y axis (the
+    natures are compared on one scale), whose floor is at most three decades under the largest
+    value: values under it (zeros too) are drawn on it and said so. Regret panels each have their own.
+
+    Parameters
+    ----------
+    curves : long table (forecaster, nature, seed, t, metric, value).
+    metric : one of ``"smce"``, ``"bias"``, ``"regret_linear"``.
+    forecasters : the forecasters drawn (at most about :data:`~arena.plots.style.MAX_LINES` keep the
+        panels readable: a report draws one figure per family); by default all.
+    styles : color and marker per forecaster (:func:`arena.plots.style.forecaster_styles`).
+    ncols : panels per row.
+    title : the figure's title (e.g. the family), before the number of seeds.
+
+    Examples
+    --------
+    >>> c = pd.DataFrame({"forecaster": "k29", "nature": ["a", "a", "b", "b"], "seed": 0,
+    ...                   "t": [10, 100, 10, 100], "metric": "smce", "value": [2.0, 6.0, 4.0, 8.0]})
+    >>> [ax.get_title() for ax in curves_by_nature(c).axes]
+    ['a', 'b']
+    """
+    if metric not in _BY_NATURE:
+        raise ValueError(f"curves_by_nature: metric {metric!r}: choose from {', '.join(_BY_NATURE)}")
+    per_t, bound_name, bound_scale, logy, ylabel = _BY_NATURE[metric]
+    with mpl.rc_context(_RC):
+        df = _clean(curves, need=(*_CURVE_COLUMNS, "nature"))
+        if forecasters is not None and not df.empty:
+            df = df.loc[df["forecaster"].isin(list(forecasters))]
+        obs = df.loc[(df["metric"] == metric) & (df["t"] > 0)] if not df.empty else df
+        if obs.empty:
+            fig, ax = _axes(None)
+            _no_data(ax, f"{metric} curves")
+            return fig
+        if per_t:
+            obs = obs.assign(value=obs["value"] / obs["t"])
+        stats = mean_ci(obs, ["nature", "forecaster", "t"])
+        bounds = df.loc[(df["metric"] == bound_name) & (df["t"] > 0)]
+        natures = sorted(stats["nature"].astype(str).unique())
+        styles = styles_for(stats["forecaster"].unique(), styles)
+        t = np.geomspace(max(obs["t"].min(), 1), obs["t"].max(), 50)
+        k29 = np.sqrt(8 * t / 3) / t
+        floor = _log_floor(np.r_[stats["mean"].to_numpy(float), k29 if per_t else []]) if logy else None
+        g = _MULTIPLES
+        ncols = max(1, min(ncols, len(natures)))
+        nrows = math.ceil(len(natures) / ncols)
+        wgap = g["wgap"] if logy else g["wgap_own"]
+        side = (FULL_WIDTH - g["left"] - g["right"] - (ncols - 1) * wgap) / ncols
+        fig = _new_figure((FULL_WIDTH, 4.0), layout=None)  # a fixed grid: no layout engine to run
+        axes, entries = [], []
+        for i, nat in enumerate(natures):
+            ax = fig.add_subplot(sharey=axes[0] if (axes and logy) else None)
+            axes.append(ax)
+            part = stats.loc[stats["nature"] == nat]
+            extra = _draw_curves(ax, part, "t", logy, styles, bounds.loc[bounds["nature"] == nat],
+                                 scale=bound_scale, floor=floor, merge=False)
+            if per_t:
+                ax.plot(t, k29, color=_BOUND_COLOR, linewidth=0.6, gid="reference:k29")
+            if not logy:
+                ax.axhline(0.0, color="0.7", linewidth=0.5, zorder=0)
+            _rounds_axes(ax, "", None, logy)
+            ax.set_xlabel("")
+            ax.set_title(nat.replace("_", " "), fontsize=7, pad=2)
+            ax.tick_params(labelsize=6)
+            if logy:
+                _floor_note(ax, part["mean"], floor)
+                if i % ncols:
+                    ax.tick_params(labelleft=False)
+            if i < len(natures) - ncols:
+                ax.tick_params(labelbottom=False)
+            entries += [*zip(*reversed(ax.get_legend_handles_labels())), *((lab, h) for h, lab in extra)]
+        for ax in axes:
+            _decades(ax)
+        seen: dict[str, object] = {}  # every forecaster once, every bound once (named by its forecasters)
+        for lab, h in entries:
+            seen.setdefault(lab, h)
+        if per_t:
+            seen["\u221a(8t/3) / t \u221d 1/\u221at (K29 guarantee)"] = Line2D([], [], color=_BOUND_COLOR,
+                                                                            linewidth=0.6)
+        legend_cols = 5
+        top = g["title"] + g["legend_row"] * math.ceil(len(seen) / legend_cols) + 0.16
+        height = g["bottom"] + nrows * g["height"] + (nrows - 1) * g["hgap"] + top
+        fig.set_size_inches(FULL_WIDTH, height)
+        for i, ax in enumerate(axes):
+            r, c = divmod(i, ncols)
+            ax.set_position(((g["left"] + c * (side + wgap)) / FULL_WIDTH,
+                             (height - top - r * (g["height"] + g["hgap"]) - g["height"]) / height,
+                             side / FULL_WIDTH, g["height"] / height))
+        fig.legend(list(seen.values()), list(seen), loc="upper center", ncol=legend_cols,
+                   bbox_to_anchor=(0.5, 1 - g["title"] / height), **_LEGEND_STYLE)
+        fig.supxlabel("round t (log scale)", y=0.04 / height, fontsize=8, va="bottom")
+        fig.supylabel(ylabel, x=0.04 / FULL_WIDTH, fontsize=8, ha="left")
+        n = _seeds(stats)
+        fig.suptitle(f"{_BY_NATURE_TITLES[metric]}, " + (f"{title} " if title else "") + f"({_seed_note(n)})",
+                     y=1 - 0.04 / height, va="top", fontsize=8)
     return fig
 
 
@@ -305,25 +449,76 @@ FIGURES = {
     "regret_linear": lambda curves, nature, styles: regret_curves(curves, "regret_linear", nature=nature,
                                                                   styles=styles),
     "bias": lambda curves, nature, styles: regret_curves(curves, "bias", nature=nature, styles=styles),
+    # small multiples: one panel per nature, one figure per group of forecasters
+    "by_nature": lambda curves, metric, names, styles, title: curves_by_nature(curves, metric, names, styles,
+                                                                               title=title),
     # six panels a row: the grid is a paper's full width (6.75 in)
     "reliability": lambda pooled, nature, names, styles: _reliability_grid(pooled, nature, names, 6, styles),
 }
+#: The curve figures of binary forecasts: (figure, curve).
+_CURVES = (("smce_vs_T", "smce"), ("regret_linear", "regret_linear"), ("bias", "bias"))
+
+
+def _group_names(groups: list[tuple[str | None, list[str]]]) -> list[str]:
+    """A file name per group of forecasters of :func:`arena.plots.common._groups`: its family, numbered
+    when the family has several groups (``defensive1``, ``defensive2``); ``all`` for one group of all.
+
+    Examples
+    --------
+    >>> _group_names([("defensive", ["a"]), ("defensive", ["b"]), ("baseline", ["c"])])
+    ['defensive1', 'defensive2', 'baseline']
+    >>> _group_names([(None, ["a", "b"])])
+    ['all']
+    """
+    fams = [str(f) if f else "all" for f, _ in groups]
+    count = {f: fams.count(f) for f in fams}
+    seen: dict[str, int] = {}
+    out = []
+    for f in fams:
+        seen[f] = seen.get(f, 0) + 1
+        out.append(f"{f}{seen[f]}" if count[f] > 1 else f)
+    return out
 
 
 def jobs(summary: pd.DataFrame, curves: pd.DataFrame, rel: pd.DataFrame, fig_dir: Path, formats: Sequence[str],
-         rc: dict, styles: Mapping[str, dict], metrics: Sequence[str] = BINARY_METRICS) -> list[tuple]:
-    """The figure jobs of binary forecasts: per nature, the curves and reliability bins there are;
-    leaderboards of ``metrics``."""
+         rc: dict, styles: Mapping[str, dict], metrics: Sequence[str] = BINARY_METRICS,
+         facet: bool = True) -> list[tuple]:
+    """The figure jobs of binary forecasts: the curves and reliability bins there are, and
+    leaderboards of ``metrics``.
+
+    With several natures and ``facet``, each curve (smCE/T, regret to linear, bias) is one figure of
+    small multiples per group of forecasters (:func:`curves_by_nature`; ``<figure>__<group>``, the
+    groups of :func:`arena.plots.common._groups`); else one figure per nature (``<figure>__<nature>``).
+    A single matchup (one forecaster, one nature) gets smCE/T, and the regret and bias only where
+    its forecaster certifies a bound on them: the other curves say nothing that its row does not.
+    Reliability diagrams are one grid per nature."""
     natures = sorted(set().union(*(set(df["nature"].dropna().astype(str)) for df in (summary, curves, rel)
                                    if df is not None and "nature" in df)))
     pooled = _pool(rel, ["nature", "forecaster"])  # pooled over seeds once; each job gets its nature's bins
+    have_all = set(curves["metric"].unique()) if curves is not None and not curves.empty else set()
+    single = len(natures) == 1 and curves is not None and not curves.empty and curves["forecaster"].nunique() == 1
+    wanted = [(kind, m) for kind, m in _CURVES if m in have_all and (
+        not single or kind == "smce_vs_T" or f"{m}_bound" in have_all or _BY_NATURE[m][1] in have_all)]
     jobs = []
+    if facet and len(natures) > 1 and wanted:
+        names = order(curves["forecaster"].unique())
+        groups = _groups(names, styles_for(names, styles))
+        for kind, metric in wanted:
+            cur = curves.loc[curves["metric"].isin([metric, _BY_NATURE[metric][1]])]
+            for gname, (fam, part) in zip(_group_names(groups), groups):
+                title = _FAMILY_TITLES.get(str(fam), str(fam)) if fam else None
+                if title and gname[-1].isdigit():
+                    title += f" ({gname[len(str(fam)):]} of {sum(f == fam for f, _ in groups)})"
+                mine = cur.loc[cur["forecaster"].isin(part)]
+                jobs.append(("by_nature", (mine, metric, part, styles, title), fig_dir / f"{kind}__{gname}",
+                             formats, rc))
     for nat in natures:
-        cur = _restrict(curves, nature=nat)
-        have = set(cur["metric"].unique()) if not cur.empty else set()
-        for kind, metric in (("smce_vs_T", "smce"), ("regret_linear", "regret_linear"), ("bias", "bias")):
-            if metric in have:
-                jobs.append((kind, (cur, nat, styles), fig_dir / f"{kind}__{_safe(nat)}", formats, rc))
+        if not (facet and len(natures) > 1):
+            cur = _restrict(curves, nature=nat)
+            have = set(cur["metric"].unique()) if not cur.empty else set()
+            for kind, metric in wanted:
+                if metric in have:
+                    jobs.append((kind, (cur, nat, styles), fig_dir / f"{kind}__{_safe(nat)}", formats, rc))
         pooled_nat = _restrict(pooled, nature=nat)
         if not pooled_nat.empty:
             names = order(_restrict(rel, nature=nat)["forecaster"].unique())

@@ -17,7 +17,6 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.colors import LogNorm, Normalize
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
 from arena.aggregate import mean_ci, seed_stats
@@ -30,9 +29,9 @@ from arena.plots.style import (
     MAX_LINES,
     METRIC_LABELS,
     MIN_BAND_SEEDS,
-    _new_figure,
     _axes,
     _fmt,
+    _new_figure,
     _plain_log_ticks,
     _safe,
     order,
@@ -100,6 +99,32 @@ def _rounds_axes(ax: Axes, ylabel: str, nature: str | None, logy: bool = True) -
         ax.set_title(nature.replace("_", " "))
 
 
+def _decades(ax: Axes) -> None:
+    """Ticks at the whole decades in view of each log axis of ``ax`` (1, 2 and 5 times them where
+    fewer than two decades are in view): the default locator makes ticks a decade or two beyond
+    the view too, and each tick costs as much to make as a short curve.
+
+    Examples
+    --------
+    >>> from arena.plots.style import _new_figure
+    >>> ax = _new_figure().add_subplot(); ax.set_xscale("log"); _ = ax.set_xlim(10, 1000); _decades(ax)
+    >>> [float(v) for v in ax.get_xticks()]
+    [10.0, 100.0, 1000.0]
+    >>> _ = ax.set_xlim(0.03, 0.3); _decades(ax); [float(v) for v in ax.get_xticks()]
+    [0.05, 0.1, 0.2]
+    """
+    for axis, (lo, hi) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+        if axis.get_scale() != "log" or not (0 < lo < hi):
+            continue
+        k = np.arange(np.floor(np.log10(lo)), np.floor(np.log10(hi) + 1e-9) + 1)
+        ticks = 10.0 ** k
+        if ((ticks >= lo * (1 - 1e-9)) & (ticks <= hi * (1 + 1e-9))).sum() < 2:  # 1, 2 and 5 times the decades
+            ticks = (10.0 ** k[:, None] * np.array([1.0, 2.0, 5.0])).ravel()
+        ticks = ticks[(ticks >= lo * (1 - 1e-9)) & (ticks <= hi * (1 + 1e-9))]
+        if len(ticks) >= 2:
+            axis.set_ticks(ticks)
+
+
 def _no_data(ax: Axes, what: str) -> None:
     ax.text(0.5, 0.5, f"no data: {what}", ha="center", va="center", transform=ax.transAxes, color="0.4")
     ax.set_xticks([])
@@ -160,11 +185,13 @@ def _draw_bound(ax: Axes, b: pd.DataFrame, name: str, x: str, color: str, scale=
 
 
 def _draw_curves(ax: Axes, stats: pd.DataFrame, x: str, log: bool, styles: Mapping[str, dict] | None,
-                 bounds: pd.DataFrame | None = None, scale=1.0, floor: float | None = None) -> list:
+                 bounds: pd.DataFrame | None = None, scale=1.0, floor: float | None = None,
+                 merge: bool = True) -> list:
     """Each forecaster's mean and band (``stats`` of :func:`arena.aggregate.mean_ci`), in :func:`order`,
     and its certified bound dashed in its color where ``bounds`` has one; ``styles`` completed for the
-    names it lacks. Forecasters whose bounds are the same curve share one dashed line, labelled with
-    all their names. Returns the (handle, label) pairs of the bounds, for the legend."""
+    names it lacks. With ``merge``, forecasters whose bounds are the same curve share one dashed line,
+    labelled with all their names (else each is drawn, in its color). Returns the (handle, label)
+    pairs of the bounds, for the legend."""
     styles = styles_for(stats["forecaster"].unique(), styles)
     names = order(stats["forecaster"].unique())
     for i, name in enumerate(names):
@@ -176,7 +203,7 @@ def _draw_curves(ax: Axes, stats: pd.DataFrame, x: str, log: bool, styles: Mappi
         b = bounds.loc[bounds["forecaster"] == name] if bounds is not None and not bounds.empty else None
         if b is None or b.empty:
             continue
-        key = np.round(b.groupby(x)["value"].mean().to_numpy(float), 9).tobytes()
+        key = np.round(b.groupby(x)["value"].mean().to_numpy(float), 9).tobytes() if merge else name.encode()
         drawn.setdefault(key, []).append(name)
         first.setdefault(key, b)
     extra = []
@@ -239,52 +266,63 @@ def _facets(ax: Axes | None, names: Sequence[str], styles: Mapping[str, dict] | 
             height: float = FIGSIZE[1], sharey: bool = False) -> tuple[Figure, list[tuple[Axes, list[str]]]]:
     """The axes of a figure of per-forecaster curves and the forecasters each shows: ``ax`` with all
     of them when given; else one column-wide panel, or one panel per group of :func:`_groups` side
-    by side at full width (two per row)."""
+    by side at full width (up to three a row), with one legend for all of them
+    (:func:`_legend`, :func:`_panel_title`) below them."""
     if ax is not None:
         return ax.figure, [(ax, order(names))]
     groups = _groups(names, styles_for(names, styles))
     if len(groups) == 1:
         fig = _new_figure((COLUMN_WIDTH, height))
         return fig, [(fig.add_subplot(), groups[0][1])]
-    ncols = 2
+    ncols = min(3, len(groups))
     nrows = math.ceil(len(groups) / ncols)
-    fig = _new_figure((FULL_WIDTH, height * nrows))
-    # a subfigure per panel: each has its legend below it, and the layout makes room for it
-    subs = fig.subfigures(nrows, ncols, squeeze=False).ravel()
-    axes = [sub.add_subplot() for sub in subs[:len(groups)]]
-    for a, (fam, _) in zip(axes, groups):
-        a.set_gid(f"panel:{fam}")
+    fig = _new_figure((FULL_WIDTH, 0.3 + (height - 0.3) * nrows))
+    axes = [fig.add_subplot(nrows, ncols, i + 1) for i in range(len(groups))]
+    fams = [str(fam) for fam, _ in groups]
+    for i, (a, fam) in enumerate(zip(axes, fams)):
+        k = fams[:i + 1].count(fam)
+        a.set_gid(f"panel:{fam}" + (f":{k}:{fams.count(fam)}" if fams.count(fam) > 1 else ""))
     fig._arena_sharey = sharey
+    fig._arena_entries = {}  # the panels' legend entries, drawn once above them
     return fig, [(a, part) for a, (_, part) in zip(axes, groups)]
 
 
 def _panel_title(fig: Figure, panels: list, title: str | None, note: str, own: bool) -> None:
     """The title of a figure: ``title`` (e.g. the nature) and ``note`` (seeds); with several panels
-    each names its family and the figure carries the title."""
+    each names its family, the figure carries the title and, below the panels, one legend of every
+    panel's entries."""
     if not own:
         return
-    if getattr(fig, "_arena_sharey", False) and len(panels) > 1:  # one y range for panels to be compared
-        lo = min(a.get_ylim()[0] for a, _ in panels)
-        hi = max(a.get_ylim()[1] for a, _ in panels)
-        for a, _ in panels:
-            a.set_ylim(lo, hi)
-    legends = [(a.figure, a.figure.legends[-1]) for a, _ in panels if a.figure is not fig and a.figure.legends]
-    rows = max((len(leg.legend_handles) for _, leg in legends), default=0)
-    for sub, leg in legends:  # legends of one length: the panels above them get one height
-        handles, labels = list(leg.legend_handles), [t.get_text() for t in leg.get_texts()]
-        if len(handles) < rows:
-            leg.remove()
-            pad = rows - len(handles)
-            sub.legend(handles + [Line2D([], [], alpha=0)] * pad, labels + [""] * pad, loc="outside lower center",
-                       ncol=2, **_LEGEND_STYLE)
     if len(panels) == 1:
         ax = panels[0][0]
+        _decades(ax)
         ax.set_title(((title or "") + (f"\n({note})" if note and title else note)).strip(), fontsize=7)
         return
+    if getattr(fig, "_arena_sharey", False):  # one y range for panels to be compared: its labels once a row
+        lo = min(a.get_ylim()[0] for a, _ in panels)
+        hi = max(a.get_ylim()[1] for a, _ in panels)
+        for i, (a, _) in enumerate(panels):
+            a.set_ylim(lo, hi)
+            if a.get_subplotspec().colspan.start:
+                a.set_ylabel("")
+                a.tick_params(labelleft=False)
     for a, _ in panels:
-        fam = str(a.get_gid() or "").removeprefix("panel:")
-        a.set_title(_FAMILY_TITLES.get(fam, fam if fam != "None" else ""), fontsize=7)
+        _decades(a)
+        fam, *k = str(a.get_gid() or "").removeprefix("panel:").split(":")
+        a.set_title(_FAMILY_TITLES.get(fam, fam if fam != "None" else "") + (f" ({k[0]} of {k[1]})" if k else ""),
+                    fontsize=7)
     fig.suptitle(((title or "") + (f" ({note})" if note else "")).strip(), fontsize=8)
+    entries = getattr(fig, "_arena_entries", {})
+    if entries:
+        w, h = fig.get_size_inches()
+        renderer = fig.canvas.get_renderer()
+        for ncol in range(min(5, len(entries)), 0, -1):  # as many columns as fit the figure's width
+            leg = fig.legend(list(entries.values()), list(entries), loc="outside lower center", ncol=ncol,
+                             **_LEGEND_STYLE)
+            if ncol == 1 or leg.get_window_extent(renderer).width <= 0.98 * w * fig.dpi:
+                break
+            leg.remove()
+        fig.set_size_inches(w, h + 0.12 * math.ceil(len(entries) / ncol))  # room for the legend's rows
 
 
 _LEGEND_STYLE = {"frameon": False, "handlelength": 1.8, "columnspacing": 0.8, "borderaxespad": 0.2,
@@ -301,8 +339,13 @@ def _legend(ax: Axes, extra: list | None = None, outside: bool = False, **kw) ->
     if not handles:
         return
     style = _LEGEND_STYLE
-    if outside:  # below the panel, in its (sub)figure: the figure grows by a line of text per legend row
-        ncol = 2
+    root = ax.get_figure(root=True)
+    if outside and hasattr(root, "_arena_entries"):  # a panel of several: one legend below them all
+        for h, lab in zip(handles, labels):
+            root._arena_entries.setdefault(lab, h)
+        return
+    if outside:  # below the panel: the figure grows by a line of text per legend row
+        ncol = 3 if max(map(len, labels)) <= 16 else 2  # three columns where the labels fit the column
         root = ax.get_figure(root=True)
         rows = math.ceil(len(handles) / ncol)
         grown = getattr(root, "_arena_legend_rows", 0)

@@ -45,7 +45,14 @@ CAPTIONS = {
                      "certified bounds dashed.",
     "bias": "Bias |\u03a3(p \u2212 y)| / t against t on {nature} (log scale); the bit-prediction bound dashed.",
     "reliability": "Reliability diagrams on {nature}: mean forecast against observed frequency per bin "
-                   "(pooled over seeds); bars: share of forecasts per bin.",
+                   "(pooled over seeds); bars: share of forecasts per bin (right axis).",
+    # small multiples, one panel per nature (arena.plots.binary.curves_by_nature)
+    "smce_by_nature": "Smooth calibration error per round, smCE_t / t, against t, one panel per nature ({group}): "
+                      "certified bounds dashed in their forecaster's colour, the K29 guarantee (\u221d 1/\u221at) in grey.",
+    "regret_linear_by_nature": "Squared-loss regret to the best norm-bounded linear forecast against t, one panel "
+                               "per nature ({group}); certified bounds dashed.",
+    "bias_by_nature": "Bias |\u03a3(p \u2212 y)| / t against t, one panel per nature ({group}, log scale); the "
+                      "bit-prediction bound dashed.",
     "leaderboard": "Leaderboard heatmap of {metric}: mean over seeds per forecaster and nature.",
     "certificates": "Every certificate's observed value over its certified bound, per matchup "
                     "(right of the dashed line at 1: a failure, in red).",
@@ -149,8 +156,12 @@ def _rel(path: Path, root: Path) -> str:
 def _caption(kind: str, stem: Path, args: Sequence) -> str:
     nature = stem.name.split("__", 1)[1].replace("_", " ") if "__" in stem.name else ""
     metric = str(args[1]) if kind == "leaderboard" and len(args) > 1 else ""
+    group = ""
+    if kind == "by_nature" and len(args) > 4:  # (curves, curve, forecasters, styles, title)
+        kind = f"{args[1]}_by_nature"
+        group = str(args[4] or "all forecasters")
     text = CAPTIONS.get(kind, stem.name.replace("_", " "))
-    return text.format(nature=nature or "every nature", metric=METRIC_LABELS.get(metric, metric))
+    return text.format(nature=nature or "every nature", metric=METRIC_LABELS.get(metric, metric), group=group)
 
 
 def _tournament(out_dir: Path) -> str:

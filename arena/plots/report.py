@@ -9,6 +9,7 @@ the same whichever process draws it.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -18,12 +19,11 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Future, wait
+from contextlib import contextmanager
 from pathlib import Path
 
 import matplotlib as mpl
 import pandas as pd
-
-from arena.results import inside
 
 # not ``from arena.plots import ...``: that is the package's __init__, which imports this module
 import arena.plots.binary as binary
@@ -41,7 +41,7 @@ from arena.plots.common import (
 )
 from arena.plots.style import _safe, _save, forecaster_styles
 from arena.plots.tables import _headline, latex_table, markdown_summary
-from arena.results import write_text_atomic
+from arena.results import inside, write_text_atomic
 
 #: Every figure :func:`report` draws, by name.
 FIGURES = {
@@ -54,15 +54,34 @@ _LOCAL_RC = ("backend", "backend_fallback", "interactive")
 
 
 def _draw_job(job: tuple) -> list[Path]:
-    """Draw one figure and save it in every format: ``(figure, args, stem, formats, rc)``."""
-    kind, args, stem, formats, rc = job
+    """Draw one figure and save it in every format: ``(figure, args, stem, formats, rc[, copies])``;
+    ``copies``: more ``(stem, formats)`` to save the same figure as (e.g. a paper's PDF of a
+    figure of the report)."""
+    kind, args, stem, formats, rc, *copies = job
     with mpl.rc_context(rc):  # the rcParams of the process that made the job
-        return _save(FIGURES[kind](*args), stem, formats)
+        fig = FIGURES[kind](*args)
+        return [*_save(fig, stem, formats), *(p for st, fm in (copies[0] if copies else ()) for p in _save(fig, st, fm))]
 
 
 def _work(job: tuple) -> list[Path]:
     """What a worker process of the pool runs: :func:`_draw_job` of its own copy of this module."""
+    if not gc.get_freeze_count():  # the worker's modules, once: see _frozen
+        gc.collect()
+        gc.freeze()
     return _draw_job(job)
+
+
+@contextmanager
+def _frozen():
+    """The objects alive now (modules, tables) left out of the garbage collector's scans while
+    figures are drawn: a figure makes some ten thousand objects, and each full collection it
+    triggers would scan them all again (a tenth of the drawing time); afterwards, as they were."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 _AGGREGATES = ("summary", "curves", "reliability")
@@ -94,6 +113,39 @@ _FIGURES_PER_WORKER = 6
 _IDLE_SECONDS = 60
 
 
+def _warm() -> None:
+    """Nothing: a worker that runs it has imported this module (matplotlib, pandas) and is ready."""
+
+
+def start_workers(out_dir: Path | str) -> None:
+    """Start the pool's worker processes now, in the background, when the report of ``out_dir``
+    will draw from scratch (no figures' manifest newer than its summary): a worker takes a second
+    or two to import what it draws with, which then overlaps what comes before the drawing
+    (aggregating the tables) instead of delaying it. Nothing with one process
+    (:func:`_processes`) or where no pool can start."""
+    out_dir = Path(out_dir)
+    try:
+        if (out_dir / "figures" / MANIFEST).stat().st_mtime_ns > (out_dir / "summary.parquet").stat().st_mtime_ns:
+            return  # drawn before and probably up to date: nothing for a worker to do
+    except OSError:
+        pass
+    workers = _processes(10**6) - 1
+    if workers < 1 or not sys.executable or getattr(sys, "frozen", False):
+        return
+
+    def start() -> None:
+        try:
+            from joblib.externals.loky import get_reusable_executor
+
+            pool = get_reusable_executor(max_workers=workers, timeout=_IDLE_SECONDS)
+            for _ in range(workers):
+                pool.submit(_warm)
+        except Exception:  # noqa: BLE001, S110  (no pool here: _run_jobs finds out again, and draws here)
+            pass
+
+    threading.Thread(target=start, name="arena-plots-start", daemon=True).start()
+
+
 def _processes(n_jobs: int) -> int:
     """How many processes draw, this one included: ``ARENA_PLOT_JOBS`` if set (1 = this one
     only), else one per CPU this process may use, but never fewer than
@@ -109,7 +161,7 @@ def _processes(n_jobs: int) -> int:
     return max(1, min(n, n_jobs))
 
 
-def _run_jobs(jobs: list[tuple], on_done=None) -> list[list[Path]]:
+def _run_jobs(jobs: list[tuple], on_done=None, meanwhile=None) -> list[list[Path]]:
     """Draw every job; the results come in the jobs' order, whichever process drew them.
 
     This process draws jobs from the end of the list at once; worker processes of joblib's
@@ -118,10 +170,13 @@ def _run_jobs(jobs: list[tuple], on_done=None) -> list[list[Path]]:
     ready; the two meet in the middle. A worker that cannot start or that dies, or a job that
     does not pickle, leaves its job to this process; an error in a figure is raised here,
     whoever drew it. ``on_done(job)``, when given, is called as each job is drawn (from this thread or
-    the pool's), e.g. to print progress."""
+    the pool's), e.g. to print progress. ``meanwhile()``, when given, is called by this process
+    first (while the workers start and draw), e.g. to compute a table the figures do not need."""
     on_done = on_done or (lambda job: None)
     workers = _processes(len(jobs)) - 1
     if workers < 1 or not sys.executable or getattr(sys, "frozen", False):  # a frozen app is no python
+        if meanwhile is not None:
+            meanwhile()
         out = []
         for job in jobs:
             out.append(_draw_job(job))
@@ -179,6 +234,8 @@ def _run_jobs(jobs: list[tuple], on_done=None) -> list[list[Path]]:
     feeder = threading.Thread(target=feed, name="arena-plots-pool", daemon=True)
     feeder.start()
     try:
+        if meanwhile is not None:
+            meanwhile()
         while (i := take(front=False)) is not None:
             results[i] = _draw_job(jobs[i])
             on_done(jobs[i])
@@ -233,11 +290,17 @@ def _digest(obj, h) -> None:
         h.update(repr(obj).encode())
 
 
-def _job_key(job: tuple, base: str) -> str:
-    """The digest of one figure's inputs: its name, data and formats, and ``base`` (code and rcParams)."""
-    kind, args, _stem, formats, _rc = job
-    h = hashlib.sha256(base.encode())
-    _digest((kind, args, tuple(formats)), h)
+def _data_key(job: tuple) -> str:
+    """The digest of what one figure shows: its name and data."""
+    h = hashlib.sha256()
+    _digest((job[0], job[1]), h)
+    return h.hexdigest()
+
+
+def _job_key(job: tuple, base: str, data: str | None = None) -> str:
+    """The digest of one figure's inputs: its name and data (``data``, its :func:`_data_key`), its
+    formats, and ``base`` (code and rcParams)."""
+    h = hashlib.sha256(f"{base}|{data or _data_key(job)}|{tuple(job[3])!r}".encode())
     return h.hexdigest()[:24]
 
 
@@ -269,16 +332,20 @@ class _Progress:
 
 def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
            leaderboard_metrics: Sequence[str] = ("smce_over_T", "brier", "bias"),
-           formats: Sequence[str] = ("pdf", "png"), paper: bool = False, quiet: bool = False,
-           html: bool = True) -> list[Path]:
-    """Draw every figure of a results directory into ``out_dir/figures/``, write a LaTeX table per
-    game, ``out_dir/summary.md`` and ``out_dir/index.html``, and return the paths.
+           formats: Sequence[str] = ("png",), paper: bool = False, quiet: bool = False,
+           html: bool = True, paper_formats: Sequence[str] = ("pdf",)) -> list[Path]:
+    """Draw every figure of a results directory into ``out_dir/figures/`` (and a paper's few into
+    ``out_dir/paper/``), write a LaTeX table per game, ``out_dir/summary.md`` and
+    ``out_dir/index.html``, and return the paths.
 
     Per game present (each in ``figures/<game>/`` when the directory holds several games):
 
-    - binary forecasts (any game whose curves have them), per nature: ``smce_vs_T__<nature>``,
-      ``regret_linear__<nature>``, ``bias__<nature>`` and ``reliability__<nature>`` (one panel
-      per forecaster); ``leaderboard__<metric>`` per metric of ``leaderboard_metrics``;
+    - binary forecasts (any game whose curves have them): smCE/T, regret to linear and bias as
+      small multiples over the natures, one figure per group of forecasters
+      (``smce_vs_T__<group>``, ``regret_linear__<group>``, ``bias__<group>``:
+      :func:`arena.plots.binary.jobs`; per nature, ``<figure>__<nature>``, with one nature),
+      ``reliability__<nature>`` (one panel per forecaster); ``leaderboard__<metric>`` per metric
+      of ``leaderboard_metrics``;
     - quantile game: ``rolling_coverage__<nature>``, ``coverage_error__<nature>``,
       ``group_coverage__<nature>`` (group natures), ``coverage_vs_L`` (Lipschitz-CDF natures) and
       leaderboards of :data:`QUANTILE_METRICS`;
@@ -287,22 +354,25 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
     - ``certificates``: every certificate's value over its bound (:func:`certificate_margins`);
     - ``table.tex``: :func:`latex_table` of the game's :data:`HEADLINE_METRICS`.
 
-    A leaderboard needs two forecasters or two natures: a single matchup gets its curves,
-    reliability and certificates only. Each figure comes in every one of ``formats`` (PDF fonts
-    embedded as TrueType); a figure without data is skipped. Then the anytime-valid comparison of each game's two best forecasters
-    (:func:`arena.compare.top_pairs`: ``compare_top.parquet``/``.csv`` and a figure
-    ``compare__<A>__<B>__T<T>``, when their per-round records can be had), ``summary.md``
+    A leaderboard needs two forecasters or two natures: a single matchup gets smCE/T (and the
+    curves its forecaster certifies a bound on), reliability and certificates only. Each figure
+    comes in every one of ``formats`` (PDF fonts embedded as TrueType); a figure without data is
+    skipped. Unless a single matchup, the figures a paper needs (:func:`paper_jobs`) also go to
+    ``out_dir/paper/`` in ``paper_formats`` (none: no ``paper/``), with each game's LaTeX table; a
+    figure in both folders is drawn once. Then the anytime-valid comparison of each game's two best forecasters
+    (:func:`arena.compare.top_pairs`, computed while worker processes draw: ``compare_top.parquet``/``.csv``
+    and a figure ``compare__<A>__<B>__T<T>``, when their per-round records can be had), ``summary.md``
     (:func:`markdown_summary`) and ``index.html`` (:func:`arena.plots.html.write_index`). The
     paths come in that order, whatever the number of processes.
 
-    Only figures whose inputs changed are drawn: ``figures/.manifest.json`` keeps, per figure, a
-    digest of its data, formats and the plotting code; a figure whose digest is unchanged and
-    whose files are there is kept as it is. Files of ``figures/`` (figures and tables) that this
-    report did not produce are stale, and removed. Progress is printed as the figures are drawn
+    Only figures whose inputs changed are drawn: ``figures/.manifest.json`` (and ``paper/``'s)
+    keeps, per figure, a digest of its data, formats and the plotting code; a figure whose digest
+    is unchanged and whose files are there is kept as it is. Files of ``figures/`` and ``paper/``
+    (figures and tables) that this report did not produce are stale, and removed. Progress is printed as the figures are drawn
     (unless ``quiet``).
 
     With ``paper``, only the handful of figures a paper needs go to ``out_dir/paper/``, named for
-    it (:func:`paper_jobs`), with each game's LaTeX table; nothing else is written.
+    it (:func:`paper_jobs`), in ``formats``, with each game's LaTeX table; nothing else is written.
 
     The figures are drawn by this process and, where there is more than one CPU, by worker
     processes (one per CPU; set ``ARENA_PLOT_JOBS`` to choose the number of processes, 1 for
@@ -316,10 +386,11 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
         unless ``tables`` (keys ``summary``, ``curves``, ``reliability``) is given.
     leaderboard_metrics : the leaderboards of binary forecasts, and the headline metrics of a
         game without its own entry in :data:`HEADLINE_METRICS`.
-    formats : any of :data:`FORMATS`.
+    formats : any of :data:`FORMATS`; by default PNG (what ``index.html`` shows).
+    paper_formats : the formats of ``paper/`` beside the full report (PDF by default; empty: no ``paper/``).
     """
     out_dir = Path(out_dir)
-    bad = [f for f in formats if f not in FORMATS]
+    bad = [f for f in (*formats, *paper_formats) if f not in FORMATS]
     if bad or not formats:
         raise ValueError(f"figure format {', '.join(map(repr, bad)) or 'none'}: choose from {', '.join(FORMATS)}")
     if tables is None:
@@ -331,60 +402,92 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
     rc = {k: v for k, v in mpl.rcParams.items() if k not in _LOCAL_RC}  # the workers draw with ours
     games = sorted(summary["game"].dropna().astype(str).unique()) if "game" in summary else []
     parts = [(g, *(_of_game(df, g) for df in (summary, curves, rel))) for g in games] or [(None, summary, curves, rel)]
-    root = out_dir / ("paper" if paper else "figures")
-    # a game name read from a table never leads out of the results directory
-    fig_dir = {game: inside(out_dir, root / (game if len(parts) > 1 and not paper else "")) for game, *_ in parts}
+    # the full report (PNG by default: what index.html shows) and the paper's few figures (PDF), or
+    # only the paper's; a single matchup gets no paper folder (``--paper`` writes it)
+    single = _single_matchup(summary)
+    roots = {"paper": formats} if paper else \
+        {"figures": formats, **({} if single or not paper_formats else {"paper": paper_formats})}
+    fig_dir = {}
+    for where in roots:
+        # a game name read from a table never leads out of the results directory
+        fig_dir[where] = {game: inside(out_dir, out_dir / where / (game if len(parts) > 1 and where == "figures"
+                                                                     else "")) for game, *_ in parts}
     families = _families(summary)
-    jobs: list[tuple] = []
+    jobs: dict[str, list[tuple]] = {where: [] for where in roots}
     for game, s, c, r in parts:
-        fig_dir[game].mkdir(parents=True, exist_ok=True)
         styles = _game_styles(families, s, c, r)  # one color and marker per forecaster in all the game's figures
-        game_jobs = binary.jobs(s, c, r, fig_dir[game], formats, rc, styles, leaderboard_metrics)
-        for module in (quantile, experts, decision):  # each game's own figures, if the game is there
-            game_jobs += module.jobs(s, c, fig_dir[game], formats, rc, styles)
-        if not _certificate_ratios(s).empty:
-            game_jobs.append(("certificates", (_only(s, prefix="cert."), styles), fig_dir[game] / "certificates",
-                              formats, rc))
-        if _single_matchup(s):  # a heatmap of one cell says nothing a table does not
-            game_jobs = [j for j in game_jobs if j[0] != "leaderboard"]
-        jobs += paper_jobs(game, s, game_jobs) if paper else game_jobs
-    written = _draw(root, jobs, quiet)
+        for where, fmts in roots.items():
+            fig_dir[where][game].mkdir(parents=True, exist_ok=True)
+            game_jobs = _jobs_of_game(s, c, r, fig_dir[where][game], fmts, rc, styles, leaderboard_metrics,
+                                      facet=where == "figures")
+            jobs[where] += paper_jobs(game, s, game_jobs) if where == "paper" else game_jobs
+    # the comparison of the top forecasters replays matchups: done while the pool's workers draw
+    pairs: list = []
+    top = (lambda: pairs.append(_top_pairs(out_dir, summary))) if "figures" in roots and not summary.empty else None
+    written = _draw(out_dir, jobs, quiet, top)
     for game, s, *_ in parts:
         metrics = _headline(game, s, leaderboard_metrics)
-        if metrics:
-            path = fig_dir[game] / (f"{game or 'results'}_table.tex" if paper else "table.tex")
+        if not metrics:
+            continue
+        for where in roots:
+            path = fig_dir[where][game] / (f"{game or 'results'}_table.tex" if where == "paper" else "table.tex")
             n = s["seed"].nunique() if "seed" in s else 1
             write_text_atomic(f"% {game or 'all games'}: mean over natures of the mean over {n} seed(s), "
                               "+- the half-width of its 95% interval (none: one seed, or one value on every seed); "
                               "best in bold (arena.plots.latex_table)\n"
                               + latex_table(s, metrics) + "\n", path)
-            written.append(path)
-    _remove_stale(root, written)
+            written[where].append(path)
+    for where in roots:
+        _remove_stale(out_dir / where, written[where])
     if paper:
-        return written
+        return written["paper"]
+    figures = written["figures"]
     if not summary.empty:
-        comparisons, written = _top_comparisons(out_dir, summary, fig_dir, formats, written)
+        comparisons, figures = _top_comparisons(out_dir, pairs[0] if pairs else _top_pairs(out_dir, summary),
+                                                fig_dir["figures"], formats, figures)
         path = out_dir / "summary.md"
         page = [out_dir / "index.html"] if html else []  # written below; the summary links it too
-        write_text_atomic(markdown_summary(summary, [*written, *page], out_dir, leaderboard_metrics,
-                                           comparisons), path)
-        written.append(path)
+        write_text_atomic(markdown_summary(summary, [*figures, *written.get("paper", []), *page], out_dir,
+                                           leaderboard_metrics, comparisons), path)
+        figures.append(path)
+    out = [*figures, *written.get("paper", [])]
     if html:
         from arena.plots.html import write_index
 
-        written.append(write_index(out_dir, summary, [(j[2], j[0], j[1]) for j in jobs], written))
-    return written
+        out.append(write_index(out_dir, summary, [(j[2], j[0], j[1]) for j in jobs["figures"]], out))
+    return out
 
 
-def _top_comparisons(out_dir: Path, summary: pd.DataFrame, fig_dir: dict, formats: Sequence[str],
-                     written: list[Path]) -> tuple[pd.DataFrame, list[Path]]:
-    """The anytime-valid comparison of each game's top pair (:func:`arena.compare.top_pairs`), its
-    table ``compare_top.csv`` and its figure ``compare__<A>__<B>`` per game and T."""
+def _jobs_of_game(s: pd.DataFrame, c: pd.DataFrame, r: pd.DataFrame, fig_dir: Path, formats: Sequence[str],
+                  rc: dict, styles: dict, leaderboard_metrics: Sequence[str], facet: bool) -> list[tuple]:
+    """Every figure job of one game's tables: its binary forecasts' (:func:`arena.plots.binary.jobs`),
+    each game's own, and the certificates; no leaderboard for a single matchup (a heatmap of one
+    cell says nothing a table does not)."""
+    game_jobs = binary.jobs(s, c, r, fig_dir, formats, rc, styles, leaderboard_metrics, facet=facet)
+    for module in (quantile, experts, decision):  # each game's own figures, if the game is there
+        game_jobs += module.jobs(s, c, fig_dir, formats, rc, styles)
+    if not _certificate_ratios(s).empty:
+        game_jobs.append(("certificates", (_only(s, prefix="cert."), styles), fig_dir / "certificates", formats, rc))
+    if _single_matchup(s):
+        game_jobs = [j for j in game_jobs if j[0] != "leaderboard"]
+    return game_jobs
+
+
+def _top_pairs(out_dir: Path, summary: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`arena.compare.top_pairs`: the anytime-valid comparison of each game's top pair."""
     from arena.compare import top_pairs
+
+    return top_pairs(out_dir, summary)
+
+
+def _top_comparisons(out_dir: Path, pairs: tuple[pd.DataFrame, pd.DataFrame], fig_dir: dict, formats: Sequence[str],
+                     written: list[Path]) -> tuple[pd.DataFrame, list[Path]]:
+    """The anytime-valid comparison of each game's top pair (``pairs``: :func:`_top_pairs`), its
+    table ``compare_top.csv`` and its figure ``compare__<A>__<B>`` per game and T."""
     from arena.plots.compare import comparison_figure
     from arena.results import write_table
 
-    final, curves = top_pairs(out_dir, summary)
+    final, curves = pairs
     if curves.empty:  # nothing compared (no per-round records): summary.md gives the reason
         return final, written
     written = [*written, write_table(final, out_dir, "compare_top")]
@@ -395,23 +498,40 @@ def _top_comparisons(out_dir: Path, summary: pd.DataFrame, fig_dir: dict, format
     return final, written
 
 
-def _draw(root: Path, jobs: list[tuple], quiet: bool) -> list[Path]:
-    """Draw the jobs whose inputs changed since the manifest of ``root`` was written; return every
-    job's files, drawn now or kept."""
-    manifest_path = root / MANIFEST
-    old = _read_manifest(manifest_path)
-    base = _code_version() + hashlib.sha256(repr(sorted(
-        (k, repr(v)) for k, v in jobs[0][4].items())).encode()).hexdigest()[:16] if jobs else ""
-    keys = [_job_key(job, base) for job in jobs]
-    files = [[Path(job[2]).with_name(f"{Path(job[2]).name}.{ext}") for ext in job[3]] for job in jobs]
-    rel = [Path(job[2]).relative_to(root).as_posix() for job in jobs]
-    todo = [i for i in range(len(jobs)) if old.get(rel[i]) != keys[i] or not all(f.exists() for f in files[i])]
+def _draw(out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool, meanwhile=None) -> dict[str, list[Path]]:
+    """Draw the jobs (per folder of ``out_dir``: ``figures``, ``paper``) whose inputs changed since
+    the folder's manifest was written, all in one pool, each figure once: a paper's figure that
+    the report draws too is saved in both places from one drawing. Return every job's files,
+    drawn now or kept, per folder."""
+    todo: dict[str, list[tuple]] = {}  # what a figure shows -> the jobs to draw that show it
+    files, manifests = {}, {}
+    for where, js in jobs.items():
+        root = out_dir / where
+        old = _read_manifest(root / MANIFEST)
+        base = _code_version() + hashlib.sha256(repr(sorted(
+            (k, repr(v)) for k, v in js[0][4].items())).encode()).hexdigest()[:16] if js else ""
+        data = [_data_key(job) for job in js]
+        keys = [_job_key(job, base, d) for job, d in zip(js, data)]
+        fs = [[Path(job[2]).with_name(f"{Path(job[2]).name}.{ext}") for ext in job[3]] for job in js]
+        rel = [Path(job[2]).relative_to(root).as_posix() for job in js]
+        for i, job in enumerate(js):
+            if old.get(rel[i]) != keys[i] or not all(f.exists() for f in fs[i]):
+                todo.setdefault(data[i], []).append(job)
+        files[where] = [f for f_ in fs for f in f_]
+        if js or old:
+            manifests[root / MANIFEST] = dict(zip(rel, keys))
+    merged = [(*same[0][:5], tuple((j[2], j[3]) for j in same[1:])) if len(same) > 1 else same[0]
+              for same in todo.values()]
     if not quiet:
-        print(f"[arena] figures: {len(todo)} to draw, {len(jobs) - len(todo)} up to date in {root}", flush=True)
-    _run_jobs([jobs[i] for i in todo], on_done=_Progress(len(todo), quiet))
-    if jobs or old:
-        write_text_atomic(json.dumps(dict(zip(rel, keys)), indent=0, sort_keys=True), manifest_path)
-    return [f for fs in files for f in fs]
+        n = sum(map(len, jobs.values()))
+        drawn = sum(map(len, todo.values()))
+        print(f"[arena] figures: {drawn} to draw, {n - drawn} up to date in "
+              + ", ".join(str(out_dir / w) for w in jobs), flush=True)
+    with _frozen():
+        _run_jobs(merged, on_done=_Progress(len(merged), quiet), meanwhile=meanwhile)
+    for path, entries in manifests.items():
+        write_text_atomic(json.dumps(entries, indent=0, sort_keys=True), path)
+    return files
 
 
 def _remove_stale(root: Path, written: list[Path]) -> None:

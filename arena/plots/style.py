@@ -34,7 +34,7 @@ FULL_WIDTH = 6.75
 FIGSIZE = (COLUMN_WIDTH, 2.5)
 #: At most this many forecasters share a panel; more are split into panels by family
 #: (:attr:`arena.protocols.Forecaster.family`), so that every line can be told apart.
-MAX_LINES = 6
+MAX_LINES = 5
 #: A 95% interval across seeds is drawn as a band only from this many seeds on: with two or
 #: three seeds the Student-t interval is so wide (t quantile 12.7 or 4.3) that bands fill the
 #: panel and hide the means. Figures say how many seeds their means are over.
