@@ -35,13 +35,15 @@ Seeds are derived by name (arena/seeding.py), so matchups pair by seed.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from arena.results import KEY_COLUMNS, MACHINE_COLUMNS, MACHINE_PREFIXES, collect, write_table
+from arena.results import (KEY_COLUMNS, MACHINE_COLUMNS, MACHINE_PREFIXES, code_version, collect, stored_ids,
+                           write_table, write_text_atomic)
 
 #: Confidence level of every interval.
 LEVEL = 0.95
@@ -380,18 +382,78 @@ def write_aggregates(out_dir: Path | str, summary: pd.DataFrame) -> dict[str, Pa
     return {name: write_table(df, out_dir, name) for name, df in tables.items()}
 
 
+#: In a results directory: what its tables were aggregated from, and the tables as written (:func:`write_tables`).
+TABLES_STAMP = ".tables.json"
+
+
+def _stamp(out_dir: Path, ids: Sequence[str], written: Sequence[tuple[str, str]]) -> dict:
+    """The code version, and name, size and modification time (ns) of every input of the tables (each stored
+    matchup and its trace) and of every table file (Parquet and CSV): equal stamps, equal tables."""
+    def files(paths) -> list:
+        return [[p.name, st.st_size, st.st_mtime_ns] for p in paths if (st := _stat(p)) is not None]
+
+    inputs = (out_dir / part / f"{mid}{suffix}" for mid in ids
+              for part, suffix in (("matchups", ".json"), ("traces", ".parquet")))
+    outputs = (out_dir / f"{name}{suffix}" for _, name in written for suffix in (".parquet", ".csv"))
+    return {"code_version": code_version(), "inputs": files(inputs), "tables": files(outputs),
+            "written": [list(w) for w in written]}
+
+
+def _stat(path: Path):
+    try:
+        return path.stat()
+    except OSError:
+        return None
+
+
+def current_tables(out_dir: Path | str, only: set[str] | None = None) -> dict[str, Path] | None:
+    """The Parquet paths by name of the tables of ``out_dir``, if :func:`write_tables` aggregated them from
+    exactly the stored matchups there are now (of ``only``, when given), with this code, and none has
+    changed since; else None (then aggregate again)."""
+    out_dir = Path(out_dir)
+    ids = sorted(stored_ids(out_dir) if only is None else stored_ids(out_dir) & set(only))
+    return _up_to_date(out_dir, ids) if ids else None
+
+
+def _up_to_date(out_dir: Path, ids: Sequence[str]) -> dict[str, Path] | None:
+    """The tables' paths by name, if the stamp says they were aggregated from exactly these stored matchups by
+    this code and have not changed since; else None. A stamp that is missing or unreadable is not up to date."""
+    try:
+        stamp = json.loads((out_dir / TABLES_STAMP).read_text())
+        written = [(str(name), str(file)) for name, file in stamp["written"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if stamp != _stamp(out_dir, ids, written):
+        return None
+    return {name: out_dir / f"{file}.parquet" for name, file in written}
+
+
 def write_tables(out_dir: Path | str, only: set[str] | None = None) -> dict[str, Path]:
     """Aggregate a results directory (the matchups ``only``, when given) into summary/curves/reliability
     Parquet and CSV files (:func:`arena.results.collect`), and the tables across seeds of
     :func:`write_aggregates` (seed_stats, leaderboard, paired, minimax; not the last two for a single
-    matchup)."""
+    matchup).
+
+    Tables already aggregated from the same stored matchups by the same code, and unchanged since, are
+    kept as they are (:data:`TABLES_STAMP` records what they were made from): ``arena-report`` on a
+    finished run aggregates nothing again. A run with a result left out (corrupt) is never stamped, so
+    each aggregation reports it again.
+    """
     out_dir = Path(out_dir)
+    ids = sorted(stored_ids(out_dir) if only is None else stored_ids(out_dir) & set(only))
+    if ids and (kept := _up_to_date(out_dir, ids)) is not None:
+        return kept
     tables = collect(out_dir, only)
     written = {name: write_table(df, out_dir, name) for name, df in tables.items() if not df.empty}
     written.update(write_aggregates(out_dir, tables["summary"]))
+    if len(tables["summary"]) == len(ids):  # every stored matchup aggregated: nothing left out to report again
+        write_text_atomic(json.dumps(_stamp(out_dir, ids, [(n, p.stem) for n, p in written.items()])),
+                          out_dir / TABLES_STAMP)
+    else:
+        (out_dir / TABLES_STAMP).unlink(missing_ok=True)
     return written
 
 
-__all__ = ["ACROSS", "DIRECTION", "LEVEL", "direction", "leaderboard", "mean_ci", "metric_columns", "n_effective",
+__all__ = ["ACROSS", "DIRECTION", "TABLES_STAMP", "current_tables", "LEVEL", "direction", "leaderboard", "mean_ci", "metric_columns", "n_effective",
            "paired", "seed_invariant", "seed_stats", "single_matchup", "t_half_width", "t_quantile", "write_aggregates",
            "write_tables"]

@@ -88,22 +88,22 @@ _AGGREGATES = ("summary", "curves", "reliability")
 
 
 def _read_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
-    """The aggregated Parquet files of ``out_dir`` when they are up to date (written after the last
-    change to ``matchups/``, the folder included so that a file added or removed counts), else
-    :func:`arena.results.collect` of the matchups of the directory's tournament plan (all its
-    matchups when it has none). Reading three files instead of one per matchup saves seconds
+    """The aggregated Parquet files of ``out_dir`` when they are up to date
+    (:func:`arena.aggregate.current_tables`: made from the stored matchups of the directory's plan by
+    this code, unchanged since), else :func:`arena.results.collect` of those matchups (all of them
+    when the directory has no plan). Reading three files instead of one per matchup saves seconds
     when :func:`arena.tournament.finish` has just aggregated the directory."""
+    from arena.aggregate import current_tables
     from arena.results import collect, planned
 
-    try:
-        written = min((out_dir / f"{name}.parquet").stat().st_mtime_ns for name in _AGGREGATES)
-        folder = out_dir / "matchups"
-        changed = max(folder.stat().st_mtime_ns, *(f.stat().st_mtime_ns for f in folder.iterdir()))
-        if written > changed:  # strictly later: on a file system with coarse times, read it all again
-            return {name: pd.read_parquet(out_dir / f"{name}.parquet") for name in _AGGREGATES}
-    except (OSError, KeyError, ValueError):  # no aggregates, or unreadable ones
-        pass
-    return collect(out_dir, planned(out_dir))
+    only = planned(out_dir)
+    paths = current_tables(out_dir, only)
+    if paths is not None and "summary" in paths:
+        try:
+            return {name: pd.read_parquet(paths[name]) if name in paths else pd.DataFrame() for name in _AGGREGATES}
+        except (OSError, ValueError):  # unreadable after all: aggregate from the matchups
+            pass
+    return collect(out_dir, only)
 
 
 #: A worker process is worth starting only for this many figures or more: it takes one to two
