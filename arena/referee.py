@@ -12,13 +12,15 @@ Perdomo & Recht, §2-§10; errata: docs/ERRATA.md.
 
 from __future__ import annotations
 
-import pandas as pd
-
 import math
+from typing import TYPE_CHECKING
 
 from arena.certificates import MAX_TOL, Certificate, checkpoints, no_rounds
 from arena.games import binary, certificates
 from arena.kernels import make_kernel
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["CERTIFICATES", "Certificate", "Referee", "check_tolerance", "checkpoints"]
 
@@ -84,8 +86,11 @@ class Referee:
         of forecasts rounded to {0, 1/N, ..., 1} (see :func:`arena.games.binary.metrics`)."""
         return binary.metrics(self, X, p, y, y_prob, grid)
 
-    def score(self, game, rec, forecaster) -> tuple[dict[str, float], dict[str, Certificate], pd.DataFrame]:
-        """Metrics, certificates and curves of a recorded game (the game scores, the referee checks the claims)."""
+    def score(self, game, rec, forecaster) -> tuple[dict[str, float], dict[str, Certificate], pd.DataFrame | list]:
+        """Metrics, certificates and curves of a recorded game (the game scores, the referee checks the claims).
+
+        The curves are a DataFrame (t, metric, value) or its rows as tuples (the binary game: the
+        runner's :class:`arena.runner.Result` builds the frame when it is read)."""
         summary, curves, scorable = game.score(self, rec, forecaster)
         return summary, self.certificates(game, rec, forecaster, scorable), curves
 

@@ -28,14 +28,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from arena.env import CALLS, ForecastEnv, Recorder
 from arena.games import Game
 from arena.matchup import Matchup, build_matchup, check_length
 from arena.protocols import Bernoulli, Forecast, Forecaster, Nature, OutcomeLaw, ProtocolError
+from arena.lazy import LazyModule
 from arena.referee import Certificate, Referee
 from arena.seeding import forecaster_rng, stream_seeds
+
+pd = LazyModule("pandas")  # imported when a table is read (curves, trace): playing a game does not load it
 
 
 @dataclass
@@ -55,7 +57,8 @@ class Result:
     ----------
     summary : metric name -> value (on the rounds played).
     certificates : certificate name -> :class:`arena.referee.Certificate`.
-    curves : long table (t, metric, value) at log-spaced checkpoints.
+    curves : long table (t, metric, value) at log-spaced checkpoints. It may be given as its rows
+        (tuples): the DataFrame is built when first read, so that playing loads no pandas.
     trace : per-round DataFrame (t, context, announced forecast, realized p, y).
     """
 
@@ -70,6 +73,15 @@ class Result:
     curves: pd.DataFrame
     seconds: dict[str, float] = field(default_factory=dict)
     forfeit: Forfeit | None = None
+
+    def _get_curves(self) -> pd.DataFrame:
+        curves = self.__dict__["_curves"]
+        if isinstance(curves, list):  # rows (t, metric, value): the frame, once
+            curves = self.__dict__["_curves"] = pd.DataFrame(curves, columns=["t", "metric", "value"])
+        return curves
+
+    def _set_curves(self, curves) -> None:
+        self.__dict__["_curves"] = curves
 
     @property
     def trace(self) -> pd.DataFrame:
@@ -103,6 +115,10 @@ class Result:
         row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
         row["arena_version"] = __version__
         return row
+
+
+# the field ``curves`` reads through this property (the dataclass's __init__ assigns it through the setter)
+Result.curves = property(Result._get_curves, Result._set_curves, doc="long table (t, metric, value)")
 
 
 def _trace_columns(rec: Recorder, start: int, stop: int) -> dict[str, np.ndarray | list]:

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-import pandas as pd
 
 from arena.certificates import (MAX_TOL, Certificate, bit_bound, checkpoints, judged, linear_regret_bound,
                                 not_applicable, ogd_regret_bound, rounded_calibration_bound, search_allowance,
@@ -32,10 +31,13 @@ from arena.certificates import (MAX_TOL, Certificate, bit_bound, checkpoints, ju
 from arena.games.base import Game, bind
 from arena.fastfs import fs_quadratic
 from arena.kernels import FermiSobolev, Kernel, cross_sums, kernel_gap
+from arena.lazy import LazyModule
 from arena.metrics import calibration as cal
 from arena.metrics.regret import regret_constant, regret_linear
 from arena.metrics.smce import smce, smce_both
 from arena.protocols import ProtocolError
+
+pd = LazyModule("pandas")  # imported when a table is built: playing a game does not load pandas
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,7 @@ class BinaryGame(Game):
         run.smce_whole, run.fs_q = summary["smce"], fs_q
         if run.same_p:
             run.smce_internal = summary["smce"]
-        return summary, curves(referee, rec, forecaster.claims, run), bind(CERTIFICATES, run, referee)
+        return summary, curve_rows(referee, rec, forecaster.claims, run), bind(CERTIFICATES, run, referee)
 
 
 class BinaryRun:
@@ -338,6 +340,11 @@ def metrics(referee, X, p, y, y_prob=None, grid: int | None = None, fs_q: float 
 
 def curves(referee, rec, claims, run: BinaryRun) -> pd.DataFrame:
     """Metrics and the claimed certificates' bounds at log-spaced checkpoints (long format: t, metric, value)."""
+    return pd.DataFrame(curve_rows(referee, rec, claims, run), columns=["t", "metric", "value"])
+
+
+def curve_rows(referee, rec, claims, run: BinaryRun) -> list[tuple[int, str, float]]:
+    """The rows (t, metric, value) of :func:`curves` (a list: :class:`arena.runner.Result` builds the frame)."""
     rows = []
     kernel_ok = run.kernel is not None and len(rec.y) and not run.premise
     if kernel_ok:
@@ -359,4 +366,4 @@ def curves(referee, rec, claims, run: BinaryRun) -> pd.DataFrame:
         if "bit" in claims:
             m["bit_bound"] = bit_bound()
         rows += [(int(t), k, float(v)) for k, v in m.items()]
-    return pd.DataFrame(rows, columns=["t", "metric", "value"])
+    return rows
