@@ -186,6 +186,30 @@ def test_curve_matches_prefixes() -> None:
     np.testing.assert_allclose(curve, [smce(p[:t], y[:t], "pm") for t in ts], rtol=1e-12)
 
 
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("style", ["grid", "ends", "continuous"])
+def test_curve_is_exactly_the_smce_of_each_prefix(kind: str, style: str) -> None:
+    # the curve sorts once and sums each prefix's residuals per value in one pass; every value must be
+    # the very float that a separate smce of that prefix gives (ties, unsorted and repeated checkpoints)
+    rng = np.random.default_rng([KINDS.index(kind), len(style), 3])
+    for _ in range(25):
+        T = int(rng.integers(1, 400))
+        p, y = _random_case(rng, T, style)
+        ts = rng.integers(0, T + 1, int(rng.integers(1, 12)))
+        direct = [smce(p[:t], y[:t], kind) for t in ts.tolist()]
+        assert smce_curve(p, y, ts, kind).tolist() == direct
+
+
+def test_curve_of_a_long_run_with_log_spaced_checkpoints() -> None:
+    from arena.certificates import checkpoints
+
+    rng = np.random.default_rng(11)
+    p = np.round(rng.random(20_000), 4)
+    y = (rng.random(20_000) < p).astype(float)
+    ts = checkpoints(len(p), 20)
+    assert smce_curve(p, y, ts).tolist() == [smce(p[:t], y[:t]) for t in ts.tolist()]
+
+
 # ----------------------------------------------------------------- input checks
 
 

@@ -34,7 +34,7 @@ from arena.kernels import FermiSobolev, Kernel, cross_sums, kernel_gap
 from arena.lazy import LazyModule
 from arena.metrics import calibration as cal
 from arena.metrics.regret import regret_constant, regret_linear
-from arena.metrics.smce import smce, smce_both
+from arena.metrics.smce import smce, smce_both, smce_curve
 from arena.protocols import ProtocolError
 
 pd = LazyModule("pandas")  # imported when a table is built: playing a game does not load pandas
@@ -349,16 +349,20 @@ def curve_rows(referee, rec, claims, run: BinaryRun) -> list[tuple[int, str, flo
     kernel_ok = run.kernel is not None and len(rec.y) and not run.premise
     if kernel_ok:
         diag_c = np.cumsum(run.diag)
-    for t in checkpoints(len(rec.y), referee.n_checkpoints):
+    ts = checkpoints(len(rec.y), referee.n_checkpoints)
+    # smCE of every prefix at once (one sort); the whole run's is the summary's (BinaryGame.score)
+    whole = (ts == len(rec.y)) & (run.smce_whole is not None)
+    smce_t = smce_curve(rec.p, rec.y, np.where(whole, 0, ts), "paper")
+    smce_t[whole] = run.smce_whole
+    internal = "smce" in claims and kernel_ok and not run.same_p
+    smce_int = smce_curve(rec.p_internal, rec.y, ts, "paper") if internal else smce_t
+    for i, t in enumerate(ts.tolist()):
         X, p, y = rec.X[:t], rec.p[:t], rec.y[:t]
-        # the last checkpoint is the whole run: its smCE is the summary's (BinaryGame.score)
-        whole = t == len(rec.y) and run.smce_whole is not None
-        m = {"bias": cal.bias(p, y), "brier": cal.brier(p, y),
-             "smce": run.smce_whole if whole else smce(p, y, "paper"),
+        m = {"bias": cal.bias(p, y), "brier": cal.brier(p, y), "smce": float(smce_t[i]),
              "regret_constant": regret_constant(p, y),
              "regret_linear": regret_linear(p, y, X, referee.M, referee.intercept)}
         if "smce" in claims and kernel_ok:
-            m["smce_internal"] = m["smce"] if run.same_p else smce(rec.p_internal[:t], y, "paper")
+            m["smce_internal"] = float(smce_int[i])
             m["smce_bound"] = smce_bound(diag_c[t - 1], run.allowance(t))
         if "linear_regret" in claims and kernel_ok:
             m["regret_linear_bound"] = linear_regret_bound(referee.M, diag_c[t - 1], run.allowance(t),

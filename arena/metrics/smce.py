@@ -62,6 +62,32 @@ def _aggregate(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return v, W
 
 
+@numba.njit(cache=True)
+def _prefix_aggregate(v_all, inv, p, y, t, W_all, seen):
+    """``_aggregate(p[:t], y[:t])`` from the whole run's distinct values ``v_all`` and ``inv``
+    (``np.unique(p, return_inverse=True)``): the values present in the prefix, in order, and
+    their residuals summed in round order (as ``np.bincount`` sums them). ``W_all`` and
+    ``seen`` are scratch arrays of len(v_all)."""
+    W_all[:] = 0.0
+    seen[:] = False
+    n = 0
+    for s in range(t):
+        g = inv[s]
+        if not seen[g]:
+            seen[g] = True
+            n += 1
+        W_all[g] += y[s] - p[s]
+    v = np.empty(n)
+    W = np.empty(n)
+    j = 0
+    for g in range(v_all.shape[0]):
+        if seen[g]:
+            v[j] = v_all[g]
+            W[j] = W_all[g]
+            j += 1
+    return v, W
+
+
 # --------------------------------------------------------------------------- LP
 
 
@@ -177,10 +203,9 @@ def smce(p: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, kind:
 
 
 def _from_aggregate(v: np.ndarray, W: np.ndarray, kind: str) -> float:
-    d = np.diff(v)
     if kind == "pm":
-        return float(max(_pm_value(W, d), 0.0))
-    return float(abs(W.sum()) / 2.0 + max(_pm_value(W, 2.0 * d), 0.0) / 2.0)
+        return float(max(_pm_value(v, W), 0.0))
+    return float(abs(W.sum()) / 2.0 + max(_pm_value(v, W, 2.0), 0.0) / 2.0)
 
 
 def smce_both(p: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> tuple[float, float]:
@@ -205,7 +230,11 @@ def smce_curve(
     checkpoints: Sequence[int] | np.ndarray,
     kind: str = "paper",
 ) -> np.ndarray:
-    """smCE of each prefix ``p[:t], y[:t]`` for t in ``checkpoints``.
+    """smCE of each prefix ``p[:t], y[:t]`` for t in ``checkpoints``, sorting the forecasts once.
+
+    The distinct values of the whole run, sorted once, hold those of every prefix: one
+    pass over the prefix sums its residuals per value (in round order), so each value is
+    exactly ``smce(p[:t], y[:t], kind)``, with no sort per checkpoint.
 
     Parameters
     ----------
@@ -215,7 +244,6 @@ def smce_curve(
         Prefix lengths, each in [0, T].
     kind : {"paper", "pm"}
         As in ``smce``.
-
     Returns
     -------
     numpy.ndarray
@@ -236,13 +264,20 @@ def smce_curve(
         raise ValueError("checkpoints must be a 1-D sequence of integers (prefix lengths)")
     if ts.size and (ts.min() < 0 or ts.max() > len(p)):
         raise ValueError(f"checkpoints must lie in [0, {len(p)}]; got range [{ts.min()}, {ts.max()}]")
-    # Each prefix is validated already; the repeated full solve is O(T log T) per
-    # checkpoint, cheap for log-spaced checkpoints.
-    return np.array([smce(p[:t], y[:t], kind) for t in ts.tolist()], dtype=float)
+    out = np.zeros(ts.size)
+    if not ts.size or ts.max() == 0:
+        return out
+    v_all, inv = np.unique(p[:ts.max()], return_inverse=True)
+    inv = np.ascontiguousarray(inv.ravel(), dtype=np.int64)
+    W_all, seen = np.empty(len(v_all)), np.empty(len(v_all), dtype=np.bool_)
+    for i, t in enumerate(ts.tolist()):
+        if t:
+            out[i] = _from_aggregate(*_prefix_aggregate(v_all, inv, p, y, t, W_all, seen), kind)
+    return out
 
 
-def _pm_value(W: np.ndarray, d: np.ndarray) -> float:
-    """V(W, d) = max sum_i W_i g_i over |g_i| <= 1, |g_{i+1} - g_i| <= d_i.
+def _pm_value(v: np.ndarray, W: np.ndarray, lip: float = 1.0) -> float:
+    """V(W, d) = max sum_i W_i g_i over |g_i| <= 1, |g_{i+1} - g_i| <= d_i, d_i = lip (v_{i+1} - v_i).
 
     Solved through the LP dual (Abel summation with U_i = u_1 + ... + u_i):
 
@@ -257,92 +292,95 @@ def _pm_value(W: np.ndarray, d: np.ndarray) -> float:
     so the cost is O(n log n) in the worst case (a primal "window max" slope trick
     can move the same breakpoints back and forth between its heaps).
     """
-    return float(_pm_value_kernel(np.ascontiguousarray(W, dtype=np.float64),
-                                  np.ascontiguousarray(d, dtype=np.float64)))
+    return float(_pm_value_kernel(np.ascontiguousarray(v, dtype=np.float64),
+                                  np.ascontiguousarray(W, dtype=np.float64), float(lip)))
 
 
-# ----- numba kernels: binary heaps of slot ids keyed by stored position ----------
-
-
-@numba.njit(cache=True, inline="always")
-def _less(key, a, b, sign):
-    # sign = +1: min-heap on key; sign = -1: max-heap on key.
-    return sign * key[a] < sign * key[b]
+# ----- numba kernels: binary min-heaps of (key, slot) pairs, keys stored inline ----------
+# (a max-heap stores the negated keys). Slot s is the breakpoint that entered at step s; its
+# key is its stored position (see _pm_value_kernel). Keys inline: a sift reads one array, not
+# a slot and then its key elsewhere in memory.
 
 
 @numba.njit(cache=True)
-def _heap_push(heap, size, slot, key, sign):
+def _heap_push(hk, hs, size, k, slot):
     i = size
-    heap[i] = slot
     while i > 0:
         parent = (i - 1) >> 1
-        if _less(key, heap[i], heap[parent], sign):
-            heap[i], heap[parent] = heap[parent], heap[i]
+        if k < hk[parent]:
+            hk[i] = hk[parent]
+            hs[i] = hs[parent]
             i = parent
         else:
             break
+    hk[i] = k
+    hs[i] = slot
     return size + 1
 
 
 @numba.njit(cache=True)
-def _heap_pop(heap, size, key, sign):
+def _heap_pop(hk, hs, size):
     size -= 1
-    heap[0] = heap[size]
+    k = hk[size]
+    slot = hs[size]
     i = 0
     while True:
-        left = 2 * i + 1
-        if left >= size:
+        child = 2 * i + 1
+        if child >= size:
             break
-        child = left
-        if left + 1 < size and _less(key, heap[left + 1], heap[left], sign):
-            child = left + 1
-        if _less(key, heap[child], heap[i], sign):
-            heap[i], heap[child] = heap[child], heap[i]
+        if child + 1 < size and hk[child + 1] < hk[child]:
+            child += 1
+        if hk[child] < k:
+            hk[i] = hk[child]
+            hs[i] = hs[child]
             i = child
         else:
             break
+    if size > 0:
+        hk[i] = k
+        hs[i] = slot
     return size
 
 
 @numba.njit(cache=True)
-def _pm_value_kernel(W, d):
+def _pm_value_kernel(v, W, lip):
     n = W.shape[0]
-    # Slot k is the breakpoint that enters at step k (slot 0: the one of C_0 = |U|).
     # Stored position = actual position - shift, where shift = W_1 + ... + W_k is
     # the common translation applied since; so keys never need updating.
-    key = np.empty(n, dtype=np.float64)
     wt = np.empty(n, dtype=np.float64)
     alive = np.zeros(n, dtype=np.bool_)
-    lo_heap = np.empty(n, dtype=np.int64)
-    hi_heap = np.empty(n, dtype=np.int64)
+    lo_k = np.empty(n, dtype=np.float64)  # min-heap of stored positions
+    hi_k = np.empty(n, dtype=np.float64)  # min-heap of negated stored positions (the highest on top)
+    lo_s = np.empty(n, dtype=np.int32)
+    hi_s = np.empty(n, dtype=np.int32)
     n_lo = 0
     n_hi = 0
     shift = 0.0
     # C(U) = -U + beta left of every breakpoint (the left slope is -1 after clamping).
     beta = 0.0
     for k in range(n):
-        gap = 0.0 if k == 0 else d[k - 1]
+        gap = 0.0 if k == 0 else lip * (v[k] - v[k - 1])
         # Add gap*|U| (for k = 0: C_0 = |U|, a breakpoint of weight 2 at 0).
-        key[k] = -shift
+        key = -shift
         wt[k] = 2.0 if k == 0 else 2.0 * gap
         alive[k] = True
-        n_lo = _heap_push(lo_heap, n_lo, k, key, 1.0)
-        n_hi = _heap_push(hi_heap, n_hi, k, key, -1.0)
+        n_lo = _heap_push(lo_k, lo_s, n_lo, key, k)
+        n_hi = _heap_push(hi_k, hi_s, n_hi, -key, k)
         if gap > 0.0:
             # Clamp the left slope back to -1: removing weight c at x moves the
             # left line to slope +c through (x, C(x)), so beta -= c * x.
             rest = gap
             while rest > 0.0 and n_lo > 0:  # n_lo > 0 always holds; guards rounding
-                j = lo_heap[0]
+                j = lo_s[0]
                 if not alive[j]:
-                    n_lo = _heap_pop(lo_heap, n_lo, key, 1.0)
+                    n_lo = _heap_pop(lo_k, lo_s, n_lo)
                     continue
-                x = key[j] + shift
+                x = lo_k[0] + shift
                 if wt[j] <= rest:
                     rest -= wt[j]
                     beta -= wt[j] * x
                     alive[j] = False
-                    n_lo = _heap_pop(lo_heap, n_lo, key, 1.0)
+                    n_lo = _heap_pop(lo_k, lo_s, n_lo)
                 else:
                     wt[j] -= rest
                     beta -= rest * x
@@ -350,14 +388,14 @@ def _pm_value_kernel(W, d):
             # Clamp the right slope back to +1 (the left line is unaffected).
             rest = gap
             while rest > 0.0 and n_hi > 0:
-                j = hi_heap[0]
+                j = hi_s[0]
                 if not alive[j]:
-                    n_hi = _heap_pop(hi_heap, n_hi, key, -1.0)
+                    n_hi = _heap_pop(hi_k, hi_s, n_hi)
                     continue
                 if wt[j] <= rest:
                     rest -= wt[j]
                     alive[j] = False
-                    n_hi = _heap_pop(hi_heap, n_hi, key, -1.0)
+                    n_hi = _heap_pop(hi_k, hi_s, n_hi)
                 else:
                     wt[j] -= rest
                     rest = 0.0
@@ -365,11 +403,16 @@ def _pm_value_kernel(W, d):
         # -(U - W_k) + beta.
         shift += W[k]
         beta += W[k]
-    # V = C_n(0) = beta + sum over breakpoints x < 0 of wt * (0 - x).
+    # V = C_n(0) = beta + sum over breakpoints x < 0 of wt * (0 - x), summed in slot order:
+    # every live breakpoint is in the low heap; its key goes to hi_k[slot] (that heap is done).
+    for i in range(n_lo):
+        j = lo_s[i]
+        if alive[j]:
+            hi_k[j] = lo_k[i]
     value = beta
     for j in range(n):
         if alive[j]:
-            x = key[j] + shift
+            x = hi_k[j] + shift
             if x < 0.0:
                 value -= wt[j] * x
     return value
