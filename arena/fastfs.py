@@ -156,19 +156,37 @@ def fs_quadratic(P: Sequence[float] | np.ndarray, W: Sequence[float] | np.ndarra
     P, W = _check(P, W)
     if len(P) == 0:
         return 0.0
+    # In sorted order, for s before t P_s <= P_t and k = P_s^2/2 + (1-P_t)^2/2 + 5/6 (ties are harmless:
+    # both branches of the kernel agree there). The four sums below go through one buffer, a term at a
+    # time, and numpy's own (pairwise) sum: the very numbers of the formula on sorted copies
+    #   sum w^2 k(p, p) + 2 (sum w B2 + sum w (1-p)^2/2 B0 + 5/6 sum w B0),
+    # B0, B2 the exclusive cumulative sums of w and w p^2 / 2, without a copy of P or W.
     order = np.argsort(P, kind="stable")
-    p, w = P[order], W[order]
-    # For s before t in sorted order, P_s <= P_t and k = P_s^2/2 + (1-P_t)^2/2 + 5/6;
-    # ties are harmless because both branches of the kernel agree there.
-    before_w = _exclusive_cumsum(w)
-    before_wp2 = _exclusive_cumsum(0.5 * w * p**2)
-    off = np.sum(w * before_wp2) + np.sum(w * 0.5 * (1.0 - p) ** 2 * before_w) + _C * np.sum(w * before_w)
-    return float(np.sum(w * w * fs_diag(p)) + 2.0 * off)
+    buf = np.empty(len(P))
+    s = [float(np.sum(_fs_terms(P, W, order, which, buf))) for which in range(4)]
+    return float(s[0] + 2.0 * ((s[1] + s[2]) + _C * s[3]))
 
 
-def _exclusive_cumsum(a: np.ndarray) -> np.ndarray:
-    """out[i] = a[0] + ... + a[i-1] (no subtraction, so no cancellation)."""
-    out = np.empty_like(a)
-    out[0] = 0.0
-    np.cumsum(a[:-1], out=out[1:])
+@numba.njit(cache=True)
+def _fs_terms(P, W, order, which, out):
+    """Term ``which`` of fs_quadratic's sums, in sorted order (0: w^2 k(p, p); 1: w B2; 2: w (1-p)^2/2 B0;
+    3: w B0), each as numpy evaluates it on the sorted arrays (the same operations in the same order)."""
+    b0 = 0.0  # exclusive cumulative sums (sequential, as np.cumsum) of w and of 0.5 w p^2
+    b2 = 0.0
+    for i in range(order.shape[0]):
+        s = order[i]
+        p = P[s]
+        w = W[s]
+        q = 1.0 - p
+        if which == 0:
+            out[i] = (w * w) * ((0.5 * (p * p) + 0.5 * (q * q)) + _C)
+        elif which == 1:
+            out[i] = w * b2
+        elif which == 2:
+            out[i] = ((w * 0.5) * (q * q)) * b0
+        else:
+            out[i] = w * b0
+        a2 = (0.5 * w) * (p * p)
+        b0 = w if i == 0 else b0 + w
+        b2 = a2 if i == 0 else b2 + a2
     return out

@@ -504,12 +504,15 @@ def play_kernel_df(trie: FSTrie, n_halvings: int, c_fs: float, G: np.ndarray, ki
     the randomized rounding of K29Rounded with the uniform ``u[t]``.
 
     Returns (mean, p, p_internal, stopped): the announced means, realized and internal
-    forecasts, and the first round whose forecast is off the key grid (-1 if none).
+    forecasts (one array for all three when N = 0), and the first round whose forecast is off
+    the key grid (-1 if none).
     """
     T = len(y)
     trie.reserve(2 * T + 2)
-    mean, p, p_int = np.empty(T), np.empty(T), np.empty(T)
-    two_point = np.zeros(T, dtype=np.bool_)
+    p_int = np.empty(T)
+    # unrounded (N = 0), the announced mean and the realized forecast are the internal one: one array for all
+    mean, p = (np.empty(T), np.empty(T)) if N > 0 else (p_int, p_int)
+    two_point = np.zeros(T if N > 0 else 0, dtype=np.bool_)  # written only when N > 0
     stopped = _play(trie.meta, trie.nodes, trie.depth, int(n_halvings),
                     float(c_fs), np.ascontiguousarray(G, dtype=np.float64), kind, v,
                     np.ascontiguousarray(y, dtype=np.float64), np.ascontiguousarray(u, dtype=np.float64),

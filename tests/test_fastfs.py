@@ -103,3 +103,21 @@ def test_rejects_bad_input(fn) -> None:
         fn([0.2], [np.inf])
     with pytest.raises(ValueError, match="equal length"):
         fn([0.2, 0.3], [1.0])
+
+
+def _fs_quadratic_on_sorted_copies(P, W):
+    """The formula of fs_quadratic on sorted copies of P and W, with numpy (its earlier code)."""
+    order = np.argsort(P, kind="stable")
+    p, w = P[order], W[order]
+    before_w, before_wp2 = (np.concatenate(([0.0], np.cumsum(a[:-1]))) for a in (w, 0.5 * w * p**2))
+    off = np.sum(w * before_wp2) + np.sum(w * 0.5 * (1.0 - p) ** 2 * before_w) + 5.0 / 6.0 * np.sum(w * before_w)
+    return float(np.sum(w * w * fs_diag(p)) + 2.0 * off)
+
+
+@pytest.mark.parametrize("T", [1, 2, 7, 8, 9, 127, 128, 129, 1000, 20_000])
+def test_fs_quadratic_is_the_formula_on_sorted_copies_bit_for_bit(T):
+    # fs_quadratic sums its terms a sum at a time in one buffer (no copies of P and W): the same floats
+    rng = np.random.default_rng(T)
+    P = np.round(rng.random(T), 3)  # ties
+    W = (rng.random(T) < 0.5) - P
+    assert fs_quadratic(P, W) == _fs_quadratic_on_sorted_copies(P, W)
