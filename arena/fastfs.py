@@ -87,8 +87,21 @@ def fs_cross_sums(P: Sequence[float] | np.ndarray, W: Sequence[float] | np.ndarr
     P, W = _check(P, W)
     if len(P) == 0:
         return np.zeros(0)
-    _, rank = np.unique(P, return_inverse=True)
-    return _cross_sums_kernel(P, W, np.ascontiguousarray(rank.ravel(), dtype=np.int64))
+    rank = np.empty(len(P), dtype=np.int32 if len(P) < 2**31 else np.int64)  # half the memory of an inverse
+    return _cross_sums_kernel(P, W, _ranks(P, np.argsort(P), rank))
+
+
+@numba.njit(cache=True)
+def _ranks(P, order, rank):
+    """Fill ``rank`` with the rank of each P among its distinct values (``np.unique(P,
+    return_inverse=True)[1]``), from any sort ``order`` of P."""
+    r = -1
+    for i in range(order.shape[0]):
+        s = order[i]
+        if i == 0 or P[s] != P[order[i - 1]]:
+            r += 1
+        rank[s] = r
+    return rank
 
 
 @numba.njit(cache=True)

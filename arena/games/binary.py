@@ -125,6 +125,17 @@ class BinaryRun:
         return 2.0 * np.maximum(0.0, self.w * self.S)
 
     @cached_property
+    def sigma(self) -> float:
+        """sigma = sum_t 2 max(0, w_t S_t(p_t)), the sum of :attr:`slack`, keeping neither S nor the slack
+        (at a million rounds each is 8 MB)."""
+        if "slack" in self.__dict__:
+            return float(self.slack.sum())
+        x = self.w * (self.S if "S" in self.__dict__ else cross_sums(self.kernel, self.X, self.p_int, self.w))
+        np.maximum(0.0, x, out=x)
+        np.multiply(2.0, x, out=x)  # in place: the numbers of 2.0 * np.maximum(0.0, w * S)
+        return float(x.sum())
+
+    @cached_property
     def same_p(self) -> bool:
         """Whether the internal forecasts are the realized ones (all but rounded forecasters)."""
         return bool(np.array_equal(self.p_int, self.p))
@@ -146,7 +157,7 @@ def cert_bit(run: BinaryRun) -> Certificate:
 
 def _slack_columns(run: BinaryRun) -> dict:
     """The measured slack sigma and the allowance A it is held to (``cert.<name>.sigma``, ``.allowance``)."""
-    return {"sigma": float(run.slack.sum()), "allowance": run.allowance(), "max_tol": run.max_tol}
+    return {"sigma": run.sigma, "allowance": run.allowance(), "max_tol": run.max_tol}
 
 
 def cert_kernel(run: BinaryRun) -> Certificate:
@@ -171,7 +182,7 @@ def cert_search_precision(run: BinaryRun) -> Certificate:
     lip, sup = run.kernel_constants
     past = np.concatenate(([0.0], np.cumsum(np.abs(run.w))[:-1]))
     declared = 2.0 * np.sum(np.abs(run.w) * (lip * tol / 2 + 1e-12 * max(sup, 1.0)) * past)
-    return judged("search_precision", run.slack.sum(), run.allowance(),
+    return judged("search_precision", run.sigma, run.allowance(),
                   extra={**_slack_columns(run), "allowance_declared_tol": float(declared)})
 
 
@@ -347,8 +358,6 @@ def curve_rows(referee, rec, claims, run: BinaryRun) -> list[tuple[int, str, flo
     """The rows (t, metric, value) of :func:`curves` (a list: :class:`arena.runner.Result` builds the frame)."""
     rows = []
     kernel_ok = run.kernel is not None and len(rec.y) and not run.premise
-    if kernel_ok:
-        diag_c = np.cumsum(run.diag)
     ts = checkpoints(len(rec.y), referee.n_checkpoints)
     # smCE of every prefix at once (one sort); the whole run's is the summary's (BinaryGame.score)
     whole = (ts == len(rec.y)) & (run.smce_whole is not None)
@@ -356,6 +365,8 @@ def curve_rows(referee, rec, claims, run: BinaryRun) -> list[tuple[int, str, flo
     smce_t[whole] = run.smce_whole
     internal = "smce" in claims and kernel_ok and not run.same_p
     smce_int = smce_curve(rec.p_internal, rec.y, ts, "paper") if internal else smce_t
+    if kernel_ok:  # sum_{s<=t} w_s^2 k(z_s, z_s) at the checkpoints (diag_c[i]: the i-th checkpoint's)
+        diag_c = np.cumsum(run.diag)[ts - 1]
     for i, t in enumerate(ts.tolist()):
         X, p, y = rec.X[:t], rec.p[:t], rec.y[:t]
         m = {"bias": cal.bias(p, y), "brier": cal.brier(p, y), "smce": float(smce_t[i]),
@@ -363,9 +374,9 @@ def curve_rows(referee, rec, claims, run: BinaryRun) -> list[tuple[int, str, flo
              "regret_linear": regret_linear(p, y, X, referee.M, referee.intercept)}
         if "smce" in claims and kernel_ok:
             m["smce_internal"] = float(smce_int[i])
-            m["smce_bound"] = smce_bound(diag_c[t - 1], run.allowance(t))
+            m["smce_bound"] = smce_bound(diag_c[i], run.allowance(t))
         if "linear_regret" in claims and kernel_ok:
-            m["regret_linear_bound"] = linear_regret_bound(referee.M, diag_c[t - 1], run.allowance(t),
+            m["regret_linear_bound"] = linear_regret_bound(referee.M, diag_c[i], run.allowance(t),
                                                            referee.intercept)
         if "bit" in claims:
             m["bit_bound"] = bit_bound()

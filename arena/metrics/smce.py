@@ -63,28 +63,34 @@ def _aggregate(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @numba.njit(cache=True)
-def _prefix_aggregate(v_all, inv, p, y, t, W_all, seen):
-    """``_aggregate(p[:t], y[:t])`` from the whole run's distinct values ``v_all`` and ``inv``
-    (``np.unique(p, return_inverse=True)``): the values present in the prefix, in order, and
-    their residuals summed in round order (as ``np.bincount`` sums them). ``W_all`` and
-    ``seen`` are scratch arrays of len(v_all)."""
-    W_all[:] = 0.0
-    seen[:] = False
+def _keep_below(order, n, t):
+    """Keep the entries < t of ``order[:n]`` at its front, in their order; their number."""
+    k = 0
+    for i in range(n):
+        if order[i] < t:
+            order[k] = order[i]
+            k += 1
+    return k
+
+
+@numba.njit(cache=True)
+def _aggregate_sorted(p, y, order):
+    """``_aggregate`` of the rounds ``order`` (sorted stably by p, so equal forecasts come in round
+    order): their distinct values and residuals summed in round order, as ``np.bincount`` sums them."""
     n = 0
-    for s in range(t):
-        g = inv[s]
-        if not seen[g]:
-            seen[g] = True
+    for i in range(order.shape[0]):
+        if i == 0 or p[order[i]] != p[order[i - 1]]:
             n += 1
-        W_all[g] += y[s] - p[s]
     v = np.empty(n)
     W = np.empty(n)
-    j = 0
-    for g in range(v_all.shape[0]):
-        if seen[g]:
-            v[j] = v_all[g]
-            W[j] = W_all[g]
+    j = -1
+    for i in range(order.shape[0]):
+        s = order[i]
+        if i == 0 or p[s] != p[order[i - 1]]:
             j += 1
+            v[j] = p[s]
+            W[j] = 0.0
+        W[j] += y[s] - p[s]
     return v, W
 
 
@@ -232,9 +238,10 @@ def smce_curve(
 ) -> np.ndarray:
     """smCE of each prefix ``p[:t], y[:t]`` for t in ``checkpoints``, sorting the forecasts once.
 
-    The distinct values of the whole run, sorted once, hold those of every prefix: one
-    pass over the prefix sums its residuals per value (in round order), so each value is
-    exactly ``smce(p[:t], y[:t], kind)``, with no sort per checkpoint.
+    The rounds are sorted once, stably; the largest prefix first, each prefix keeps the
+    sorted rounds before it (in place), and one pass sums its residuals per value in
+    round order: each value is exactly ``smce(p[:t], y[:t], kind)``, with no sort per
+    checkpoint and no copy of the run.
 
     Parameters
     ----------
@@ -267,12 +274,13 @@ def smce_curve(
     out = np.zeros(ts.size)
     if not ts.size or ts.max() == 0:
         return out
-    v_all, inv = np.unique(p[:ts.max()], return_inverse=True)
-    inv = np.ascontiguousarray(inv.ravel(), dtype=np.int64)
-    W_all, seen = np.empty(len(v_all)), np.empty(len(v_all), dtype=np.bool_)
-    for i, t in enumerate(ts.tolist()):
+    n = int(ts.max())
+    order = np.argsort(p[:n], kind="stable")
+    for i in np.argsort(-ts, kind="stable").tolist():  # largest t first: each prefix is kept from the last
+        t = int(ts[i])
         if t:
-            out[i] = _from_aggregate(*_prefix_aggregate(v_all, inv, p, y, t, W_all, seen), kind)
+            n = _keep_below(order, n, t)
+            out[i] = _from_aggregate(*_aggregate_sorted(p, y, order[:n]), kind)
     return out
 
 
