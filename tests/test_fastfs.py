@@ -121,3 +121,14 @@ def test_fs_quadratic_is_the_formula_on_sorted_copies_bit_for_bit(T):
     P = np.round(rng.random(T), 3)  # ties
     W = (rng.random(T) < 0.5) - P
     assert fs_quadratic(P, W) == _fs_quadratic_on_sorted_copies(P, W)
+
+
+@pytest.mark.parametrize("style", ["ties", "continuous", "constant", "signed_zeros"])
+def test_stable_argsort_is_numpys_stable_sort(style):
+    from arena.fastfs import stable_argsort
+
+    rng = np.random.default_rng(len(style))
+    for T in (0, 1, 2, 5, 100, 5000):
+        a = {"ties": np.round(rng.random(T), 2), "continuous": rng.random(T), "constant": np.full(T, 0.5),
+             "signed_zeros": rng.choice([0.0, -0.0, 1.0], T)}[style]
+        assert stable_argsort(a).tolist() == np.argsort(a, kind="stable").tolist()

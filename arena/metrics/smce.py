@@ -23,6 +23,8 @@ from typing import Sequence
 import numba
 import numpy as np
 
+from arena.fastfs import stable_argsort
+
 __all__ = ["smce", "smce_lp", "smce_curve"]
 
 _KINDS = ("paper", "pm")
@@ -275,7 +277,7 @@ def smce_curve(
     if not ts.size or ts.max() == 0:
         return out
     n = int(ts.max())
-    order = np.argsort(p[:n], kind="stable")
+    order = stable_argsort(p[:n])
     for i in np.argsort(-ts, kind="stable").tolist():  # largest t first: each prefix is kept from the last
         t = int(ts[i])
         if t:
