@@ -231,3 +231,28 @@ def test_rejects_bad_shapes_kind_outcomes_and_checkpoints() -> None:
         smce_curve([0.5], [1.0], [2])
     with pytest.raises(ValueError, match="integers"):
         smce_curve([0.5], [1.0], [0.5])
+
+
+def test_interval_heap_pops_the_smallest_and_the_largest_key():
+    # the double-ended queue of the smCE program, against a sorted list, through random pushes and pops
+    from arena.metrics.smce import _ih_pop_max, _ih_pop_min, _ih_push
+
+    rng = np.random.default_rng(4)
+    for trial in range(150):
+        hk, hw, cnt, ref = np.empty(300), np.empty(300), 0, []
+        for _ in range(250):
+            r = rng.random()
+            if r < 0.5 or cnt == 0:
+                x = float(rng.integers(0, 12)) if trial % 2 else float(rng.random())  # with and without ties
+                cnt = _ih_push(hk, hw, cnt, x, x + 1.0)
+                ref.append(x)
+            elif r < 0.75:
+                assert hk[0] == min(ref) and hw[0] == hk[0] + 1.0
+                ref.remove(hk[0])
+                cnt = _ih_pop_min(hk, hw, cnt)
+            else:
+                top = 1 if cnt > 1 else 0
+                assert hk[top] == max(ref) and hw[top] == hk[top] + 1.0
+                ref.remove(hk[top])
+                cnt = _ih_pop_max(hk, hw, cnt)
+            assert cnt == len(ref) and sorted(hk[:cnt].tolist()) == sorted(ref)

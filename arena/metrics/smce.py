@@ -59,9 +59,7 @@ def _aggregate(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Equal forecasts must be merged: f takes one value there, so only the sum of
     their residuals enters the objective.
     """
-    v, inv = np.unique(p, return_inverse=True)
-    W = np.bincount(inv.ravel(), weights=y - p, minlength=len(v))
-    return v, W
+    return _aggregate_sorted(p, y, stable_argsort(p))  # np.unique and np.bincount's numbers, in less memory
 
 
 @numba.njit(cache=True)
@@ -297,59 +295,121 @@ def _pm_value(v: np.ndarray, W: np.ndarray, lip: float = 1.0) -> float:
     obeys C_k = (C_{k-1} + d_{k-1}|.|) inf-convolved with |. - W_k|, from
     C_0 = |.|. Inf-convolution with |. - W| shifts every breakpoint by W and clamps
     the slopes to [-1, 1], i.e. removes slope weight d_{k-1} from each end. Since
-    all breakpoints shift together and new ones enter at a known point, two heaps
-    with lazy deletion suffice: every breakpoint is pushed and removed at most once,
-    so the cost is O(n log n) in the worst case (a primal "window max" slope trick
-    can move the same breakpoints back and forth between its heaps).
+    all breakpoints shift together and new ones enter at a known point, one
+    double-ended priority queue (an interval heap: each breakpoint stored once, with
+    its weight, 16 bytes) suffices: every breakpoint is pushed and removed at most
+    once, so the cost is O(n log n) in the worst case (a primal "window max" slope
+    trick can move the same breakpoints back and forth between its heaps).
     """
     return float(_pm_value_kernel(np.ascontiguousarray(v, dtype=np.float64),
                                   np.ascontiguousarray(W, dtype=np.float64), float(lip)))
 
 
-# ----- numba kernels: binary min-heaps of (key, slot) pairs, keys stored inline ----------
-# (a max-heap stores the negated keys). Slot s is the breakpoint that entered at step s; its
-# key is its stored position (see _pm_value_kernel). Keys inline: a sift reads one array, not
-# a slot and then its key elsewhere in memory.
+# ----- numba kernels: an interval heap of (key, weight) -------------------------------------
+# Node i holds the positions 2i (its low end) and 2i + 1 (its high end, absent in a last node of
+# one element) with hk[2i] <= hk[2i + 1]; a node's interval lies inside its parent's. So the
+# smallest key is hk[0] and the largest hk[1] (hk[0] when there is one element).
+
+
+@numba.njit(cache=True, inline="always")
+def _swap(hk, hw, a, b):
+    t = hk[a]
+    hk[a] = hk[b]
+    hk[b] = t
+    t = hw[a]
+    hw[a] = hw[b]
+    hw[b] = t
 
 
 @numba.njit(cache=True)
-def _heap_push(hk, hs, size, k, slot):
-    i = size
-    while i > 0:
-        parent = (i - 1) >> 1
-        if k < hk[parent]:
-            hk[i] = hk[parent]
-            hs[i] = hs[parent]
-            i = parent
+def _ih_push(hk, hw, cnt, x, w):
+    """Insert key x with weight w into the cnt elements; the new count."""
+    pos = cnt
+    hk[pos] = x
+    hw[pos] = w
+    if pos == 0:
+        return cnt + 1
+    node = pos >> 1
+    if pos & 1:  # the node's high end: keep low <= high, then up the low or the high side
+        if x < hk[pos - 1]:
+            _swap(hk, hw, pos, pos - 1)
+            pos -= 1
+            low = True
+        else:
+            low = False
+    else:  # a node of one element: against its parent's interval
+        parent = (node - 1) >> 1
+        if x < hk[2 * parent]:
+            low = True
+        elif x > hk[2 * parent + 1]:
+            low = False
+        else:
+            return cnt + 1
+    while node > 0:
+        parent = (node - 1) >> 1
+        up = 2 * parent if low else 2 * parent + 1
+        if (hk[pos] < hk[up]) if low else (hk[pos] > hk[up]):
+            _swap(hk, hw, pos, up)
+            pos = up
+            node = parent
         else:
             break
-    hk[i] = k
-    hs[i] = slot
-    return size + 1
+    return cnt + 1
 
 
 @numba.njit(cache=True)
-def _heap_pop(hk, hs, size):
-    size -= 1
-    k = hk[size]
-    slot = hs[size]
-    i = 0
+def _ih_pop_min(hk, hw, cnt):
+    """Remove the smallest key; the new count."""
+    cnt -= 1
+    if cnt == 0:
+        return cnt
+    hk[0] = hk[cnt]
+    hw[0] = hw[cnt]
+    lo = 0
     while True:
-        child = 2 * i + 1
-        if child >= size:
+        if lo + 1 < cnt and hk[lo] > hk[lo + 1]:
+            _swap(hk, hw, lo, lo + 1)
+        child = 2 * lo + 2  # low end of the first child node (node lo/2 has children lo+1, lo+2)
+        if child >= cnt:
             break
-        if child + 1 < size and hk[child + 1] < hk[child]:
-            child += 1
-        if hk[child] < k:
-            hk[i] = hk[child]
-            hs[i] = hs[child]
-            i = child
+        if child + 2 < cnt and hk[child + 2] < hk[child]:
+            child += 2
+        if hk[child] < hk[lo]:
+            _swap(hk, hw, child, lo)
+            lo = child
         else:
             break
-    if size > 0:
-        hk[i] = k
-        hs[i] = slot
-    return size
+    return cnt
+
+
+@numba.njit(cache=True)
+def _ih_pop_max(hk, hw, cnt):
+    """Remove the largest key; the new count."""
+    cnt -= 1
+    if cnt <= 1:  # the largest was the last element (the root's high end) or the only one
+        return cnt
+    hk[1] = hk[cnt]
+    hw[1] = hw[cnt]
+    node = 0
+    while True:
+        lo = 2 * node
+        hi = lo + 1 if lo + 1 < cnt else lo
+        if hi != lo and hk[lo] > hk[hi]:
+            _swap(hk, hw, lo, hi)
+        c = 2 * node + 1  # first child node
+        if 2 * c >= cnt:
+            break
+        best = 2 * c + 1 if 2 * c + 1 < cnt else 2 * c  # its high end (or its only element)
+        if 2 * c + 2 < cnt:
+            other = 2 * c + 3 if 2 * c + 3 < cnt else 2 * c + 2
+            if hk[other] > hk[best]:
+                best = other
+        if hk[best] > hk[hi]:
+            _swap(hk, hw, best, hi)
+            node = best >> 1
+        else:
+            break
+    return cnt
 
 
 @numba.njit(cache=True)
@@ -357,72 +417,50 @@ def _pm_value_kernel(v, W, lip):
     n = W.shape[0]
     # Stored position = actual position - shift, where shift = W_1 + ... + W_k is
     # the common translation applied since; so keys never need updating.
-    wt = np.empty(n, dtype=np.float64)
-    alive = np.zeros(n, dtype=np.bool_)
-    lo_k = np.empty(n, dtype=np.float64)  # min-heap of stored positions
-    hi_k = np.empty(n, dtype=np.float64)  # min-heap of negated stored positions (the highest on top)
-    lo_s = np.empty(n, dtype=np.int32)
-    hi_s = np.empty(n, dtype=np.int32)
-    n_lo = 0
-    n_hi = 0
+    hk = np.empty(n, dtype=np.float64)  # the breakpoints' stored positions (interval heap)
+    hw = np.empty(n, dtype=np.float64)  # and their slope weights
+    cnt = 0
     shift = 0.0
     # C(U) = -U + beta left of every breakpoint (the left slope is -1 after clamping).
     beta = 0.0
     for k in range(n):
         gap = 0.0 if k == 0 else lip * (v[k] - v[k - 1])
         # Add gap*|U| (for k = 0: C_0 = |U|, a breakpoint of weight 2 at 0).
-        key = -shift
-        wt[k] = 2.0 if k == 0 else 2.0 * gap
-        alive[k] = True
-        n_lo = _heap_push(lo_k, lo_s, n_lo, key, k)
-        n_hi = _heap_push(hi_k, hi_s, n_hi, -key, k)
+        cnt = _ih_push(hk, hw, cnt, -shift, 2.0 if k == 0 else 2.0 * gap)
         if gap > 0.0:
             # Clamp the left slope back to -1: removing weight c at x moves the
             # left line to slope +c through (x, C(x)), so beta -= c * x.
             rest = gap
-            while rest > 0.0 and n_lo > 0:  # n_lo > 0 always holds; guards rounding
-                j = lo_s[0]
-                if not alive[j]:
-                    n_lo = _heap_pop(lo_k, lo_s, n_lo)
-                    continue
-                x = lo_k[0] + shift
-                if wt[j] <= rest:
-                    rest -= wt[j]
-                    beta -= wt[j] * x
-                    alive[j] = False
-                    n_lo = _heap_pop(lo_k, lo_s, n_lo)
+            while rest > 0.0 and cnt > 0:  # cnt > 0 always holds; guards rounding
+                x = hk[0] + shift
+                w = hw[0]
+                if w <= rest:
+                    rest -= w
+                    beta -= w * x
+                    cnt = _ih_pop_min(hk, hw, cnt)
                 else:
-                    wt[j] -= rest
+                    hw[0] = w - rest
                     beta -= rest * x
                     rest = 0.0
             # Clamp the right slope back to +1 (the left line is unaffected).
             rest = gap
-            while rest > 0.0 and n_hi > 0:
-                j = hi_s[0]
-                if not alive[j]:
-                    n_hi = _heap_pop(hi_k, hi_s, n_hi)
-                    continue
-                if wt[j] <= rest:
-                    rest -= wt[j]
-                    alive[j] = False
-                    n_hi = _heap_pop(hi_k, hi_s, n_hi)
+            while rest > 0.0 and cnt > 0:
+                top = 1 if cnt > 1 else 0
+                w = hw[top]
+                if w <= rest:
+                    rest -= w
+                    cnt = _ih_pop_max(hk, hw, cnt)
                 else:
-                    wt[j] -= rest
+                    hw[top] = w - rest
                     rest = 0.0
         # Inf-convolve with |. - W_k|: translate by W_k; the line -U + beta becomes
         # -(U - W_k) + beta.
         shift += W[k]
         beta += W[k]
-    # V = C_n(0) = beta + sum over breakpoints x < 0 of wt * (0 - x), summed in slot order:
-    # every live breakpoint is in the low heap; its key goes to hi_k[slot] (that heap is done).
-    for i in range(n_lo):
-        j = lo_s[i]
-        if alive[j]:
-            hi_k[j] = lo_k[i]
+    # V = C_n(0) = beta + sum over breakpoints x < 0 of wt * (0 - x).
     value = beta
-    for j in range(n):
-        if alive[j]:
-            x = hi_k[j] + shift
-            if x < 0.0:
-                value -= wt[j] * x
+    for i in range(cnt):
+        x = hk[i] + shift
+        if x < 0.0:
+            value -= hw[i] * x
     return value
