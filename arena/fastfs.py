@@ -21,7 +21,7 @@ from typing import Sequence
 import numba
 import numpy as np
 
-__all__ = ["fs_cross_sums", "fs_quadratic", "fs_diag", "stable_argsort"]
+__all__ = ["fs_cross_sums", "fs_quadratic", "fs_diag", "fs_slack_sum", "stable_argsort"]
 
 _C = 5.0 / 6.0
 
@@ -131,11 +131,38 @@ def _ranks(P, order, rank):
     return rank
 
 
+@numba.njit(cache=True, inline="always")
+def _fenwick_round(f0, f1, f2, m, r, p, w, tot0, tot2):
+    """S_t of one round from the Fenwick trees (1-based, by rank) of W, W P^2 / 2 and W (1-P)^2 / 2
+    over the earlier rounds, then this round added: returns (S_t, tot0, tot2) with the new totals."""
+    # Prefix over ranks <= r, i.e. earlier rounds with P_s <= P_t.
+    a0 = 0.0
+    a1 = 0.0
+    a2 = 0.0
+    i = r + 1
+    while i > 0:
+        a0 += f0[i]
+        a1 += f1[i]
+        a2 += f2[i]
+        i -= i & (-i)
+    below = a1 + 0.5 * (1.0 - p) ** 2 * a0
+    above = (tot2 - a2) + 0.5 * p * p * (tot0 - a0)
+    s_t = below + above + (5.0 / 6.0) * tot0
+    v1 = 0.5 * w * p * p
+    v2 = 0.5 * w * (1.0 - p) ** 2
+    i = r + 1
+    while i <= m:
+        f0[i] += w
+        f1[i] += v1
+        f2[i] += v2
+        i += i & (-i)
+    return s_t, tot0 + w, tot2 + v2
+
+
 @numba.njit(cache=True)
 def _cross_sums_kernel(P, W, rank):
     T = P.shape[0]
     m = rank.max() + 1
-    # Fenwick trees (1-based) of W, W P^2 / 2 and W (1-P)^2 / 2 by rank.
     f0 = np.zeros(m + 1)
     f1 = np.zeros(m + 1)
     f2 = np.zeros(m + 1)
@@ -143,32 +170,109 @@ def _cross_sums_kernel(P, W, rank):
     tot2 = 0.0
     out = np.empty(T)
     for t in range(T):
-        p = P[t]
-        # Prefix over ranks <= rank[t], i.e. earlier rounds with P_s <= P_t.
-        a0 = 0.0
-        a1 = 0.0
-        a2 = 0.0
-        i = rank[t] + 1
-        while i > 0:
-            a0 += f0[i]
-            a1 += f1[i]
-            a2 += f2[i]
-            i -= i & (-i)
-        below = a1 + 0.5 * (1.0 - p) ** 2 * a0
-        above = (tot2 - a2) + 0.5 * p * p * (tot0 - a0)
-        out[t] = below + above + (5.0 / 6.0) * tot0
-        w = W[t]
-        v1 = 0.5 * w * p * p
-        v2 = 0.5 * w * (1.0 - p) ** 2
-        tot0 += w
-        tot2 += v2
-        i = rank[t] + 1
-        while i <= m:
-            f0[i] += w
-            f1[i] += v1
-            f2[i] += v2
-            i += i & (-i)
+        out[t], tot0, tot2 = _fenwick_round(f0, f1, f2, m, rank[t], P[t], W[t], tot0, tot2)
     return out
+
+
+def fs_slack_sum(P: Sequence[float] | np.ndarray, W: Sequence[float] | np.ndarray) -> float:
+    """sum_t 2 max(0, W_t S_t) with S = :func:`fs_cross_sums` (P, W): the search slack sigma of a
+    Fermi-Sobolev run, the very float of ``np.sum(2.0 * np.maximum(0.0, W * fs_cross_sums(P, W)))``
+    without an array of T values (numpy's pairwise summation, replayed as the terms come).
+
+    Examples
+    --------
+    >>> P, W = np.array([0.5, 0.25, 0.75]), np.array([0.5, -0.25, 0.25])
+    >>> fs_slack_sum(P, W) == float(np.sum(2.0 * np.maximum(0.0, W * fs_cross_sums(P, W))))
+    True
+    """
+    P, W = _check(P, W)
+    if len(P) == 0:
+        return 0.0
+    rank = np.empty(len(P), dtype=np.int32 if len(P) < 2**31 else np.int64)
+    leaves = _pairwise_leaves(len(P))
+    return float(_slack_sum_kernel(P, W, _ranks(P, np.argsort(P), rank), leaves))
+
+
+def _pairwise_leaves(n: int) -> np.ndarray:
+    """The lengths of the blocks numpy's pairwise sum of n numbers adds directly, in order: it halves
+    (to a multiple of 8) while more than 128 remain."""
+    out: list[int] = []
+    stack = [n]
+    while stack:
+        m = stack.pop()
+        if m <= 128:
+            out.append(m)
+        else:
+            half = m // 2 - (m // 2) % 8
+            stack += [m - half, half]  # the first half on top: blocks come out in order
+    return np.array(out, dtype=np.int64)
+
+
+@numba.njit(cache=True)
+def _pairwise_block(a, n):
+    """numpy's sum of a block of n <= 128 numbers (eight running sums for n >= 8)."""
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[i]
+        return res
+    r0, r1, r2, r3, r4, r5, r6, r7 = a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]
+    i = 8
+    m = n - n % 8
+    while i < m:
+        r0 += a[i]
+        r1 += a[i + 1]
+        r2 += a[i + 2]
+        r3 += a[i + 3]
+        r4 += a[i + 4]
+        r5 += a[i + 5]
+        r6 += a[i + 6]
+        r7 += a[i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[i]
+        i += 1
+    return res
+
+
+@numba.njit(cache=True)
+def _pairwise_combine(sums, n, at):
+    """Add the block sums ``sums`` (from ``at[0]`` on) as numpy's pairwise sum of n numbers adds them."""
+    if n <= 128:
+        s = sums[at[0]]
+        at[0] += 1
+        return s
+    half = n // 2 - (n // 2) % 8
+    left = _pairwise_combine(sums, half, at)
+    return left + _pairwise_combine(sums, n - half, at)
+
+
+@numba.njit(cache=True)
+def _slack_sum_kernel(P, W, rank, leaves):
+    # the cross sums of _cross_sums_kernel, each turned into its slack 2 max(0, W_t S_t) and summed
+    # block by block as numpy sums an array
+    T = P.shape[0]
+    m = rank.max() + 1
+    f0 = np.zeros(m + 1)
+    f1 = np.zeros(m + 1)
+    f2 = np.zeros(m + 1)
+    tot0 = 0.0
+    tot2 = 0.0
+    block = np.empty(128)
+    sums = np.empty(leaves.shape[0])
+    leaf = 0
+    fill = 0
+    for t in range(T):
+        s_t, tot0, tot2 = _fenwick_round(f0, f1, f2, m, rank[t], P[t], W[t], tot0, tot2)
+        x = W[t] * s_t
+        block[fill] = 2.0 * (0.0 if 0.0 >= x else x)  # np.maximum(0.0, x): NaN stays NaN
+        fill += 1
+        if fill == leaves[leaf]:
+            sums[leaf] = _pairwise_block(block, fill)
+            leaf += 1
+            fill = 0
+    return _pairwise_combine(sums, T, np.zeros(1, dtype=np.int64))
 
 
 def fs_quadratic(P: Sequence[float] | np.ndarray, W: Sequence[float] | np.ndarray) -> float:

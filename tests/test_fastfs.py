@@ -132,3 +132,14 @@ def test_stable_argsort_is_numpys_stable_sort(style):
         a = {"ties": np.round(rng.random(T), 2), "continuous": rng.random(T), "constant": np.full(T, 0.5),
              "signed_zeros": rng.choice([0.0, -0.0, 1.0], T)}[style]
         assert stable_argsort(a).tolist() == np.argsort(a, kind="stable").tolist()
+
+
+@pytest.mark.parametrize("T", [1, 5, 8, 100, 128, 129, 1000, 4097, 30_000])
+def test_fs_slack_sum_is_the_sum_of_the_slack_array_bit_for_bit(T):
+    # the referee's sigma without the array of T slacks: numpy's pairwise sum replayed term by term
+    from arena.fastfs import fs_slack_sum
+
+    rng = np.random.default_rng(T)
+    P = np.round(rng.random(T), 3)
+    W = (rng.random(T) < 0.5) - P
+    assert fs_slack_sum(P, W) == np.sum(2.0 * np.maximum(0.0, W * fs_cross_sums(P, W)))

@@ -29,7 +29,7 @@ from arena.certificates import (MAX_TOL, Certificate, bit_bound, checkpoints, ju
                                 not_applicable, ogd_regret_bound, rounded_calibration_bound, search_allowance,
                                 smce_bound)
 from arena.games.base import Game, bind
-from arena.fastfs import fs_quadratic
+from arena.fastfs import fs_quadratic, fs_slack_sum
 from arena.kernels import FermiSobolev, Kernel, cross_sums, kernel_gap
 from arena.lazy import LazyModule
 from arena.metrics import calibration as cal
@@ -105,7 +105,7 @@ class BinaryRun:
             return (f"forecaster {self.forecaster.name!r} exposes no kernel_object: it has no summary function "
                     "S_t to certify")
         with np.errstate(over="ignore", invalid="ignore"):
-            if math.isfinite(self.allowance()) and np.all(np.isfinite(self.diag)):
+            if math.isfinite(self.allowance()) and self._diag_stats[1]:
                 return ""
             x2 = float(np.max(np.sum(self.X.astype(float) ** 2, axis=1))) if self.X.size else 0.0
         return (f"the kernel's values overflow floating point on this run (largest ||x_t||^2 = {x2:.3g}): the "
@@ -115,10 +115,21 @@ class BinaryRun:
     def S(self) -> np.ndarray:
         return cross_sums(self.kernel, self.X, self.p_int, self.w)
 
-    @cached_property
+    @property
     def diag(self) -> np.ndarray:
+        """w_t^2 k(z_t, z_t) per round (made when asked, not kept: :attr:`diag_sum` is what most need)."""
         with np.errstate(over="ignore", invalid="ignore"):
             return self.w**2 * self.kernel.diag(self.X, self.p_int)
+
+    @cached_property
+    def _diag_stats(self) -> tuple[float, bool]:
+        d = self.diag
+        return float(d.sum()), bool(np.all(np.isfinite(d)))
+
+    @property
+    def diag_sum(self) -> float:
+        """sum_t w_t^2 k(z_t, z_t)."""
+        return self._diag_stats[0]
 
     @cached_property
     def slack(self) -> np.ndarray:
@@ -130,6 +141,8 @@ class BinaryRun:
         (at a million rounds each is 8 MB)."""
         if "slack" in self.__dict__:
             return float(self.slack.sum())
+        if type(self.kernel) is FermiSobolev and "S" not in self.__dict__:  # K29: not even S is made
+            return fs_slack_sum(self.p_int, self.w)
         x = self.w * (self.S if "S" in self.__dict__ else cross_sums(self.kernel, self.X, self.p_int, self.w))
         np.maximum(0.0, x, out=x)
         np.multiply(2.0, x, out=x)  # in place: the numbers of 2.0 * np.maximum(0.0, w * S)
@@ -168,7 +181,7 @@ def cert_kernel(run: BinaryRun) -> Certificate:
         gap = float(run.fs_q)  # kernel_gap of k_FS: fs_quadratic(p, y - p), computed for the summary's fs_gap
     else:
         gap = kernel_gap(run.kernel, run.X, run.p_int, run.w)
-    return judged("kernel", gap, run.diag.sum() + run.allowance(), extra=_slack_columns(run))
+    return judged("kernel", gap, run.diag_sum + run.allowance(), extra=_slack_columns(run))
 
 
 def cert_search_precision(run: BinaryRun) -> Certificate:
@@ -194,7 +207,7 @@ def cert_smce(run: BinaryRun) -> Certificate:
     if run.premise:
         return not_applicable("smce", run.premise)
     A = run.allowance()
-    return judged("smce", run.smce_internal, smce_bound(run.diag.sum(), A),
+    return judged("smce", run.smce_internal, smce_bound(run.diag_sum, A),
                   extra={"bound_8T3": math.sqrt(8 * run.T / 3 + 2 * A), "printed_sqrt2T": math.sqrt(2 * run.T),
                          **_slack_columns(run)})
 
@@ -210,7 +223,7 @@ def cert_linear_regret(run: BinaryRun, M: float, intercept: bool = False) -> Cer
     regret = regret_linear(run.p_int, run.y, run.X, M, intercept)
     B = float(np.max(np.linalg.norm(run.X, axis=1))) if run.X.size else 0.0
     loose = 2 * math.sqrt(run.T * (5 + 4 * M * M) * (2 + B * B))
-    return judged("linear_regret", regret, linear_regret_bound(M, run.diag.sum(), run.allowance(), intercept),
+    return judged("linear_regret", regret, linear_regret_bound(M, run.diag_sum, run.allowance(), intercept),
                   extra={"M": M, "intercept": intercept, "bound_loose": loose, **_slack_columns(run)})
 
 
