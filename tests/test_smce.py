@@ -239,20 +239,20 @@ def test_interval_heap_pops_the_smallest_and_the_largest_key():
 
     rng = np.random.default_rng(4)
     for trial in range(150):
-        hk, hw, cnt, ref = np.empty(300), np.empty(300), 0, []
+        h, cnt, ref = np.empty(600), 0, []  # element i: (key, weight) = (h[2i], h[2i + 1])
         for _ in range(250):
             r = rng.random()
             if r < 0.5 or cnt == 0:
                 x = float(rng.integers(0, 12)) if trial % 2 else float(rng.random())  # with and without ties
-                cnt = _ih_push(hk, hw, cnt, x, x + 1.0)
+                cnt = _ih_push(h, cnt, x, x + 1.0)
                 ref.append(x)
             elif r < 0.75:
-                assert hk[0] == min(ref) and hw[0] == hk[0] + 1.0
-                ref.remove(hk[0])
-                cnt = _ih_pop_min(hk, hw, cnt)
+                assert h[0] == min(ref) and h[1] == h[0] + 1.0
+                ref.remove(h[0])
+                cnt = _ih_pop_min(h, cnt)
             else:
                 top = 1 if cnt > 1 else 0
-                assert hk[top] == max(ref) and hw[top] == hk[top] + 1.0
-                ref.remove(hk[top])
-                cnt = _ih_pop_max(hk, hw, cnt)
-            assert cnt == len(ref) and sorted(hk[:cnt].tolist()) == sorted(ref)
+                assert h[2 * top] == max(ref) and h[2 * top + 1] == h[2 * top] + 1.0
+                ref.remove(h[2 * top])
+                cnt = _ih_pop_max(h, cnt)
+            assert cnt == len(ref) and sorted(h[0:2 * cnt:2].tolist()) == sorted(ref)

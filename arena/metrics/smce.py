@@ -306,50 +306,51 @@ def _pm_value(v: np.ndarray, W: np.ndarray, lip: float = 1.0) -> float:
 
 
 # ----- numba kernels: an interval heap of (key, weight) -------------------------------------
-# Node i holds the positions 2i (its low end) and 2i + 1 (its high end, absent in a last node of
-# one element) with hk[2i] <= hk[2i + 1]; a node's interval lies inside its parent's. So the
-# smallest key is hk[0] and the largest hk[1] (hk[0] when there is one element).
+# Element i is (h[2i], h[2i + 1]) = (key, weight), side by side: a sift reads one cache line per
+# level. Node j holds the elements 2j (its low end) and 2j + 1 (its high end, absent in a last node
+# of one element) with key(2j) <= key(2j + 1); a node's interval lies inside its parent's. So the
+# smallest key is element 0's and the largest element 1's (element 0's when there is one).
 
 
 @numba.njit(cache=True, inline="always")
-def _swap(hk, hw, a, b):
-    t = hk[a]
-    hk[a] = hk[b]
-    hk[b] = t
-    t = hw[a]
-    hw[a] = hw[b]
-    hw[b] = t
+def _swap(h, a, b):
+    t = h[2 * a]
+    h[2 * a] = h[2 * b]
+    h[2 * b] = t
+    t = h[2 * a + 1]
+    h[2 * a + 1] = h[2 * b + 1]
+    h[2 * b + 1] = t
 
 
 @numba.njit(cache=True)
-def _ih_push(hk, hw, cnt, x, w):
+def _ih_push(h, cnt, x, w):
     """Insert key x with weight w into the cnt elements; the new count."""
     pos = cnt
-    hk[pos] = x
-    hw[pos] = w
+    h[2 * pos] = x
+    h[2 * pos + 1] = w
     if pos == 0:
         return cnt + 1
     node = pos >> 1
     if pos & 1:  # the node's high end: keep low <= high, then up the low or the high side
-        if x < hk[pos - 1]:
-            _swap(hk, hw, pos, pos - 1)
+        if x < h[2 * pos - 2]:
+            _swap(h, pos, pos - 1)
             pos -= 1
             low = True
         else:
             low = False
     else:  # a node of one element: against its parent's interval
         parent = (node - 1) >> 1
-        if x < hk[2 * parent]:
+        if x < h[4 * parent]:
             low = True
-        elif x > hk[2 * parent + 1]:
+        elif x > h[4 * parent + 2]:
             low = False
         else:
             return cnt + 1
     while node > 0:
         parent = (node - 1) >> 1
         up = 2 * parent if low else 2 * parent + 1
-        if (hk[pos] < hk[up]) if low else (hk[pos] > hk[up]):
-            _swap(hk, hw, pos, up)
+        if (h[2 * pos] < h[2 * up]) if low else (h[2 * pos] > h[2 * up]):
+            _swap(h, pos, up)
             pos = up
             node = parent
         else:
@@ -358,24 +359,24 @@ def _ih_push(hk, hw, cnt, x, w):
 
 
 @numba.njit(cache=True)
-def _ih_pop_min(hk, hw, cnt):
-    """Remove the smallest key; the new count."""
+def _ih_pop_min(h, cnt):
+    """Remove the element of the smallest key; the new count."""
     cnt -= 1
     if cnt == 0:
         return cnt
-    hk[0] = hk[cnt]
-    hw[0] = hw[cnt]
+    h[0] = h[2 * cnt]
+    h[1] = h[2 * cnt + 1]
     lo = 0
     while True:
-        if lo + 1 < cnt and hk[lo] > hk[lo + 1]:
-            _swap(hk, hw, lo, lo + 1)
+        if lo + 1 < cnt and h[2 * lo] > h[2 * lo + 2]:
+            _swap(h, lo, lo + 1)
         child = 2 * lo + 2  # low end of the first child node (node lo/2 has children lo+1, lo+2)
         if child >= cnt:
             break
-        if child + 2 < cnt and hk[child + 2] < hk[child]:
+        if child + 2 < cnt and h[2 * child + 4] < h[2 * child]:
             child += 2
-        if hk[child] < hk[lo]:
-            _swap(hk, hw, child, lo)
+        if h[2 * child] < h[2 * lo]:
+            _swap(h, child, lo)
             lo = child
         else:
             break
@@ -383,29 +384,29 @@ def _ih_pop_min(hk, hw, cnt):
 
 
 @numba.njit(cache=True)
-def _ih_pop_max(hk, hw, cnt):
-    """Remove the largest key; the new count."""
+def _ih_pop_max(h, cnt):
+    """Remove the element of the largest key; the new count."""
     cnt -= 1
     if cnt <= 1:  # the largest was the last element (the root's high end) or the only one
         return cnt
-    hk[1] = hk[cnt]
-    hw[1] = hw[cnt]
+    h[2] = h[2 * cnt]
+    h[3] = h[2 * cnt + 1]
     node = 0
     while True:
         lo = 2 * node
         hi = lo + 1 if lo + 1 < cnt else lo
-        if hi != lo and hk[lo] > hk[hi]:
-            _swap(hk, hw, lo, hi)
+        if hi != lo and h[2 * lo] > h[2 * hi]:
+            _swap(h, lo, hi)
         c = 2 * node + 1  # first child node
         if 2 * c >= cnt:
             break
         best = 2 * c + 1 if 2 * c + 1 < cnt else 2 * c  # its high end (or its only element)
         if 2 * c + 2 < cnt:
             other = 2 * c + 3 if 2 * c + 3 < cnt else 2 * c + 2
-            if hk[other] > hk[best]:
+            if h[2 * other] > h[2 * best]:
                 best = other
-        if hk[best] > hk[hi]:
-            _swap(hk, hw, best, hi)
+        if h[2 * best] > h[2 * hi]:
+            _swap(h, best, hi)
             node = best >> 1
         else:
             break
@@ -417,8 +418,7 @@ def _pm_value_kernel(v, W, lip):
     n = W.shape[0]
     # Stored position = actual position - shift, where shift = W_1 + ... + W_k is
     # the common translation applied since; so keys never need updating.
-    hk = np.empty(n, dtype=np.float64)  # the breakpoints' stored positions (interval heap)
-    hw = np.empty(n, dtype=np.float64)  # and their slope weights
+    h = np.empty(2 * n, dtype=np.float64)  # the breakpoints: (stored position, slope weight), an interval heap
     cnt = 0
     shift = 0.0
     # C(U) = -U + beta left of every breakpoint (the left slope is -1 after clamping).
@@ -426,32 +426,32 @@ def _pm_value_kernel(v, W, lip):
     for k in range(n):
         gap = 0.0 if k == 0 else lip * (v[k] - v[k - 1])
         # Add gap*|U| (for k = 0: C_0 = |U|, a breakpoint of weight 2 at 0).
-        cnt = _ih_push(hk, hw, cnt, -shift, 2.0 if k == 0 else 2.0 * gap)
+        cnt = _ih_push(h, cnt, -shift, 2.0 if k == 0 else 2.0 * gap)
         if gap > 0.0:
             # Clamp the left slope back to -1: removing weight c at x moves the
             # left line to slope +c through (x, C(x)), so beta -= c * x.
             rest = gap
             while rest > 0.0 and cnt > 0:  # cnt > 0 always holds; guards rounding
-                x = hk[0] + shift
-                w = hw[0]
+                x = h[0] + shift
+                w = h[1]
                 if w <= rest:
                     rest -= w
                     beta -= w * x
-                    cnt = _ih_pop_min(hk, hw, cnt)
+                    cnt = _ih_pop_min(h, cnt)
                 else:
-                    hw[0] = w - rest
+                    h[1] = w - rest
                     beta -= rest * x
                     rest = 0.0
             # Clamp the right slope back to +1 (the left line is unaffected).
             rest = gap
             while rest > 0.0 and cnt > 0:
-                top = 1 if cnt > 1 else 0
-                w = hw[top]
+                top = 3 if cnt > 1 else 1  # the weight of the largest key
+                w = h[top]
                 if w <= rest:
                     rest -= w
-                    cnt = _ih_pop_max(hk, hw, cnt)
+                    cnt = _ih_pop_max(h, cnt)
                 else:
-                    hw[top] = w - rest
+                    h[top] = w - rest
                     rest = 0.0
         # Inf-convolve with |. - W_k|: translate by W_k; the line -U + beta becomes
         # -(U - W_k) + beta.
@@ -460,7 +460,7 @@ def _pm_value_kernel(v, W, lip):
     # V = C_n(0) = beta + sum over breakpoints x < 0 of wt * (0 - x).
     value = beta
     for i in range(cnt):
-        x = hk[i] + shift
+        x = h[2 * i] + shift
         if x < 0.0:
-            value -= hw[i] * x
+            value -= h[2 * i + 1] * x
     return value
