@@ -275,7 +275,8 @@ def _slack_sum_kernel(P, W, rank, leaves):
     return _pairwise_combine(sums, T, np.zeros(1, dtype=np.int64))
 
 
-def fs_quadratic(P: Sequence[float] | np.ndarray, W: Sequence[float] | np.ndarray) -> float:
+def fs_quadratic(P: Sequence[float] | np.ndarray, W: Sequence[float] | np.ndarray,
+                 order: np.ndarray | None = None) -> float:
     """sum_{s,t} W_s W_t k(P_s, P_t) in O(T log T), by sorting and prefix sums.
 
     Order-free and computed independently of ``fs_cross_sums`` (it checks it).
@@ -286,6 +287,8 @@ def fs_quadratic(P: Sequence[float] | np.ndarray, W: Sequence[float] | np.ndarra
         Points in [0, 1].
     W : array_like, shape (T,)
         Finite weights.
+    order : numpy.ndarray, optional
+        ``stable_argsort(P)``, when the caller has it.
 
     Returns
     -------
@@ -301,36 +304,44 @@ def fs_quadratic(P: Sequence[float] | np.ndarray, W: Sequence[float] | np.ndarra
     if len(P) == 0:
         return 0.0
     # In sorted order, for s before t P_s <= P_t and k = P_s^2/2 + (1-P_t)^2/2 + 5/6 (ties are harmless:
-    # both branches of the kernel agree there). The four sums below go through one buffer, a term at a
-    # time, and numpy's own (pairwise) sum: the very numbers of the formula on sorted copies
+    # both branches of the kernel agree there). One pass makes the terms of the four sums of
     #   sum w^2 k(p, p) + 2 (sum w B2 + sum w (1-p)^2/2 B0 + 5/6 sum w B0),
-    # B0, B2 the exclusive cumulative sums of w and w p^2 / 2, without a copy of P or W.
-    order = stable_argsort(P)
-    buf = np.empty(len(P))
-    s = [float(np.sum(_fs_terms(P, W, order, which, buf))) for which in range(4)]
+    # B0, B2 the exclusive cumulative sums of w and w p^2 / 2, and adds each as numpy's pairwise sum
+    # of its array would: the very numbers of the formula on sorted copies, without any copy.
+    s = _fs_sums(P, W, stable_argsort(P) if order is None else order, _pairwise_leaves(len(P)))
     return float(s[0] + 2.0 * ((s[1] + s[2]) + _C * s[3]))
 
 
 @numba.njit(cache=True)
-def _fs_terms(P, W, order, which, out):
-    """Term ``which`` of fs_quadratic's sums, in sorted order (0: w^2 k(p, p); 1: w B2; 2: w (1-p)^2/2 B0;
-    3: w B0), each as numpy evaluates it on the sorted arrays (the same operations in the same order)."""
+def _fs_sums(P, W, order, leaves):
+    """fs_quadratic's four sums over the sorted order (0: w^2 k(p, p); 1: w B2; 2: w (1-p)^2/2 B0;
+    3: w B0), each term as numpy evaluates it on the sorted arrays, each sum in numpy's pairwise order."""
+    n = order.shape[0]
+    block = np.empty((4, 128))
+    sums = np.empty((4, leaves.shape[0]))
+    leaf = 0
+    fill = 0
     b0 = 0.0  # exclusive cumulative sums (sequential, as np.cumsum) of w and of 0.5 w p^2
     b2 = 0.0
-    for i in range(order.shape[0]):
+    for i in range(n):
         s = order[i]
         p = P[s]
         w = W[s]
         q = 1.0 - p
-        if which == 0:
-            out[i] = (w * w) * ((0.5 * (p * p) + 0.5 * (q * q)) + _C)
-        elif which == 1:
-            out[i] = w * b2
-        elif which == 2:
-            out[i] = ((w * 0.5) * (q * q)) * b0
-        else:
-            out[i] = w * b0
+        block[0, fill] = (w * w) * ((0.5 * (p * p) + 0.5 * (q * q)) + _C)
+        block[1, fill] = w * b2
+        block[2, fill] = ((w * 0.5) * (q * q)) * b0
+        block[3, fill] = w * b0
         a2 = (0.5 * w) * (p * p)
         b0 = w if i == 0 else b0 + w
         b2 = a2 if i == 0 else b2 + a2
+        fill += 1
+        if fill == leaves[leaf]:
+            for j in range(4):
+                sums[j, leaf] = _pairwise_block(block[j], fill)
+            leaf += 1
+            fill = 0
+    out = np.empty(4)
+    for j in range(4):
+        out[j] = _pairwise_combine(sums[j], n, np.zeros(1, dtype=np.int64))
     return out

@@ -29,7 +29,7 @@ from arena.certificates import (MAX_TOL, Certificate, bit_bound, checkpoints, ju
                                 not_applicable, ogd_regret_bound, rounded_calibration_bound, search_allowance,
                                 smce_bound)
 from arena.games.base import Game, bind
-from arena.fastfs import fs_quadratic, fs_slack_sum
+from arena.fastfs import fs_quadratic, fs_slack_sum, stable_argsort
 from arena.kernels import FermiSobolev, Kernel, cross_sums, kernel_gap
 from arena.lazy import LazyModule
 from arena.metrics import calibration as cal
@@ -62,8 +62,10 @@ class BinaryGame(Game):
         return (p - y) ** 2
 
     def score(self, referee, rec, forecaster):
-        fs_q = fs_quadratic(rec.p, rec.y - rec.p) if len(rec.y) else 0.0  # fs_gap^2; the kernel gap of K29 too
-        summary = metrics(referee, rec.X, rec.p, rec.y, rec.y_prob, grid=forecaster.N, fs_q=fs_q)
+        order = stable_argsort(rec.p) if len(rec.y) else None  # one sort of the forecasts for both sums below
+        fs_q = fs_quadratic(rec.p, rec.y - rec.p, order) if len(rec.y) else 0.0  # fs_gap^2; the kernel gap of K29 too
+        summary = metrics(referee, rec.X, rec.p, rec.y, rec.y_prob, grid=forecaster.N, fs_q=fs_q, order=order)
+        del order
         run = BinaryRun(rec, forecaster, referee.max_tol)  # shared by certificates and curves: S_t is computed once
         run.smce_whole, run.fs_q = summary["smce"], fs_q
         if run.same_p:
@@ -330,12 +332,13 @@ BinaryGame.certificate_descriptions = CERTIFICATE_DESCRIPTIONS
 
 
 # ---------------------------------------------------------------------------- metrics, curves
-def metrics(referee, X, p, y, y_prob=None, grid: int | None = None, fs_q: float | None = None) -> dict[str, float]:
+def metrics(referee, X, p, y, y_prob=None, grid: int | None = None, fs_q: float | None = None,
+            order: np.ndarray | None = None) -> dict[str, float]:
     """Every binary metric of a run under the referee's settings; ``grid`` = N adds the
     per-grid-point calibration error of forecasts rounded to {0, 1/N, ..., 1}; ``fs_q``:
-    ``fs_quadratic(p, y - p)``, when the caller has it."""
+    ``fs_quadratic(p, y - p)`` and ``order``: ``stable_argsort(p)``, when the caller has them."""
     T = len(y)
-    smce_paper, smce_pm = smce_both(p, y)
+    smce_paper, smce_pm = smce_both(p, y, order)
     with np.errstate(over="ignore", invalid="ignore"):  # contexts whose ||x||^2 overflows: NaN, not a warning
         oi2 = kernel_gap(referee.oi_kernel, X, p, y - p)
     out = {

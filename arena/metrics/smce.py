@@ -214,8 +214,10 @@ def _from_aggregate(v: np.ndarray, W: np.ndarray, kind: str) -> float:
     return float(abs(W.sum()) / 2.0 + max(_pm_value(v, W, 2.0), 0.0) / 2.0)
 
 
-def smce_both(p: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> tuple[float, float]:
-    """``(smce(p, y, "paper"), smce(p, y, "pm"))``, sorting the forecasts once.
+def smce_both(p: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray,
+              order: np.ndarray | None = None) -> tuple[float, float]:
+    """``(smce(p, y, "paper"), smce(p, y, "pm"))``, sorting the forecasts once (``order``:
+    ``arena.fastfs.stable_argsort(p)``, when the caller has it).
 
     Examples
     --------
@@ -226,7 +228,7 @@ def smce_both(p: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) 
     p, y = _check_inputs(p, y, "paper")
     if len(p) == 0:
         return 0.0, 0.0
-    v, W = _aggregate(p, y)
+    v, W = _aggregate(p, y) if order is None else _aggregate_sorted(p, y, order)
     return _from_aggregate(v, W, "paper"), _from_aggregate(v, W, "pm")
 
 
