@@ -174,23 +174,27 @@ def _cross_sums_kernel(P, W, rank):
     return out
 
 
-def fs_slack_sum(P: Sequence[float] | np.ndarray, W: Sequence[float] | np.ndarray) -> float:
+def fs_slack_sum(P: Sequence[float] | np.ndarray, W: Sequence[float] | np.ndarray | None = None, *,
+                 y: Sequence[float] | np.ndarray | None = None) -> float:
     """sum_t 2 max(0, W_t S_t) with S = :func:`fs_cross_sums` (P, W): the search slack sigma of a
     Fermi-Sobolev run, the very float of ``np.sum(2.0 * np.maximum(0.0, W * fs_cross_sums(P, W)))``
-    without an array of T values (numpy's pairwise summation, replayed as the terms come).
+    without an array of T values (numpy's pairwise summation, replayed as the terms come). Give the
+    outcomes ``y`` instead of W for the residuals W_t = y_t - P_t, made round by round.
 
     Examples
     --------
-    >>> P, W = np.array([0.5, 0.25, 0.75]), np.array([0.5, -0.25, 0.25])
-    >>> fs_slack_sum(P, W) == float(np.sum(2.0 * np.maximum(0.0, W * fs_cross_sums(P, W))))
+    >>> P, y = np.array([0.5, 0.25, 0.75]), np.array([1.0, 0.0, 1.0])
+    >>> fs_slack_sum(P, y=y) == float(np.sum(2.0 * np.maximum(0.0, (y - P) * fs_cross_sums(P, y - P))))
     True
     """
-    P, W = _check(P, W)
+    if (W is None) == (y is None):
+        raise ValueError("fs_slack_sum: give the weights W or the outcomes y (W = y - P), one of them")
+    P, V = _check(P, W if y is None else y)
     if len(P) == 0:
         return 0.0
     rank = np.empty(len(P), dtype=np.int32 if len(P) < 2**31 else np.int64)
     leaves = _pairwise_leaves(len(P))
-    return float(_slack_sum_kernel(P, W, _ranks(P, np.argsort(P), rank), leaves))
+    return float(_slack_sum_kernel(P, V, y is not None, _ranks(P, np.argsort(P), rank), leaves))
 
 
 def _pairwise_leaves(n: int) -> np.ndarray:
@@ -249,7 +253,7 @@ def _pairwise_combine(sums, n, at):
 
 
 @numba.njit(cache=True)
-def _slack_sum_kernel(P, W, rank, leaves):
+def _slack_sum_kernel(P, V, residual, rank, leaves):
     # the cross sums of _cross_sums_kernel, each turned into its slack 2 max(0, W_t S_t) and summed
     # block by block as numpy sums an array
     T = P.shape[0]
@@ -264,8 +268,9 @@ def _slack_sum_kernel(P, W, rank, leaves):
     leaf = 0
     fill = 0
     for t in range(T):
-        s_t, tot0, tot2 = _fenwick_round(f0, f1, f2, m, rank[t], P[t], W[t], tot0, tot2)
-        x = W[t] * s_t
+        w = V[t] - P[t] if residual else V[t]
+        s_t, tot0, tot2 = _fenwick_round(f0, f1, f2, m, rank[t], P[t], w, tot0, tot2)
+        x = w * s_t
         block[fill] = 2.0 * (0.0 if 0.0 >= x else x)  # np.maximum(0.0, x): NaN stays NaN
         fill += 1
         if fill == leaves[leaf]:

@@ -143,3 +143,7 @@ def test_fs_slack_sum_is_the_sum_of_the_slack_array_bit_for_bit(T):
     P = np.round(rng.random(T), 3)
     W = (rng.random(T) < 0.5) - P
     assert fs_slack_sum(P, W) == np.sum(2.0 * np.maximum(0.0, W * fs_cross_sums(P, W)))
+    y = (rng.random(T) < P).astype(float)
+    assert fs_slack_sum(P, y=y) == np.sum(2.0 * np.maximum(0.0, (y - P) * fs_cross_sums(P, y - P)))
+    with pytest.raises(ValueError, match="one of them"):
+        fs_slack_sum(P, W, y=y)

@@ -29,7 +29,7 @@ from arena.certificates import (MAX_TOL, Certificate, bit_bound, checkpoints, ju
                                 not_applicable, ogd_regret_bound, rounded_calibration_bound, search_allowance,
                                 smce_bound)
 from arena.games.base import Game, bind
-from arena.fastfs import fs_quadratic, fs_slack_sum, stable_argsort
+from arena.fastfs import fs_quadratic, fs_slack_sum
 from arena.kernels import FermiSobolev, Kernel, cross_sums, kernel_gap
 from arena.lazy import LazyModule
 from arena.metrics import calibration as cal
@@ -62,10 +62,9 @@ class BinaryGame(Game):
         return (p - y) ** 2
 
     def score(self, referee, rec, forecaster):
-        order = stable_argsort(rec.p) if len(rec.y) else None  # one sort of the forecasts for both sums below
-        fs_q = fs_quadratic(rec.p, rec.y - rec.p, order) if len(rec.y) else 0.0  # fs_gap^2; the kernel gap of K29 too
-        summary = metrics(referee, rec.X, rec.p, rec.y, rec.y_prob, grid=forecaster.N, fs_q=fs_q, order=order)
-        del order
+        fs_q = fs_quadratic(rec.p, rec.y - rec.p) if len(rec.y) else 0.0  # fs_gap^2; the kernel gap of K29 too
+        smce_pair = smce_both(rec.p, rec.y)  # before the other metrics: its sort is freed before its program runs
+        summary = metrics(referee, rec.X, rec.p, rec.y, rec.y_prob, grid=forecaster.N, fs_q=fs_q, smce_pair=smce_pair)
         run = BinaryRun(rec, forecaster, referee.max_tol)  # shared by certificates and curves: S_t is computed once
         run.smce_whole, run.fs_q = summary["smce"], fs_q
         if run.same_p:
@@ -79,13 +78,17 @@ class BinaryRun:
     def __init__(self, rec, forecaster, max_tol: float = MAX_TOL):
         self.X, self.y = rec.X, rec.y
         self.p, self.p_int = rec.p, rec.p_internal
-        self.w = self.y - self.p_int
         self.T = len(self.y)
         self.forecaster = forecaster
         self.kernel: Kernel | None = forecaster.kernel_object
         self.smce_whole: float | None = None  # smce(p, y, "paper") of the whole run, once the summary has it
         self.fs_q: float | None = None  # fs_quadratic(p, y - p) of the whole run, once the summary has it
         self.max_tol = float(max_tol)
+
+    @property
+    def w(self) -> np.ndarray:
+        """The residuals y_t - p_t of the internal forecasts (made when asked, not kept: 8 MB at a million rounds)."""
+        return self.y - self.p_int
 
     @cached_property
     def kernel_constants(self) -> tuple[float, float]:
@@ -144,8 +147,9 @@ class BinaryRun:
         if "slack" in self.__dict__:
             return float(self.slack.sum())
         if type(self.kernel) is FermiSobolev and "S" not in self.__dict__:  # K29: not even S is made
-            return fs_slack_sum(self.p_int, self.w)
-        x = self.w * (self.S if "S" in self.__dict__ else cross_sums(self.kernel, self.X, self.p_int, self.w))
+            return fs_slack_sum(self.p_int, y=self.y)  # w_t = y_t - p_t made round by round
+        w = self.w
+        x = w * (self.S if "S" in self.__dict__ else cross_sums(self.kernel, self.X, self.p_int, w))
         np.maximum(0.0, x, out=x)
         np.multiply(2.0, x, out=x)  # in place: the numbers of 2.0 * np.maximum(0.0, w * S)
         return float(x.sum())
@@ -195,8 +199,9 @@ def cert_search_precision(run: BinaryRun) -> Certificate:
         return not_applicable("search_precision", run.premise)
     tol = min(float(run.forecaster.tol), run.max_tol)
     lip, sup = run.kernel_constants
-    past = np.concatenate(([0.0], np.cumsum(np.abs(run.w))[:-1]))
-    declared = 2.0 * np.sum(np.abs(run.w) * (lip * tol / 2 + 1e-12 * max(sup, 1.0)) * past)
+    abs_w = np.abs(run.w)
+    past = np.concatenate(([0.0], np.cumsum(abs_w)[:-1]))
+    declared = 2.0 * np.sum(abs_w * (lip * tol / 2 + 1e-12 * max(sup, 1.0)) * past)
     return judged("search_precision", run.sigma, run.allowance(),
                   extra={**_slack_columns(run), "allowance_declared_tol": float(declared)})
 
@@ -333,12 +338,12 @@ BinaryGame.certificate_descriptions = CERTIFICATE_DESCRIPTIONS
 
 # ---------------------------------------------------------------------------- metrics, curves
 def metrics(referee, X, p, y, y_prob=None, grid: int | None = None, fs_q: float | None = None,
-            order: np.ndarray | None = None) -> dict[str, float]:
+            smce_pair: tuple[float, float] | None = None) -> dict[str, float]:
     """Every binary metric of a run under the referee's settings; ``grid`` = N adds the
     per-grid-point calibration error of forecasts rounded to {0, 1/N, ..., 1}; ``fs_q``:
-    ``fs_quadratic(p, y - p)`` and ``order``: ``stable_argsort(p)``, when the caller has them."""
+    ``fs_quadratic(p, y - p)`` and ``smce_pair``: ``smce_both(p, y)``, when the caller has them."""
     T = len(y)
-    smce_paper, smce_pm = smce_both(p, y, order)
+    smce_paper, smce_pm = smce_both(p, y) if smce_pair is None else smce_pair
     with np.errstate(over="ignore", invalid="ignore"):  # contexts whose ||x||^2 overflows: NaN, not a warning
         oi2 = kernel_gap(referee.oi_kernel, X, p, y - p)
     out = {
