@@ -248,6 +248,11 @@ def _search(meta, nodes, depth, n_halvings, c_fs, a, b, c):
         if node >= 0:
             deepest = node
         left = _half(ints, node, m, 0)
+        right = _half(ints, node, m, 1)
+        # Read the right half's node now (a test that never holds: word 0 is never -1): its memory
+        # is fetched while S(mid) is computed, not after, when the search goes right.
+        if right >= 0 and ints[right, 0] == -1:
+            meta[2] = -1
         l0 = 0.0
         l2 = 0.0
         lq = 0.0
@@ -262,7 +267,7 @@ def _search(meta, nodes, depth, n_halvings, c_fs, a, b, c):
             P0 += l0
             P2 += l2
             Pq += lq
-            node = _half(ints, node, m, 1)
+            node = right
         else:
             node = left
         m -= 1
