@@ -132,18 +132,19 @@ def _ranks(P, order, rank):
 
 
 @numba.njit(cache=True, inline="always")
-def _fenwick_round(f0, f1, f2, m, r, p, w, tot0, tot2):
-    """S_t of one round from the Fenwick trees (1-based, by rank) of W, W P^2 / 2 and W (1-P)^2 / 2
-    over the earlier rounds, then this round added: returns (S_t, tot0, tot2) with the new totals."""
+def _fenwick_round(f, m, r, p, w, tot0, tot2):
+    """S_t of one round from the Fenwick trees (1-based, by rank; row i of ``f`` holds the three trees'
+    cells i side by side) of W, W P^2 / 2 and W (1-P)^2 / 2 over the earlier rounds, then this round
+    added: returns (S_t, tot0, tot2) with the new totals."""
     # Prefix over ranks <= r, i.e. earlier rounds with P_s <= P_t.
     a0 = 0.0
     a1 = 0.0
     a2 = 0.0
     i = r + 1
     while i > 0:
-        a0 += f0[i]
-        a1 += f1[i]
-        a2 += f2[i]
+        a0 += f[i, 0]
+        a1 += f[i, 1]
+        a2 += f[i, 2]
         i -= i & (-i)
     below = a1 + 0.5 * (1.0 - p) ** 2 * a0
     above = (tot2 - a2) + 0.5 * p * p * (tot0 - a0)
@@ -152,9 +153,9 @@ def _fenwick_round(f0, f1, f2, m, r, p, w, tot0, tot2):
     v2 = 0.5 * w * (1.0 - p) ** 2
     i = r + 1
     while i <= m:
-        f0[i] += w
-        f1[i] += v1
-        f2[i] += v2
+        f[i, 0] += w
+        f[i, 1] += v1
+        f[i, 2] += v2
         i += i & (-i)
     return s_t, tot0 + w, tot2 + v2
 
@@ -163,14 +164,12 @@ def _fenwick_round(f0, f1, f2, m, r, p, w, tot0, tot2):
 def _cross_sums_kernel(P, W, rank):
     T = P.shape[0]
     m = rank.max() + 1
-    f0 = np.zeros(m + 1)
-    f1 = np.zeros(m + 1)
-    f2 = np.zeros(m + 1)
+    f = np.zeros((m + 1, 3))
     tot0 = 0.0
     tot2 = 0.0
     out = np.empty(T)
     for t in range(T):
-        out[t], tot0, tot2 = _fenwick_round(f0, f1, f2, m, rank[t], P[t], W[t], tot0, tot2)
+        out[t], tot0, tot2 = _fenwick_round(f, m, rank[t], P[t], W[t], tot0, tot2)
     return out
 
 
@@ -258,9 +257,7 @@ def _slack_sum_kernel(P, V, residual, rank, leaves):
     # block by block as numpy sums an array
     T = P.shape[0]
     m = rank.max() + 1
-    f0 = np.zeros(m + 1)
-    f1 = np.zeros(m + 1)
-    f2 = np.zeros(m + 1)
+    f = np.zeros((m + 1, 3))
     tot0 = 0.0
     tot2 = 0.0
     block = np.empty(128)
@@ -269,7 +266,7 @@ def _slack_sum_kernel(P, V, residual, rank, leaves):
     fill = 0
     for t in range(T):
         w = V[t] - P[t] if residual else V[t]
-        s_t, tot0, tot2 = _fenwick_round(f0, f1, f2, m, rank[t], P[t], w, tot0, tot2)
+        s_t, tot0, tot2 = _fenwick_round(f, m, rank[t], P[t], w, tot0, tot2)
         x = w * s_t
         block[fill] = 2.0 * (0.0 if 0.0 >= x else x)  # np.maximum(0.0, x): NaN stays NaN
         fill += 1
