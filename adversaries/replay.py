@@ -36,7 +36,7 @@ from arena.protocols import EMPTY_CONTEXT, Context, Forecast, Nature
 from arena.registry import register
 from arena.validators import check_count
 
-pd = LazyModule("pandas")  # imported when a table is built: playing a game does not load pandas
+pd = LazyModule("pandas", keep=False)  # imported when a file is read, not when natures are registered
 
 _COMPRESSION = (".gz", ".bz2", ".zip", ".xz", ".zst")
 _FORMATS = {".csv": ",", ".txt": ",", ".tsv": "\t", ".parquet": None, ".pq": None}

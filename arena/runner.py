@@ -32,9 +32,9 @@ import numpy as np
 
 from arena.env import CALLS, ForecastEnv, Recorder
 from arena.games import Game
+from arena.lazy import LazyModule
 from arena.matchup import Matchup, build_matchup, check_length
 from arena.protocols import Bernoulli, Forecast, Forecaster, Nature, OutcomeLaw, ProtocolError
-from arena.lazy import LazyModule
 from arena.referee import Certificate, Referee
 from arena.seeding import forecaster_rng, stream_seeds
 
