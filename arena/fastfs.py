@@ -114,14 +114,22 @@ def fs_cross_sums(P: Sequence[float] | np.ndarray, W: Sequence[float] | np.ndarr
     P, W = _check(P, W)
     if len(P) == 0:
         return np.zeros(0)
-    rank = np.empty(len(P), dtype=np.int32 if len(P) < 2**31 else np.int64)  # half the memory of an inverse
-    return _cross_sums_kernel(P, W, _ranks(P, np.argsort(P), rank))
+    return _cross_sums_kernel(P, W, _dense_ranks(P))
+
+
+def _dense_ranks(P: np.ndarray) -> np.ndarray:
+    """The rank of each P among its distinct values (``np.unique(P, return_inverse=True)[1]``), made in
+    the array of one argsort of P (no second array of T numbers)."""
+    order = np.argsort(P)
+    if len(P) >= 2**30:  # the in-place turn packs (rank, round) into one int64
+        return _ranks(P, order, np.empty(len(P), dtype=np.int64))
+    _ranks_in_place(P, order)
+    return order
 
 
 @numba.njit(cache=True)
 def _ranks(P, order, rank):
-    """Fill ``rank`` with the rank of each P among its distinct values (``np.unique(P,
-    return_inverse=True)[1]``), from any sort ``order`` of P."""
+    """Fill ``rank`` with the rank of each P among its distinct values, from any sort ``order`` of P."""
     r = -1
     for i in range(order.shape[0]):
         s = order[i]
@@ -129,6 +137,34 @@ def _ranks(P, order, rank):
             r += 1
         rank[s] = r
     return rank
+
+
+@numba.njit(cache=True)
+def _ranks_in_place(P, order):
+    """Turn ``order`` (order[i]: the round at sorted position i, fewer than 2^30 rounds) into the ranks
+    of :func:`_ranks`, in place: each position first holds (rank << 32 | round), then every cycle of
+    the permutation moves the ranks to their rounds (bit 62 marks the rounds done)."""
+    low = (1 << 32) - 1
+    done = 1 << 62
+    r = -1
+    for i in range(order.shape[0]):
+        s = order[i]
+        if i == 0 or P[s] != P[order[i - 1] & low]:
+            r += 1
+        order[i] = (r << 32) | s
+    for i in range(order.shape[0]):
+        if order[i] & done:
+            continue
+        packed = order[i]
+        while True:
+            t = packed & low
+            nxt = order[t]
+            order[t] = (packed >> 32) | done
+            if t == i:
+                break
+            packed = nxt
+    for i in range(order.shape[0]):
+        order[i] ^= done
 
 
 @numba.njit(cache=True, inline="always")
@@ -191,9 +227,7 @@ def fs_slack_sum(P: Sequence[float] | np.ndarray, W: Sequence[float] | np.ndarra
     P, V = _check(P, W if y is None else y)
     if len(P) == 0:
         return 0.0
-    rank = np.empty(len(P), dtype=np.int32 if len(P) < 2**31 else np.int64)
-    leaves = _pairwise_leaves(len(P))
-    return float(_slack_sum_kernel(P, V, y is not None, _ranks(P, np.argsort(P), rank), leaves))
+    return float(_slack_sum_kernel(P, V, y is not None, _dense_ranks(P), _pairwise_leaves(len(P))))
 
 
 def _pairwise_leaves(n: int) -> np.ndarray:

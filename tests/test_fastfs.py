@@ -147,3 +147,13 @@ def test_fs_slack_sum_is_the_sum_of_the_slack_array_bit_for_bit(T):
     assert fs_slack_sum(P, y=y) == np.sum(2.0 * np.maximum(0.0, (y - P) * fs_cross_sums(P, y - P)))
     with pytest.raises(ValueError, match="one of them"):
         fs_slack_sum(P, W, y=y)
+
+
+@pytest.mark.parametrize("T", [0, 1, 2, 3, 10, 1000, 50_000])
+def test_dense_ranks_are_numpys_inverse_of_unique(T):
+    # the ranks the Fenwick trees are indexed by, turned in place in the array of one argsort
+    from arena.fastfs import _dense_ranks
+
+    rng = np.random.default_rng(T)
+    for P in (np.round(rng.random(T), 2), rng.random(T), np.full(T, 0.5)):
+        assert _dense_ranks(P).tolist() == np.unique(P, return_inverse=True)[1].ravel().tolist()
