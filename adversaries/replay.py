@@ -29,12 +29,14 @@ from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
-import pandas as pd
 
 from arena.errors import did_you_mean
+from arena.lazy import LazyModule
 from arena.protocols import EMPTY_CONTEXT, Context, Forecast, Nature
 from arena.registry import register
 from arena.validators import check_count
+
+pd = LazyModule("pandas", keep=False)  # imported when a file is read, not when natures are registered
 
 _COMPRESSION = (".gz", ".bz2", ".zip", ".xz", ".zst")
 _FORMATS = {".csv": ",", ".txt": ",", ".tsv": "\t", ".parquet": None, ".pq": None}

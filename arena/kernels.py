@@ -235,19 +235,24 @@ class FeatureKernel(Kernel):
     def features(self, X, P):
         X = _rows(X, len(P))
         P = np.asarray(P, float)
-        cols = []
-        for c, name, _, _ in feature_terms(self.terms):
+        terms = feature_terms(self.terms)
+        # the columns are written into one array (an hstack of them would hold every column twice)
+        F, j = np.empty((len(P), sum(t.width(X.shape[1]) for t in terms))), 0
+        for term in terms:
+            c, name, k = term.scale, term.name, term.width(X.shape[1])
+            block = F[:, j:j + k]
             if name == "1":
-                cols.append(c * np.ones((len(P), 1)))
+                block[:] = c * 1.0
             elif name == "p":
-                cols.append(c * P[:, None])
+                np.multiply(c, P[:, None], out=block)
             elif name == "p2":
-                cols.append(c * P[:, None] ** 2)
+                np.multiply(c, P[:, None] ** 2, out=block)
             elif name == "x":
-                cols.append(c * X)
+                np.multiply(c, X, out=block)
             else:
-                cols.append(c * P[:, None] * X)
-        return np.hstack(cols)
+                np.multiply(c * P[:, None], X, out=block)
+            j += k
+        return F
 
     def gram(self, X1, P1, X2, P2):
         return self.features(X1, P1) @ self.features(X2, P2).T

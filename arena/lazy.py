@@ -18,16 +18,18 @@ from typing import Any
 
 class LazyModule:
     """Stands for the module ``name``; the first access of an attribute imports the module and keeps
-    the attribute on this object (later accesses are plain attribute reads)."""
+    the attribute on this object (later accesses are plain attribute reads). With ``keep=False``
+    every access reads the module's attribute again (what a test that patches the module needs)."""
 
-    def __init__(self, name: str):
-        self._name = name
+    def __init__(self, name: str, keep: bool = True):
+        self._name, self._keep = name, keep
 
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__"):
             raise AttributeError(attr)
         value = getattr(importlib.import_module(self._name), attr)
-        setattr(self, attr, value)
+        if self._keep:
+            setattr(self, attr, value)
         return value
 
 

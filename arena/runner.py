@@ -25,17 +25,20 @@ import signal
 import threading
 import time
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from arena.env import CALLS, ForecastEnv, Recorder
 from arena.games import Game
+from arena.lazy import LazyModule
 from arena.matchup import Matchup, build_matchup, check_length
 from arena.protocols import Bernoulli, Forecast, Forecaster, Nature, OutcomeLaw, ProtocolError
 from arena.referee import Certificate, Referee
 from arena.seeding import forecaster_rng, stream_seeds
+
+pd = LazyModule("pandas")  # imported when a table is read (curves, trace): playing a game does not load it
 
 
 @dataclass
@@ -55,7 +58,8 @@ class Result:
     ----------
     summary : metric name -> value (on the rounds played).
     certificates : certificate name -> :class:`arena.referee.Certificate`.
-    curves : long table (t, metric, value) at log-spaced checkpoints.
+    curves : long table (t, metric, value) at log-spaced checkpoints. It may be given as its rows
+        (tuples): the DataFrame is built when first read, so that playing loads no pandas.
     trace : per-round DataFrame (t, context, announced forecast, realized p, y).
     """
 
@@ -70,6 +74,15 @@ class Result:
     curves: pd.DataFrame
     seconds: dict[str, float] = field(default_factory=dict)
     forfeit: Forfeit | None = None
+
+    def _get_curves(self) -> pd.DataFrame:
+        curves = self.__dict__["_curves"]
+        if isinstance(curves, list):  # rows (t, metric, value): the frame, once
+            curves = self.__dict__["_curves"] = pd.DataFrame(curves, columns=["t", "metric", "value"])
+        return curves
+
+    def _set_curves(self, curves) -> None:
+        self.__dict__["_curves"] = curves
 
     @property
     def trace(self) -> pd.DataFrame:
@@ -103,6 +116,10 @@ class Result:
         row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
         row["arena_version"] = __version__
         return row
+
+
+# the field ``curves`` reads through this property (the dataclass's __init__ assigns it through the setter)
+Result.curves = property(Result._get_curves, Result._set_curves, doc="long table (t, metric, value)")
 
 
 def _trace_columns(rec: Recorder, start: int, stop: int) -> dict[str, np.ndarray | list]:
@@ -474,11 +491,19 @@ def _play_oblivious(env: ForecastEnv, fc: Forecaster, dog: _Watchdog | None = No
     lo, hi = env.game.forecast_low, env.game.forecast_high
     if any(a.shape != y.shape for a in (p_mean, p, p_int)) or not np.all((p >= lo) & (p <= hi)):
         return None
-    rec, seen = env.recorder, set()
+    rec, seen = env.recorder, {}
     for name, a in zip(("X", "p_mean", "p", "p_internal", "y", "y_prob"), (X, p_mean, p, p_int, y, y_prob)):
-        # the recorder takes the arrays (a copy would cost as much memory again); one handed out twice is copied
-        setattr(rec, name, a.copy() if id(a) in seen or not a.flags.owndata else a)
-        seen.add(id(a))
+        # the recorder takes the arrays (a copy would cost as much memory again); a view of another array is
+        # copied, and one handed out twice (K29's announced, realized and internal forecasts are one) is
+        # kept once, read-only, so that no write to one column can change another
+        if id(a) in seen:
+            a = seen[id(a)]
+            a.flags.writeable = False
+        elif not a.flags.owndata:
+            a = seen.setdefault(id(a), a.copy())
+        else:
+            seen[id(a)] = a
+        setattr(rec, name, a)
     rec.n, rec.forecasts = env.T, None
     env.t = env.T + 1
     return t_fc
@@ -497,10 +522,14 @@ def _oblivious_outcomes(env: ForecastEnv, timed: bool = False) -> tuple[np.ndarr
     """
     nature, T, d = env.nature, env.T, env.nature.context_dim
     X = np.zeros((T, d))
-    y, probs, coin = [0.0] * T, [0.0] * T, [False] * T  # lists: cheaper per round than arrays
+    y = probs = coin = None  # lists (cheaper per round than arrays), made when a round needs them (make_lists)
     y_prob = np.full(T, np.nan)
     rng, shown, x, progress = env._outcome_rng, Forecast.point(0.5), env._x, env.progress
     raw, pending, first = None, 0, 0  # pending: the first round whose single uniform is not drawn yet
+
+    def make_lists() -> None:
+        nonlocal y, probs, coin
+        y, probs, coin = [0.0] * T, [0.0] * T, [False] * T
 
     def draw_pending(stop: int) -> None:
         s = slice(pending, stop)
@@ -524,20 +553,25 @@ def _oblivious_outcomes(env: ForecastEnv, timed: bool = False) -> tuple[np.ndarr
         i, chunk, q = 0, 1 << 14, np.empty(T)
         while i < T:  # answers a chunk at a time, in a comprehension (quicker than the loop below)
             stop = min(i + chunk, T)
-            answers = [nature.respond(t, x, shown) for t in range(i + 1, stop + 1)]
+            answers = list(map(nature.respond, range(i + 1, stop + 1), repeat(x), repeat(shown)))
             if pending == 0 and first == 0 and set(map(type, answers)) == {Bernoulli}:
                 q[i:stop] = list(map(_law_p, answers))  # Bernoulli laws so far: their p in an array
                 i = stop
                 continue
             if first == 0:  # the rounds before this chunk were all Bernoulli laws: to the lists
+                make_lists()
                 probs[:i], coin[:i], first = q[:i].tolist(), [True] * i, T
             for j, answer in enumerate(answers, start=i):  # other laws: in round order, as below
                 take(j, answer)
             i = stop
-        if first == 0:  # every round a Bernoulli law: draw_pending(T) on arrays
-            y_prob[:] = 1.0 - (1.0 - q)
-            return X, np.where(rng.random(T) < q, 1.0, 0.0), y_prob
+        if first == 0:  # every round a Bernoulli law: draw_pending(T) on arrays, in place (no temporaries)
+            np.subtract(1.0, np.subtract(1.0, q, out=y_prob), out=y_prob)  # 1 - (1 - q), as draw_pending
+            uniform = rng.random(T)
+            uniform[:] = uniform < q  # y: 1.0 where the uniform is below p, else 0.0 (in the uniforms' array)
+            return X, uniform, y_prob
         first = T  # every round is answered
+    else:
+        make_lists()
     for i in range(first, T):
         if i:
             progress[3] = i  # context (for the time limit)

@@ -27,7 +27,8 @@ from arena.kernels import FeatureKernel, FeatureTerm, FermiSobolev, Kernel, SumK
 from arena.protocols import Context, Forecast, Forecaster
 from arena.registry import register
 from arena.search import DEFAULT_TOL, MIN_TOL, anticorrelation_search
-from forecasters.fastk29 import MAX_DEPTH, FSTrie, accumulate_features, play_kernel_df, quadratic_coeffs, search_depth
+from forecasters.fastk29 import (MAX_DEPTH, FSTrie, _search, accumulate_features, play_kernel_df, quadratic_coeffs,
+                                 search_depth)
 
 #: The finest rounding grid (the referee keeps one error per grid point).
 MAX_GRID = 10**6
@@ -234,13 +235,6 @@ class KernelDF(Forecaster):
             return 0.0, 0.0, 0.0
         return quadratic_coeffs(self._g(x), self._quad.kind, self._v)
 
-    def _fast_remember(self, x, p: float, w: float) -> None:
-        if self._layout[1]:
-            accumulate_features(self._v, self._g(x), self._quad.kind, p, w)
-        if self._layout[0] and w != 0 and not self._trie.try_insert(p, w):
-            self._off_P.append(float(p))
-            self._off_W.append(float(w))
-
     @property
     def can_play_oblivious(self) -> bool:
         """Whether :meth:`play_oblivious` can run (the fast path is on)."""
@@ -302,13 +296,18 @@ class KernelDF(Forecaster):
 
     def predict(self, x: Context) -> float:
         if self._fast_on and not self._off_P:
-            a, b, c = self._coeffs(x)
-            return self._trie.search(self._halvings, self._layout[0], a, b, c)
+            a, b, c = self._coeffs(x) if self._layout[1] else (0.0, 0.0, 0.0)
+            trie = self._trie  # its compiled search, called directly: the step loop makes one call a round
+            return _search(trie.meta, trie.nodes, trie.depth, self._halvings, self._layout[0], a, b, c)
         return anticorrelation_search(self.summary_function(x), tol=self.tol)
 
     def _remember(self, x, p: float, w: float) -> None:
-        if self._fast_on:
-            self._fast_remember(x, p, w)
+        if self._fast_on:  # the feature sums and the trie (a point off its grid joins the direct sums)
+            if self._layout[1]:
+                accumulate_features(self._v, self._g(x), self._quad.kind, p, w)
+            if self._layout[0] and w != 0 and not self._trie.try_insert(p, w):
+                self._off_P.append(float(p))
+                self._off_W.append(float(w))
             self._n += 1
             return
         x = np.asarray(x, float).reshape(-1)

@@ -248,6 +248,18 @@ def _search(meta, nodes, depth, n_halvings, c_fs, a, b, c):
         if node >= 0:
             deepest = node
         left = _half(ints, node, m, 0)
+        right = _half(ints, node, m, 1)
+        # Read the right half's node now (a test that never holds: word 0 is never -1): its memory
+        # is fetched while S(mid) is computed, not after, when the search goes right.
+        touch = ints[right, 0] if right >= 0 else 0
+        if left >= 0:  # and the children of the left half's node (word 1: the two child indices)
+            kids = ints[left, 1]
+            touch ^= ints[kids & _CHILD_MASK, 0] ^ ints[kids >> 32, 0]
+        if right >= 0:
+            kids = ints[right, 1]
+            touch ^= ints[kids & _CHILD_MASK, 0] ^ ints[kids >> 32, 0]
+        if touch == -1:  # never (words 0 are >= 0): keeps the reads
+            meta[2] = -1
         l0 = 0.0
         l2 = 0.0
         lq = 0.0
@@ -262,7 +274,7 @@ def _search(meta, nodes, depth, n_halvings, c_fs, a, b, c):
             P0 += l0
             P2 += l2
             Pq += lq
-            node = _half(ints, node, m, 1)
+            node = right
         else:
             node = left
         m -= 1
@@ -504,12 +516,15 @@ def play_kernel_df(trie: FSTrie, n_halvings: int, c_fs: float, G: np.ndarray, ki
     the randomized rounding of K29Rounded with the uniform ``u[t]``.
 
     Returns (mean, p, p_internal, stopped): the announced means, realized and internal
-    forecasts, and the first round whose forecast is off the key grid (-1 if none).
+    forecasts (one array for all three when N = 0), and the first round whose forecast is off
+    the key grid (-1 if none).
     """
     T = len(y)
     trie.reserve(2 * T + 2)
-    mean, p, p_int = np.empty(T), np.empty(T), np.empty(T)
-    two_point = np.zeros(T, dtype=np.bool_)
+    p_int = np.empty(T)
+    # unrounded (N = 0), the announced mean and the realized forecast are the internal one: one array for all
+    mean, p = (np.empty(T), np.empty(T)) if N > 0 else (p_int, p_int)
+    two_point = np.zeros(T if N > 0 else 0, dtype=np.bool_)  # written only when N > 0
     stopped = _play(trie.meta, trie.nodes, trie.depth, int(n_halvings),
                     float(c_fs), np.ascontiguousarray(G, dtype=np.float64), kind, v,
                     np.ascontiguousarray(y, dtype=np.float64), np.ascontiguousarray(u, dtype=np.float64),

@@ -103,3 +103,57 @@ def test_rejects_bad_input(fn) -> None:
         fn([0.2], [np.inf])
     with pytest.raises(ValueError, match="equal length"):
         fn([0.2, 0.3], [1.0])
+
+
+def _fs_quadratic_on_sorted_copies(P, W):
+    """The formula of fs_quadratic on sorted copies of P and W, with numpy (its earlier code)."""
+    order = np.argsort(P, kind="stable")
+    p, w = P[order], W[order]
+    before_w, before_wp2 = (np.concatenate(([0.0], np.cumsum(a[:-1]))) for a in (w, 0.5 * w * p**2))
+    off = np.sum(w * before_wp2) + np.sum(w * 0.5 * (1.0 - p) ** 2 * before_w) + 5.0 / 6.0 * np.sum(w * before_w)
+    return float(np.sum(w * w * fs_diag(p)) + 2.0 * off)
+
+
+@pytest.mark.parametrize("T", [1, 2, 7, 8, 9, 127, 128, 129, 1000, 20_000])
+def test_fs_quadratic_is_the_formula_on_sorted_copies_bit_for_bit(T):
+    # fs_quadratic sums its terms a sum at a time in one buffer (no copies of P and W): the same floats
+    rng = np.random.default_rng(T)
+    P = np.round(rng.random(T), 3)  # ties
+    W = (rng.random(T) < 0.5) - P
+    assert fs_quadratic(P, W) == _fs_quadratic_on_sorted_copies(P, W)
+
+
+@pytest.mark.parametrize("style", ["ties", "continuous", "constant", "signed_zeros"])
+def test_stable_argsort_is_numpys_stable_sort(style):
+    from arena.fastfs import stable_argsort
+
+    rng = np.random.default_rng(len(style))
+    for T in (0, 1, 2, 5, 100, 5000):
+        a = {"ties": np.round(rng.random(T), 2), "continuous": rng.random(T), "constant": np.full(T, 0.5),
+             "signed_zeros": rng.choice([0.0, -0.0, 1.0], T)}[style]
+        assert stable_argsort(a).tolist() == np.argsort(a, kind="stable").tolist()
+
+
+@pytest.mark.parametrize("T", [1, 5, 8, 100, 128, 129, 1000, 4097, 30_000])
+def test_fs_slack_sum_is_the_sum_of_the_slack_array_bit_for_bit(T):
+    # the referee's sigma without the array of T slacks: numpy's pairwise sum replayed term by term
+    from arena.fastfs import fs_slack_sum
+
+    rng = np.random.default_rng(T)
+    P = np.round(rng.random(T), 3)
+    W = (rng.random(T) < 0.5) - P
+    assert fs_slack_sum(P, W) == np.sum(2.0 * np.maximum(0.0, W * fs_cross_sums(P, W)))
+    y = (rng.random(T) < P).astype(float)
+    assert fs_slack_sum(P, y=y) == np.sum(2.0 * np.maximum(0.0, (y - P) * fs_cross_sums(P, y - P)))
+    with pytest.raises(ValueError, match="one of them"):
+        fs_slack_sum(P, W, y=y)
+
+
+@pytest.mark.parametrize("T", [0, 1, 2, 3, 10, 1000, 50_000])
+def test_dense_ranks_are_numpys_inverse_of_unique(T):
+    # the ranks the Fenwick trees are indexed by, turned in place in the array of one argsort
+    from arena.fastfs import _dense_ranks
+
+    rng = np.random.default_rng(T)
+    for P in (np.round(rng.random(T), 2), rng.random(T), np.full(T, 0.5)):
+        assert _dense_ranks(P).tolist() == np.unique(P, return_inverse=True)[1].ravel().tolist()

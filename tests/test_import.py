@@ -29,6 +29,16 @@ def test_import_arena_loads_no_heavy_module():
     assert json.loads(_fresh(code)) == []
 
 
+def test_playing_loads_no_table_library_until_a_table_is_read():
+    """``arena.play`` builds no DataFrame (a million-round K29 play stays in memory bounds): pandas and
+    pyarrow load when the curves are first read, and the curves are then the scorer's rows."""
+    code = ("import sys, json, arena; r = arena.play('binary', 'k29', 'iid_bernoulli', T=200, seed=0); "
+            "before = [m for m in ('pandas', 'pyarrow') if m in sys.modules]; c = r.curves; "
+            "print(json.dumps([before, 'pandas' in sys.modules, list(c.columns), len(c), c is r.curves]))")
+    before, loaded, columns, rows, kept = json.loads(_fresh(code))
+    assert before == [] and loaded and columns == ["t", "metric", "value"] and rows > 0 and kept
+
+
 def test_plots_load_no_engine():
     """A process that only draws figures (a report's worker) loads neither the game engine nor Gymnasium."""
     engine = ("gymnasium", "numba", "arena.runner", "arena.referee", "arena.env")

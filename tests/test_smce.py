@@ -186,6 +186,30 @@ def test_curve_matches_prefixes() -> None:
     np.testing.assert_allclose(curve, [smce(p[:t], y[:t], "pm") for t in ts], rtol=1e-12)
 
 
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("style", ["grid", "ends", "continuous"])
+def test_curve_is_exactly_the_smce_of_each_prefix(kind: str, style: str) -> None:
+    # the curve sorts once and sums each prefix's residuals per value in one pass; every value must be
+    # the very float that a separate smce of that prefix gives (ties, unsorted and repeated checkpoints)
+    rng = np.random.default_rng([KINDS.index(kind), len(style), 3])
+    for _ in range(25):
+        T = int(rng.integers(1, 400))
+        p, y = _random_case(rng, T, style)
+        ts = rng.integers(0, T + 1, int(rng.integers(1, 12)))
+        direct = [smce(p[:t], y[:t], kind) for t in ts.tolist()]
+        assert smce_curve(p, y, ts, kind).tolist() == direct
+
+
+def test_curve_of_a_long_run_with_log_spaced_checkpoints() -> None:
+    from arena.certificates import checkpoints
+
+    rng = np.random.default_rng(11)
+    p = np.round(rng.random(20_000), 4)
+    y = (rng.random(20_000) < p).astype(float)
+    ts = checkpoints(len(p), 20)
+    assert smce_curve(p, y, ts).tolist() == [smce(p[:t], y[:t]) for t in ts.tolist()]
+
+
 # ----------------------------------------------------------------- input checks
 
 
@@ -207,3 +231,28 @@ def test_rejects_bad_shapes_kind_outcomes_and_checkpoints() -> None:
         smce_curve([0.5], [1.0], [2])
     with pytest.raises(ValueError, match="integers"):
         smce_curve([0.5], [1.0], [0.5])
+
+
+def test_interval_heap_pops_the_smallest_and_the_largest_key():
+    # the double-ended queue of the smCE program, against a sorted list, through random pushes and pops
+    from arena.metrics.smce import _ih_pop_max, _ih_pop_min, _ih_push
+
+    rng = np.random.default_rng(4)
+    for trial in range(150):
+        h, cnt, ref = np.empty(600), 0, []  # element i: (key, weight) = (h[2i], h[2i + 1])
+        for _ in range(250):
+            r = rng.random()
+            if r < 0.5 or cnt == 0:
+                x = float(rng.integers(0, 12)) if trial % 2 else float(rng.random())  # with and without ties
+                cnt = _ih_push(h, cnt, x, x + 1.0)
+                ref.append(x)
+            elif r < 0.75:
+                assert h[0] == min(ref) and h[1] == h[0] + 1.0
+                ref.remove(h[0])
+                cnt = _ih_pop_min(h, cnt)
+            else:
+                top = 1 if cnt > 1 else 0
+                assert h[2 * top] == max(ref) and h[2 * top + 1] == h[2 * top] + 1.0
+                ref.remove(h[2 * top])
+                cnt = _ih_pop_max(h, cnt)
+            assert cnt == len(ref) and sorted(h[0:2 * cnt:2].tolist()) == sorted(ref)

@@ -24,18 +24,20 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-import pandas as pd
 
 from arena.certificates import (MAX_TOL, Certificate, bit_bound, checkpoints, judged, linear_regret_bound,
                                 not_applicable, ogd_regret_bound, rounded_calibration_bound, search_allowance,
                                 smce_bound)
 from arena.games.base import Game, bind
-from arena.fastfs import fs_quadratic
+from arena.fastfs import fs_quadratic, fs_slack_sum
 from arena.kernels import FermiSobolev, Kernel, cross_sums, kernel_gap
+from arena.lazy import LazyModule
 from arena.metrics import calibration as cal
 from arena.metrics.regret import regret_constant, regret_linear
-from arena.metrics.smce import smce, smce_both
+from arena.metrics.smce import smce, smce_both, smce_curve
 from arena.protocols import ProtocolError
+
+pd = LazyModule("pandas")  # imported when a table is built: playing a game does not load pandas
 
 
 @dataclass(frozen=True)
@@ -61,12 +63,13 @@ class BinaryGame(Game):
 
     def score(self, referee, rec, forecaster):
         fs_q = fs_quadratic(rec.p, rec.y - rec.p) if len(rec.y) else 0.0  # fs_gap^2; the kernel gap of K29 too
-        summary = metrics(referee, rec.X, rec.p, rec.y, rec.y_prob, grid=forecaster.N, fs_q=fs_q)
+        smce_pair = smce_both(rec.p, rec.y)  # before the other metrics: its sort is freed before its program runs
+        summary = metrics(referee, rec.X, rec.p, rec.y, rec.y_prob, grid=forecaster.N, fs_q=fs_q, smce_pair=smce_pair)
         run = BinaryRun(rec, forecaster, referee.max_tol)  # shared by certificates and curves: S_t is computed once
         run.smce_whole, run.fs_q = summary["smce"], fs_q
         if run.same_p:
             run.smce_internal = summary["smce"]
-        return summary, curves(referee, rec, forecaster.claims, run), bind(CERTIFICATES, run, referee)
+        return summary, curve_rows(referee, rec, forecaster.claims, run), bind(CERTIFICATES, run, referee)
 
 
 class BinaryRun:
@@ -75,13 +78,17 @@ class BinaryRun:
     def __init__(self, rec, forecaster, max_tol: float = MAX_TOL):
         self.X, self.y = rec.X, rec.y
         self.p, self.p_int = rec.p, rec.p_internal
-        self.w = self.y - self.p_int
         self.T = len(self.y)
         self.forecaster = forecaster
         self.kernel: Kernel | None = forecaster.kernel_object
         self.smce_whole: float | None = None  # smce(p, y, "paper") of the whole run, once the summary has it
         self.fs_q: float | None = None  # fs_quadratic(p, y - p) of the whole run, once the summary has it
         self.max_tol = float(max_tol)
+
+    @property
+    def w(self) -> np.ndarray:
+        """The residuals y_t - p_t of the internal forecasts (made when asked, not kept: 8 MB at a million rounds)."""
+        return self.y - self.p_int
 
     @cached_property
     def kernel_constants(self) -> tuple[float, float]:
@@ -103,7 +110,7 @@ class BinaryRun:
             return (f"forecaster {self.forecaster.name!r} exposes no kernel_object: it has no summary function "
                     "S_t to certify")
         with np.errstate(over="ignore", invalid="ignore"):
-            if math.isfinite(self.allowance()) and np.all(np.isfinite(self.diag)):
+            if math.isfinite(self.allowance()) and self._diag_stats[1]:
                 return ""
             x2 = float(np.max(np.sum(self.X.astype(float) ** 2, axis=1))) if self.X.size else 0.0
         return (f"the kernel's values overflow floating point on this run (largest ||x_t||^2 = {x2:.3g}): the "
@@ -113,14 +120,39 @@ class BinaryRun:
     def S(self) -> np.ndarray:
         return cross_sums(self.kernel, self.X, self.p_int, self.w)
 
-    @cached_property
+    @property
     def diag(self) -> np.ndarray:
+        """w_t^2 k(z_t, z_t) per round (made when asked, not kept: :attr:`diag_sum` is what most need)."""
         with np.errstate(over="ignore", invalid="ignore"):
             return self.w**2 * self.kernel.diag(self.X, self.p_int)
 
     @cached_property
+    def _diag_stats(self) -> tuple[float, bool]:
+        d = self.diag
+        return float(d.sum()), bool(np.all(np.isfinite(d)))
+
+    @property
+    def diag_sum(self) -> float:
+        """sum_t w_t^2 k(z_t, z_t)."""
+        return self._diag_stats[0]
+
+    @cached_property
     def slack(self) -> np.ndarray:
         return 2.0 * np.maximum(0.0, self.w * self.S)
+
+    @cached_property
+    def sigma(self) -> float:
+        """sigma = sum_t 2 max(0, w_t S_t(p_t)), the sum of :attr:`slack`, keeping neither S nor the slack
+        (at a million rounds each is 8 MB)."""
+        if "slack" in self.__dict__:
+            return float(self.slack.sum())
+        if type(self.kernel) is FermiSobolev and "S" not in self.__dict__:  # K29: not even S is made
+            return fs_slack_sum(self.p_int, y=self.y)  # w_t = y_t - p_t made round by round
+        w = self.w
+        x = w * (self.S if "S" in self.__dict__ else cross_sums(self.kernel, self.X, self.p_int, w))
+        np.maximum(0.0, x, out=x)
+        np.multiply(2.0, x, out=x)  # in place: the numbers of 2.0 * np.maximum(0.0, w * S)
+        return float(x.sum())
 
     @cached_property
     def same_p(self) -> bool:
@@ -144,7 +176,7 @@ def cert_bit(run: BinaryRun) -> Certificate:
 
 def _slack_columns(run: BinaryRun) -> dict:
     """The measured slack sigma and the allowance A it is held to (``cert.<name>.sigma``, ``.allowance``)."""
-    return {"sigma": float(run.slack.sum()), "allowance": run.allowance(), "max_tol": run.max_tol}
+    return {"sigma": run.sigma, "allowance": run.allowance(), "max_tol": run.max_tol}
 
 
 def cert_kernel(run: BinaryRun) -> Certificate:
@@ -155,7 +187,7 @@ def cert_kernel(run: BinaryRun) -> Certificate:
         gap = float(run.fs_q)  # kernel_gap of k_FS: fs_quadratic(p, y - p), computed for the summary's fs_gap
     else:
         gap = kernel_gap(run.kernel, run.X, run.p_int, run.w)
-    return judged("kernel", gap, run.diag.sum() + run.allowance(), extra=_slack_columns(run))
+    return judged("kernel", gap, run.diag_sum + run.allowance(), extra=_slack_columns(run))
 
 
 def cert_search_precision(run: BinaryRun) -> Certificate:
@@ -167,9 +199,10 @@ def cert_search_precision(run: BinaryRun) -> Certificate:
         return not_applicable("search_precision", run.premise)
     tol = min(float(run.forecaster.tol), run.max_tol)
     lip, sup = run.kernel_constants
-    past = np.concatenate(([0.0], np.cumsum(np.abs(run.w))[:-1]))
-    declared = 2.0 * np.sum(np.abs(run.w) * (lip * tol / 2 + 1e-12 * max(sup, 1.0)) * past)
-    return judged("search_precision", run.slack.sum(), run.allowance(),
+    abs_w = np.abs(run.w)
+    past = np.concatenate(([0.0], np.cumsum(abs_w)[:-1]))
+    declared = 2.0 * np.sum(abs_w * (lip * tol / 2 + 1e-12 * max(sup, 1.0)) * past)
+    return judged("search_precision", run.sigma, run.allowance(),
                   extra={**_slack_columns(run), "allowance_declared_tol": float(declared)})
 
 
@@ -181,7 +214,7 @@ def cert_smce(run: BinaryRun) -> Certificate:
     if run.premise:
         return not_applicable("smce", run.premise)
     A = run.allowance()
-    return judged("smce", run.smce_internal, smce_bound(run.diag.sum(), A),
+    return judged("smce", run.smce_internal, smce_bound(run.diag_sum, A),
                   extra={"bound_8T3": math.sqrt(8 * run.T / 3 + 2 * A), "printed_sqrt2T": math.sqrt(2 * run.T),
                          **_slack_columns(run)})
 
@@ -197,7 +230,7 @@ def cert_linear_regret(run: BinaryRun, M: float, intercept: bool = False) -> Cer
     regret = regret_linear(run.p_int, run.y, run.X, M, intercept)
     B = float(np.max(np.linalg.norm(run.X, axis=1))) if run.X.size else 0.0
     loose = 2 * math.sqrt(run.T * (5 + 4 * M * M) * (2 + B * B))
-    return judged("linear_regret", regret, linear_regret_bound(M, run.diag.sum(), run.allowance(), intercept),
+    return judged("linear_regret", regret, linear_regret_bound(M, run.diag_sum, run.allowance(), intercept),
                   extra={"M": M, "intercept": intercept, "bound_loose": loose, **_slack_columns(run)})
 
 
@@ -304,12 +337,13 @@ BinaryGame.certificate_descriptions = CERTIFICATE_DESCRIPTIONS
 
 
 # ---------------------------------------------------------------------------- metrics, curves
-def metrics(referee, X, p, y, y_prob=None, grid: int | None = None, fs_q: float | None = None) -> dict[str, float]:
+def metrics(referee, X, p, y, y_prob=None, grid: int | None = None, fs_q: float | None = None,
+            smce_pair: tuple[float, float] | None = None) -> dict[str, float]:
     """Every binary metric of a run under the referee's settings; ``grid`` = N adds the
     per-grid-point calibration error of forecasts rounded to {0, 1/N, ..., 1}; ``fs_q``:
-    ``fs_quadratic(p, y - p)``, when the caller has it."""
+    ``fs_quadratic(p, y - p)`` and ``smce_pair``: ``smce_both(p, y)``, when the caller has them."""
     T = len(y)
-    smce_paper, smce_pm = smce_both(p, y)
+    smce_paper, smce_pm = smce_both(p, y) if smce_pair is None else smce_pair
     with np.errstate(over="ignore", invalid="ignore"):  # contexts whose ||x||^2 overflows: NaN, not a warning
         oi2 = kernel_gap(referee.oi_kernel, X, p, y - p)
     out = {
@@ -338,25 +372,34 @@ def metrics(referee, X, p, y, y_prob=None, grid: int | None = None, fs_q: float 
 
 def curves(referee, rec, claims, run: BinaryRun) -> pd.DataFrame:
     """Metrics and the claimed certificates' bounds at log-spaced checkpoints (long format: t, metric, value)."""
+    return pd.DataFrame(curve_rows(referee, rec, claims, run), columns=["t", "metric", "value"])
+
+
+def curve_rows(referee, rec, claims, run: BinaryRun) -> list[tuple[int, str, float]]:
+    """The rows (t, metric, value) of :func:`curves` (a list: :class:`arena.runner.Result` builds the frame)."""
     rows = []
     kernel_ok = run.kernel is not None and len(rec.y) and not run.premise
-    if kernel_ok:
-        diag_c = np.cumsum(run.diag)
-    for t in checkpoints(len(rec.y), referee.n_checkpoints):
+    ts = checkpoints(len(rec.y), referee.n_checkpoints)
+    # smCE of every prefix at once (one sort); the whole run's is the summary's (BinaryGame.score)
+    whole = (ts == len(rec.y)) & (run.smce_whole is not None)
+    smce_t = smce_curve(rec.p, rec.y, np.where(whole, 0, ts), "paper")
+    smce_t[whole] = run.smce_whole
+    internal = "smce" in claims and kernel_ok and not run.same_p
+    smce_int = smce_curve(rec.p_internal, rec.y, ts, "paper") if internal else smce_t
+    if kernel_ok:  # sum_{s<=t} w_s^2 k(z_s, z_s) at the checkpoints (diag_c[i]: the i-th checkpoint's)
+        diag_c = np.cumsum(run.diag)[ts - 1]
+    for i, t in enumerate(ts.tolist()):
         X, p, y = rec.X[:t], rec.p[:t], rec.y[:t]
-        # the last checkpoint is the whole run: its smCE is the summary's (BinaryGame.score)
-        whole = t == len(rec.y) and run.smce_whole is not None
-        m = {"bias": cal.bias(p, y), "brier": cal.brier(p, y),
-             "smce": run.smce_whole if whole else smce(p, y, "paper"),
+        m = {"bias": cal.bias(p, y), "brier": cal.brier(p, y), "smce": float(smce_t[i]),
              "regret_constant": regret_constant(p, y),
              "regret_linear": regret_linear(p, y, X, referee.M, referee.intercept)}
         if "smce" in claims and kernel_ok:
-            m["smce_internal"] = m["smce"] if run.same_p else smce(rec.p_internal[:t], y, "paper")
-            m["smce_bound"] = smce_bound(diag_c[t - 1], run.allowance(t))
+            m["smce_internal"] = float(smce_int[i])
+            m["smce_bound"] = smce_bound(diag_c[i], run.allowance(t))
         if "linear_regret" in claims and kernel_ok:
-            m["regret_linear_bound"] = linear_regret_bound(referee.M, diag_c[t - 1], run.allowance(t),
+            m["regret_linear_bound"] = linear_regret_bound(referee.M, diag_c[i], run.allowance(t),
                                                            referee.intercept)
         if "bit" in claims:
             m["bit_bound"] = bit_bound()
         rows += [(int(t), k, float(v)) for k, v in m.items()]
-    return pd.DataFrame(rows, columns=["t", "metric", "value"])
+    return rows

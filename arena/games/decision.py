@@ -57,7 +57,6 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-import pandas as pd
 
 from arena.certificates import (MAX_TOL, Certificate, checkpoints, decision_allowance, decision_regret_bound, judged,
                                 not_applicable)
@@ -67,7 +66,10 @@ from arena.games.binary import GRID_METRICS, BinaryGame, BinaryRun
 from arena.games.binary import METRICS as BINARY_METRICS
 from arena.games.binary import curves as binary_curves
 from arena.games.binary import metrics as binary_metrics
+from arena.lazy import LazyModule
 from arena.protocols import OutcomeLaw
+
+pd = LazyModule("pandas")  # imported when a table is built: playing a game does not load pandas
 
 #: Named finite losses: rows are actions, columns ℓ(a, 0), ℓ(a, 1).
 PRESETS: dict[str, tuple[tuple[float, float], ...]] = {

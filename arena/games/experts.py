@@ -76,7 +76,6 @@ from dataclasses import dataclass
 from functools import cached_property, partial
 
 import numpy as np
-import pandas as pd
 
 from arena.certificates import MAX_TOL, Certificate, checkpoints, experts_regret_bound, judged, not_applicable
 from arena.games.base import bind
@@ -84,8 +83,11 @@ from arena.games.binary import CERTIFICATES as BINARY_CERTIFICATES
 from arena.games.binary import METRICS as BINARY_METRICS
 from arena.games.binary import BinaryGame, BinaryRun
 from arena.games.binary import metrics as binary_metrics
+from arena.lazy import LazyModule
 from arena.logspace import log_softmax_rows, logsumexp_rows
 from arena.protocols import ProtocolError
+
+pd = LazyModule("pandas")  # imported when a table is built: playing a game does not load pandas
 
 #: The losses of the experts game.
 EXPERT_LOSSES = ("squared", "log")

@@ -43,11 +43,13 @@ from functools import cached_property
 from typing import ClassVar
 
 import numpy as np
-import pandas as pd
 
 from arena.certificates import Certificate, checkpoints, judged, not_applicable, quantile_marginal_bound
 from arena.games.base import Game, bind
+from arena.lazy import LazyModule
 from arena.protocols import OutcomeLaw, ProtocolError
+
+pd = LazyModule("pandas")  # imported when a table is built: playing a game does not load pandas
 
 _EPS = np.finfo(float).eps
 #: Rolling coverage uses a window of max(10, T // ROLLING_FRACTION) rounds.

@@ -40,8 +40,14 @@ def log_loss(p: np.ndarray, y: np.ndarray, eps: float = LOG_LOSS_EPS) -> float:
     """
     if not len(p):
         return 0.0
-    q = np.clip(p, eps, 1 - eps)
-    return float(-np.mean(y * np.log(q) + (1 - y) * np.log1p(-q)))
+    q = np.clip(np.asarray(p, dtype=np.float64), eps, 1 - eps)  # a new array: the steps below write into it
+    # -mean(y log q + (1 - y) log1p(-q)), the same operations in place (a million rounds: 8 MB an array)
+    a = np.log(q)
+    a *= y
+    b = np.log1p(np.negative(q, out=q), out=q)
+    b *= 1 - y
+    a += b
+    return float(-np.mean(a))
 
 
 def ece(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:

@@ -23,6 +23,8 @@ from typing import Sequence
 import numba
 import numpy as np
 
+from arena.fastfs import stable_argsort
+
 __all__ = ["smce", "smce_lp", "smce_curve"]
 
 _KINDS = ("paper", "pm")
@@ -57,8 +59,38 @@ def _aggregate(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Equal forecasts must be merged: f takes one value there, so only the sum of
     their residuals enters the objective.
     """
-    v, inv = np.unique(p, return_inverse=True)
-    W = np.bincount(inv.ravel(), weights=y - p, minlength=len(v))
+    return _aggregate_sorted(p, y, stable_argsort(p))  # np.unique and np.bincount's numbers, in less memory
+
+
+@numba.njit(cache=True)
+def _keep_below(order, n, t):
+    """Keep the entries < t of ``order[:n]`` at its front, in their order; their number."""
+    k = 0
+    for i in range(n):
+        if order[i] < t:
+            order[k] = order[i]
+            k += 1
+    return k
+
+
+@numba.njit(cache=True)
+def _aggregate_sorted(p, y, order):
+    """``_aggregate`` of the rounds ``order`` (sorted stably by p, so equal forecasts come in round
+    order): their distinct values and residuals summed in round order, as ``np.bincount`` sums them."""
+    n = 0
+    for i in range(order.shape[0]):
+        if i == 0 or p[order[i]] != p[order[i - 1]]:
+            n += 1
+    v = np.empty(n)
+    W = np.empty(n)
+    j = -1
+    for i in range(order.shape[0]):
+        s = order[i]
+        if i == 0 or p[s] != p[order[i - 1]]:
+            j += 1
+            v[j] = p[s]
+            W[j] = 0.0
+        W[j] += y[s] - p[s]
     return v, W
 
 
@@ -177,14 +209,15 @@ def smce(p: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, kind:
 
 
 def _from_aggregate(v: np.ndarray, W: np.ndarray, kind: str) -> float:
-    d = np.diff(v)
     if kind == "pm":
-        return float(max(_pm_value(W, d), 0.0))
-    return float(abs(W.sum()) / 2.0 + max(_pm_value(W, 2.0 * d), 0.0) / 2.0)
+        return float(max(_pm_value(v, W), 0.0))
+    return float(abs(W.sum()) / 2.0 + max(_pm_value(v, W, 2.0), 0.0) / 2.0)
 
 
-def smce_both(p: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> tuple[float, float]:
-    """``(smce(p, y, "paper"), smce(p, y, "pm"))``, sorting the forecasts once.
+def smce_both(p: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray,
+              order: np.ndarray | None = None) -> tuple[float, float]:
+    """``(smce(p, y, "paper"), smce(p, y, "pm"))``, sorting the forecasts once (``order``:
+    ``arena.fastfs.stable_argsort(p)``, when the caller has it).
 
     Examples
     --------
@@ -195,7 +228,7 @@ def smce_both(p: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) 
     p, y = _check_inputs(p, y, "paper")
     if len(p) == 0:
         return 0.0, 0.0
-    v, W = _aggregate(p, y)
+    v, W = _aggregate(p, y) if order is None else _aggregate_sorted(p, y, order)
     return _from_aggregate(v, W, "paper"), _from_aggregate(v, W, "pm")
 
 
@@ -205,7 +238,12 @@ def smce_curve(
     checkpoints: Sequence[int] | np.ndarray,
     kind: str = "paper",
 ) -> np.ndarray:
-    """smCE of each prefix ``p[:t], y[:t]`` for t in ``checkpoints``.
+    """smCE of each prefix ``p[:t], y[:t]`` for t in ``checkpoints``, sorting the forecasts once.
+
+    The rounds are sorted once, stably; the largest prefix first, each prefix keeps the
+    sorted rounds before it (in place), and one pass sums its residuals per value in
+    round order: each value is exactly ``smce(p[:t], y[:t], kind)``, with no sort per
+    checkpoint and no copy of the run.
 
     Parameters
     ----------
@@ -215,7 +253,6 @@ def smce_curve(
         Prefix lengths, each in [0, T].
     kind : {"paper", "pm"}
         As in ``smce``.
-
     Returns
     -------
     numpy.ndarray
@@ -236,13 +273,21 @@ def smce_curve(
         raise ValueError("checkpoints must be a 1-D sequence of integers (prefix lengths)")
     if ts.size and (ts.min() < 0 or ts.max() > len(p)):
         raise ValueError(f"checkpoints must lie in [0, {len(p)}]; got range [{ts.min()}, {ts.max()}]")
-    # Each prefix is validated already; the repeated full solve is O(T log T) per
-    # checkpoint, cheap for log-spaced checkpoints.
-    return np.array([smce(p[:t], y[:t], kind) for t in ts.tolist()], dtype=float)
+    out = np.zeros(ts.size)
+    if not ts.size or ts.max() == 0:
+        return out
+    n = int(ts.max())
+    order = stable_argsort(p[:n])
+    for i in np.argsort(-ts, kind="stable").tolist():  # largest t first: each prefix is kept from the last
+        t = int(ts[i])
+        if t:
+            n = _keep_below(order, n, t)
+            out[i] = _from_aggregate(*_aggregate_sorted(p, y, order[:n]), kind)
+    return out
 
 
-def _pm_value(W: np.ndarray, d: np.ndarray) -> float:
-    """V(W, d) = max sum_i W_i g_i over |g_i| <= 1, |g_{i+1} - g_i| <= d_i.
+def _pm_value(v: np.ndarray, W: np.ndarray, lip: float = 1.0) -> float:
+    """V(W, d) = max sum_i W_i g_i over |g_i| <= 1, |g_{i+1} - g_i| <= d_i, d_i = lip (v_{i+1} - v_i).
 
     Solved through the LP dual (Abel summation with U_i = u_1 + ... + u_i):
 
@@ -252,114 +297,163 @@ def _pm_value(W: np.ndarray, d: np.ndarray) -> float:
     obeys C_k = (C_{k-1} + d_{k-1}|.|) inf-convolved with |. - W_k|, from
     C_0 = |.|. Inf-convolution with |. - W| shifts every breakpoint by W and clamps
     the slopes to [-1, 1], i.e. removes slope weight d_{k-1} from each end. Since
-    all breakpoints shift together and new ones enter at a known point, two heaps
-    with lazy deletion suffice: every breakpoint is pushed and removed at most once,
-    so the cost is O(n log n) in the worst case (a primal "window max" slope trick
-    can move the same breakpoints back and forth between its heaps).
+    all breakpoints shift together and new ones enter at a known point, one
+    double-ended priority queue (an interval heap: each breakpoint stored once, with
+    its weight, 16 bytes) suffices: every breakpoint is pushed and removed at most
+    once, so the cost is O(n log n) in the worst case (a primal "window max" slope
+    trick can move the same breakpoints back and forth between its heaps).
     """
-    return float(_pm_value_kernel(np.ascontiguousarray(W, dtype=np.float64),
-                                  np.ascontiguousarray(d, dtype=np.float64)))
+    return float(_pm_value_kernel(np.ascontiguousarray(v, dtype=np.float64),
+                                  np.ascontiguousarray(W, dtype=np.float64), float(lip)))
 
 
-# ----- numba kernels: binary heaps of slot ids keyed by stored position ----------
+# ----- numba kernels: an interval heap of (key, weight) -------------------------------------
+# Element i is (h[2i], h[2i + 1]) = (key, weight), side by side: a sift reads one cache line per
+# level. Node j holds the elements 2j (its low end) and 2j + 1 (its high end, absent in a last node
+# of one element) with key(2j) <= key(2j + 1); a node's interval lies inside its parent's. So the
+# smallest key is element 0's and the largest element 1's (element 0's when there is one).
 
 
 @numba.njit(cache=True, inline="always")
-def _less(key, a, b, sign):
-    # sign = +1: min-heap on key; sign = -1: max-heap on key.
-    return sign * key[a] < sign * key[b]
+def _swap(h, a, b):
+    t = h[2 * a]
+    h[2 * a] = h[2 * b]
+    h[2 * b] = t
+    t = h[2 * a + 1]
+    h[2 * a + 1] = h[2 * b + 1]
+    h[2 * b + 1] = t
 
 
 @numba.njit(cache=True)
-def _heap_push(heap, size, slot, key, sign):
-    i = size
-    heap[i] = slot
-    while i > 0:
-        parent = (i - 1) >> 1
-        if _less(key, heap[i], heap[parent], sign):
-            heap[i], heap[parent] = heap[parent], heap[i]
-            i = parent
+def _ih_push(h, cnt, x, w):
+    """Insert key x with weight w into the cnt elements; the new count."""
+    pos = cnt
+    h[2 * pos] = x
+    h[2 * pos + 1] = w
+    if pos == 0:
+        return cnt + 1
+    node = pos >> 1
+    if pos & 1:  # the node's high end: keep low <= high, then up the low or the high side
+        if x < h[2 * pos - 2]:
+            _swap(h, pos, pos - 1)
+            pos -= 1
+            low = True
+        else:
+            low = False
+    else:  # a node of one element: against its parent's interval
+        parent = (node - 1) >> 1
+        if x < h[4 * parent]:
+            low = True
+        elif x > h[4 * parent + 2]:
+            low = False
+        else:
+            return cnt + 1
+    while node > 0:
+        parent = (node - 1) >> 1
+        up = 2 * parent if low else 2 * parent + 1
+        if (h[2 * pos] < h[2 * up]) if low else (h[2 * pos] > h[2 * up]):
+            _swap(h, pos, up)
+            pos = up
+            node = parent
         else:
             break
-    return size + 1
+    return cnt + 1
 
 
 @numba.njit(cache=True)
-def _heap_pop(heap, size, key, sign):
-    size -= 1
-    heap[0] = heap[size]
-    i = 0
+def _ih_pop_min(h, cnt):
+    """Remove the element of the smallest key; the new count."""
+    cnt -= 1
+    if cnt == 0:
+        return cnt
+    h[0] = h[2 * cnt]
+    h[1] = h[2 * cnt + 1]
+    lo = 0
     while True:
-        left = 2 * i + 1
-        if left >= size:
+        if lo + 1 < cnt and h[2 * lo] > h[2 * lo + 2]:
+            _swap(h, lo, lo + 1)
+        child = 2 * lo + 2  # low end of the first child node (node lo/2 has children lo+1, lo+2)
+        if child >= cnt:
             break
-        child = left
-        if left + 1 < size and _less(key, heap[left + 1], heap[left], sign):
-            child = left + 1
-        if _less(key, heap[child], heap[i], sign):
-            heap[i], heap[child] = heap[child], heap[i]
-            i = child
+        if child + 2 < cnt and h[2 * child + 4] < h[2 * child]:
+            child += 2
+        if h[2 * child] < h[2 * lo]:
+            _swap(h, child, lo)
+            lo = child
         else:
             break
-    return size
+    return cnt
 
 
 @numba.njit(cache=True)
-def _pm_value_kernel(W, d):
+def _ih_pop_max(h, cnt):
+    """Remove the element of the largest key; the new count."""
+    cnt -= 1
+    if cnt <= 1:  # the largest was the last element (the root's high end) or the only one
+        return cnt
+    h[2] = h[2 * cnt]
+    h[3] = h[2 * cnt + 1]
+    node = 0
+    while True:
+        lo = 2 * node
+        hi = lo + 1 if lo + 1 < cnt else lo
+        if hi != lo and h[2 * lo] > h[2 * hi]:
+            _swap(h, lo, hi)
+        c = 2 * node + 1  # first child node
+        if 2 * c >= cnt:
+            break
+        best = 2 * c + 1 if 2 * c + 1 < cnt else 2 * c  # its high end (or its only element)
+        if 2 * c + 2 < cnt:
+            other = 2 * c + 3 if 2 * c + 3 < cnt else 2 * c + 2
+            if h[2 * other] > h[2 * best]:
+                best = other
+        if h[2 * best] > h[2 * hi]:
+            _swap(h, best, hi)
+            node = best >> 1
+        else:
+            break
+    return cnt
+
+
+@numba.njit(cache=True)
+def _pm_value_kernel(v, W, lip):
     n = W.shape[0]
-    # Slot k is the breakpoint that enters at step k (slot 0: the one of C_0 = |U|).
     # Stored position = actual position - shift, where shift = W_1 + ... + W_k is
     # the common translation applied since; so keys never need updating.
-    key = np.empty(n, dtype=np.float64)
-    wt = np.empty(n, dtype=np.float64)
-    alive = np.zeros(n, dtype=np.bool_)
-    lo_heap = np.empty(n, dtype=np.int64)
-    hi_heap = np.empty(n, dtype=np.int64)
-    n_lo = 0
-    n_hi = 0
+    h = np.empty(2 * n, dtype=np.float64)  # the breakpoints: (stored position, slope weight), an interval heap
+    cnt = 0
     shift = 0.0
     # C(U) = -U + beta left of every breakpoint (the left slope is -1 after clamping).
     beta = 0.0
     for k in range(n):
-        gap = 0.0 if k == 0 else d[k - 1]
+        gap = 0.0 if k == 0 else lip * (v[k] - v[k - 1])
         # Add gap*|U| (for k = 0: C_0 = |U|, a breakpoint of weight 2 at 0).
-        key[k] = -shift
-        wt[k] = 2.0 if k == 0 else 2.0 * gap
-        alive[k] = True
-        n_lo = _heap_push(lo_heap, n_lo, k, key, 1.0)
-        n_hi = _heap_push(hi_heap, n_hi, k, key, -1.0)
+        cnt = _ih_push(h, cnt, -shift, 2.0 if k == 0 else 2.0 * gap)
         if gap > 0.0:
             # Clamp the left slope back to -1: removing weight c at x moves the
             # left line to slope +c through (x, C(x)), so beta -= c * x.
             rest = gap
-            while rest > 0.0 and n_lo > 0:  # n_lo > 0 always holds; guards rounding
-                j = lo_heap[0]
-                if not alive[j]:
-                    n_lo = _heap_pop(lo_heap, n_lo, key, 1.0)
-                    continue
-                x = key[j] + shift
-                if wt[j] <= rest:
-                    rest -= wt[j]
-                    beta -= wt[j] * x
-                    alive[j] = False
-                    n_lo = _heap_pop(lo_heap, n_lo, key, 1.0)
+            while rest > 0.0 and cnt > 0:  # cnt > 0 always holds; guards rounding
+                x = h[0] + shift
+                w = h[1]
+                if w <= rest:
+                    rest -= w
+                    beta -= w * x
+                    cnt = _ih_pop_min(h, cnt)
                 else:
-                    wt[j] -= rest
+                    h[1] = w - rest
                     beta -= rest * x
                     rest = 0.0
             # Clamp the right slope back to +1 (the left line is unaffected).
             rest = gap
-            while rest > 0.0 and n_hi > 0:
-                j = hi_heap[0]
-                if not alive[j]:
-                    n_hi = _heap_pop(hi_heap, n_hi, key, -1.0)
-                    continue
-                if wt[j] <= rest:
-                    rest -= wt[j]
-                    alive[j] = False
-                    n_hi = _heap_pop(hi_heap, n_hi, key, -1.0)
+            while rest > 0.0 and cnt > 0:
+                top = 3 if cnt > 1 else 1  # the weight of the largest key
+                w = h[top]
+                if w <= rest:
+                    rest -= w
+                    cnt = _ih_pop_max(h, cnt)
                 else:
-                    wt[j] -= rest
+                    h[top] = w - rest
                     rest = 0.0
         # Inf-convolve with |. - W_k|: translate by W_k; the line -U + beta becomes
         # -(U - W_k) + beta.
@@ -367,9 +461,8 @@ def _pm_value_kernel(W, d):
         beta += W[k]
     # V = C_n(0) = beta + sum over breakpoints x < 0 of wt * (0 - x).
     value = beta
-    for j in range(n):
-        if alive[j]:
-            x = key[j] + shift
-            if x < 0.0:
-                value -= wt[j] * x
+    for i in range(cnt):
+        x = h[2 * i] + shift
+        if x < 0.0:
+            value -= h[2 * i + 1] * x
     return value
