@@ -182,9 +182,9 @@ def report_main(argv: list[str] | None = None) -> None:
     figures and results page (``index.html``) of a results directory.
 
     Only the figures whose inputs changed are drawn again. The figures come as PNG (what the page
-    shows; ``--format pdf,png,svg`` for every format), and the handful of figures and the LaTeX
-    table a paper needs as PDF (TrueType fonts) in ``DIR/paper/``; ``--paper`` writes only those
-    (PDF unless ``--format`` says).
+    shows; ``--format pdf,png,svg`` for every format); ``--paper`` writes only the handful of figures
+    and the LaTeX table a paper needs, as PDF (TrueType fonts) in ``DIR/paper/`` (unless ``--format``
+    says).
     """
     import argparse
 
@@ -193,9 +193,8 @@ def report_main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="arena-report", description=report_main.__doc__.split("\n\n")[0].split(": ", 1)[1])
     ap.add_argument("results_dir", type=Path, help="a results directory (of a tournament or a sweep)")
     ap.add_argument("--format", default=None, help=f"figure formats, comma-separated, of {', '.join(FORMATS)} "
-                    "(default: png, what index.html shows, and the paper's few figures as PDF in DIR/paper/; "
-                    "with --paper: pdf)")
-    ap.add_argument("--paper", action="store_true", help="only a paper's figures and LaTeX table, in DIR/paper/")
+                    "(default: png, what index.html shows; with --paper: pdf)")
+    ap.add_argument("--paper", action="store_true", help="only a paper's few figures (PDF, TrueType fonts) and LaTeX table, in DIR/paper/")
     ap.add_argument("--quiet", action="store_true", help="print no progress while drawing")
     _no_collection_at_exit()
     args = ap.parse_args(argv)

@@ -159,7 +159,9 @@ def per_round(out_dir: Path, row: pd.Series) -> tuple[np.ndarray, np.ndarray, st
     from arena.matchup import matchup_from_config
     from arena.runner import play_matchup
 
-    result = play_matchup(matchup_from_config(OmegaConf.create(json.loads(row["config"]))))
+    # no Forecast objects kept: a forecaster with a compiled play_oblivious plays an oblivious nature in one call
+    # (the same record as the step loop)
+    result = play_matchup(matchup_from_config(OmegaConf.create(json.loads(row["config"]))), keep_forecasts=False)
     rec = result.recorder
     source = "replay"
     for metric in ("brier", "pinball"):  # the replay must be the stored game (same code version)

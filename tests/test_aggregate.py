@@ -252,3 +252,69 @@ def test_real_result_rows():
     diff = s[s["forecaster"] == "k29"]["brier"].to_numpy() - s[s["forecaster"] == "running_mean"]["brier"].to_numpy()
     assert (p["forecaster_a"], p["forecaster_b"], p["n"]) == ("k29", "running_mean", 3)
     assert p["mean_diff"] == pytest.approx(diff.mean(), rel=1e-12)
+
+
+# ----------------------------------------------------------------------------- tables kept while current
+
+
+def _stored_dir(tmp_path: Path) -> Path:
+    from tests._stored import store_binary_matchups
+
+    return store_binary_matchups(tmp_path / "run", ["k29", "running_mean"], ["iid_bernoulli"], [0, 1], T=64)
+
+
+def test_tables_are_kept_while_their_matchups_and_the_tables_are_unchanged(tmp_path, monkeypatch):
+    import arena.aggregate as agg
+    from arena.results import collect
+
+    out = _stored_dir(tmp_path)
+    first = agg.write_tables(out)
+    before = {p: p.read_bytes() for p in out.glob("*.parquet")}
+    calls = []
+    monkeypatch.setattr(agg, "collect", lambda *a, **k: calls.append(a) or collect(*a, **k))
+    assert agg.write_tables(out) == first and not calls  # nothing aggregated again
+    assert agg.current_tables(out) == first
+    assert {p: p.read_bytes() for p in out.glob("*.parquet")} == before
+
+    # a result written again (its modification time moves, its size too) is aggregated again
+    f = sorted((out / "matchups").glob("*.json"))[0]
+    f.write_bytes(f.read_bytes() + b" ")
+    assert agg.current_tables(out) is None
+    agg.write_tables(out)
+    assert len(calls) == 1 and agg.current_tables(out) == first
+
+    # an edited table, a removed matchup, another selection of matchups: aggregated again
+    summary = out / "summary.csv"
+    summary.write_text(summary.read_text() + "\n")
+    assert agg.current_tables(out) is None
+    agg.write_tables(out)
+    assert len(calls) == 2
+    ids = sorted(p.stem for p in (out / "matchups").glob("*.json"))
+    assert agg.current_tables(out, set(ids[:2])) is None
+    (out / "matchups" / f"{ids[-1]}.json").unlink()
+    assert agg.current_tables(out) is None
+    assert len(pd.read_parquet(agg.write_tables(out)["summary"])) == len(ids) - 1
+
+
+def test_tables_with_a_corrupt_result_are_never_kept(tmp_path, capsys):
+    import arena.aggregate as agg
+
+    out = _stored_dir(tmp_path)
+    f = sorted((out / "matchups").glob("*.json"))[0]
+    f.write_bytes(f.read_bytes()[:50])  # a half-written result
+    agg.write_tables(out)
+    assert "left out of the summary" in capsys.readouterr().err
+    assert agg.current_tables(out) is None and not (out / agg.TABLES_STAMP).exists()
+    agg.write_tables(out)
+    assert "left out of the summary" in capsys.readouterr().err  # said again at every aggregation
+
+
+@pytest.mark.parametrize("stamp", ["", "{", "[]", '{"written": 3}', '{"written": [["summary", "../x"]]}'])
+def test_a_damaged_tables_stamp_means_aggregate_again(tmp_path, stamp):
+    import arena.aggregate as agg
+
+    out = _stored_dir(tmp_path)
+    first = agg.write_tables(out)
+    (out / agg.TABLES_STAMP).write_text(stamp)
+    assert agg.current_tables(out) is None
+    assert agg.write_tables(out) == first and agg.current_tables(out) == first

@@ -45,7 +45,7 @@ def results(tmp_path_factory):
 @pytest.fixture(scope="module")
 def written(results):
     out, _ = results
-    return out, plots.report(out)
+    return out, plots.report(out, paper_formats=("pdf",))  # the full report and paper/ in one call
 
 
 def _line(ax, gid):
@@ -64,8 +64,10 @@ PER_NATURE = ("reliability",)
 N_FIGURES = len(FACETED) + len(PER_NATURE) * len(NATURES) + 3 + 1
 PAPER = [f"binary_{k}_{NATURES[0]}" for k in ("smce_vs_T", "reliability")] + [
     "binary_leaderboard_smce_over_T", "binary_certificates"]
-#: Every file of the report: the figures, both LaTeX tables, summary.md and index.html.
-N_FILES = N_FIGURES + len(PAPER) + 4
+#: Every file of the report: the figures, the LaTeX table, summary.md and index.html; with paper/, its
+#: figures and LaTeX table too.
+N_FILES = N_FIGURES + 3
+N_FILES_WITH_PAPER = N_FILES + len(PAPER) + 1
 
 
 def test_report_writes_every_expected_file(written):
@@ -76,7 +78,7 @@ def test_report_writes_every_expected_file(written):
     expected = {fig_dir / f"{s}.png" for s in stems}  # PNG by default: what index.html shows
     expected |= {out / "paper" / f"{s}.pdf" for s in PAPER} | {out / "paper" / "binary_table.tex"}
     expected |= {fig_dir / "table.tex", out / "summary.md", out / "index.html"}
-    assert set(paths) == expected and len(paths) == len(expected) == N_FILES
+    assert set(paths) == expected and len(paths) == len(expected) == N_FILES_WITH_PAPER
     for p in expected:
         assert p.stat().st_size > 0, p
     for p in (out / "paper").glob("*.pdf"):
@@ -110,8 +112,7 @@ def test_report_reads_the_tables_it_is_given(results, tmp_path):
     paths = plots.report(tmp_path, tables=only, formats=("png",))
     names = {p.name for p in paths}
     assert names == {f"leaderboard__{m}.png" for m in ("smce_over_T", "brier", "bias")} | {
-        "certificates.png", "table.tex", "summary.md", "index.html", "binary_leaderboard_smce_over_T.pdf",
-        "binary_certificates.pdf", "binary_table.tex"}
+        "certificates.png", "table.tex", "summary.md", "index.html"}  # paper/ only when asked
 
 
 def test_report_is_the_same_in_worker_processes(results, tmp_path, monkeypatch):
@@ -523,7 +524,7 @@ def test_a_forecaster_has_one_style_in_every_figure_of_its_game(results, tmp_pat
     monkeypatch.setattr(driver, "_draw_job", record)
     driver.report(tmp_path, tables=tables, formats=("png",))
     want = plots.forecaster_styles(FORECASTERS)
-    assert {kind for kind, _ in seen} >= {"smce_vs_T", "reliability", "certificates"}
+    assert {kind for kind, _ in seen} >= {"by_nature", "reliability", "certificates"}
     for kind, styles in seen:  # the report's styles also carry each forecaster's family
         assert styles is None or {n: {k: st[k] for k in ("color", "marker")} for n, st in styles.items()} == want, kind
     fig = plots.certificate_margins(tables["summary"], styles=want)

@@ -333,7 +333,7 @@ class _Progress:
 def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
            leaderboard_metrics: Sequence[str] = ("smce_over_T", "brier", "bias"),
            formats: Sequence[str] = ("png",), paper: bool = False, quiet: bool = False,
-           html: bool = True, paper_formats: Sequence[str] = ("pdf",)) -> list[Path]:
+           html: bool = True, paper_formats: Sequence[str] = ()) -> list[Path]:
     """Draw every figure of a results directory into ``out_dir/figures/`` (and a paper's few into
     ``out_dir/paper/``), write a LaTeX table per game, ``out_dir/summary.md`` and
     ``out_dir/index.html``, and return the paths.
@@ -387,7 +387,8 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
     leaderboard_metrics : the leaderboards of binary forecasts, and the headline metrics of a
         game without its own entry in :data:`HEADLINE_METRICS`.
     formats : any of :data:`FORMATS`; by default PNG (what ``index.html`` shows).
-    paper_formats : the formats of ``paper/`` beside the full report (PDF by default; empty: no ``paper/``).
+    paper_formats : the formats of ``paper/`` beside the full report (none by default: no ``paper/``;
+        ``arena-report DIR --paper`` writes it).
     """
     out_dir = Path(out_dir)
     bad = [f for f in (*formats, *paper_formats) if f not in FORMATS]
