@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from arena.aggregate import direction, leaderboard, paired, seed_stats
+from arena.aggregate import direction, leaderboard, paired, seed_stats, single_matchup
 from arena.plots.binary import BINARY_METRICS
 from arena.plots.common import _last_T, _of_game, _verdicts
 from arena.plots.decision import DECISION_METRICS
@@ -300,7 +300,9 @@ def markdown_summary(summary: pd.DataFrame, files: Sequence[Path] = (), root: Pa
         metrics = _headline(game, s, leaderboard_metrics)
         board = leaderboard(s, metrics) if metrics else pd.DataFrame(columns=["T", "metric"])
         stats = seed_stats(s, metrics) if metrics else pd.DataFrame()
-        mix = minimax_table(stats, metrics, {m: direction(m) for m in metrics}) if metrics else pd.DataFrame()
+        # a single matchup's forecaster x nature game is one by one: no minimax table (as write_aggregates)
+        mix = minimax_table(stats, metrics, {m: direction(m) for m in metrics}) if metrics and not \
+            single_matchup(s) else pd.DataFrame()
         natures = s["nature"].nunique() if "nature" in s else 0
         seeds = sorted(s["seed"].unique().tolist()) if "seed" in s else "?"
         invariant = stats.drop_duplicates([k for k in ("forecaster", "nature", "T") if k in stats]) \
