@@ -158,9 +158,15 @@ def _stored(out: Path) -> int:
 
 
 def _start(tmp_path: Path, *extra: str) -> subprocess.Popen:
+    # Ctrl-C's default action in the child, as in a terminal: a test run started in the background by a
+    # non-interactive shell (`cmd &`) inherits SIGINT ignored, and so would `arena`
     return subprocess.Popen([str(BIN / "arena"), *BENCH, f"results_root={tmp_path}", *extra], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp_path),
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_default_sigint)
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _wait_for(out: Path, n: int, proc: subprocess.Popen) -> int:
