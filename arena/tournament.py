@@ -285,7 +285,7 @@ def run_job(cfg: DictConfig) -> None:
             exit_with_parent()  # a launcher's worker: it ends when the arena process that started it is gone
             _ignore_ctrl_c()
         if cfg.get("tournament") is None:
-            print(f"[arena] {metrics_text(run_matchup(cfg, out_dir))}", flush=True)
+            say(f"[arena] {metrics_text(run_matchup(cfg, out_dir))}")
             return
         progress = Progress(out_dir, int(cfg.tournament.shards)) if (out_dir / PLAN_FILE).is_file() else None
         if progress and progress.code_version != code_version():
@@ -298,11 +298,18 @@ def run_job(cfg: DictConfig) -> None:
         def play(mid: str, m: dict, crash: str | None = None) -> None:
             with one_line_errors(out_dir):  # in the supervised child too
                 text = metrics_text(run_matchup(m, out_dir, crash, mid))
-            print(f"[arena] {progress.finished() + ' | ' if progress else ''}{text}", flush=True)
+            say(f"[arena] {progress.finished() + ' | ' if progress else ''}{text}")
 
         if todo:
             _warm_up()
         play_supervised(out_dir, todo, play, play)
+
+
+def say(line: str) -> None:
+    """``line`` and its newline on stdout in one write (``print`` writes them apart, and an unbuffered stdout
+    passes each on): the lines of a tournament's processes, written to one pipe, never run into each other."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
 
 
 def _warm_up() -> None:
