@@ -522,8 +522,9 @@ def finish(out_dir: Path, report: bool = True, only: set[str] | None = None, opt
         print(f"[arena]   {', '.join(ACROSS)}: not written for a single matchup (no two forecasters to compare, "
               "no forecaster x nature game to solve)")
     if figures:
-        where = "paper" if (options or {}).get("paper") else "figures"
-        print(f"[arena]   figures: {len(figures)} files in {Path(out_dir).resolve() / where}")
+        folder = Path(out_dir).resolve() / ("paper" if (options or {}).get("paper") else "figures")
+        inside = sum(1 for f in figures if folder in Path(f).resolve().parents)  # not summary.md, index.html
+        print(f"[arena]   figures: {inside} files in {folder}")
         page = Path(out_dir) / "index.html"
         if page in figures:
             print(f"[arena]   results page: {page.resolve()}")
