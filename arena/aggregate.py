@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from arena.results import (KEY_COLUMNS, MACHINE_COLUMNS, MACHINE_PREFIXES, code_version, collect, stored_ids,
+from arena.results import (KEY_COLUMNS, MACHINE_COLUMNS, MACHINE_PREFIXES, code_version, collect, selected_ids,
                            write_table, write_text_atomic)
 
 #: Confidence level of every interval.
@@ -411,7 +411,7 @@ def current_tables(out_dir: Path | str, only: set[str] | None = None) -> dict[st
     exactly the stored matchups there are now (of ``only``, when given), with this code, and none has
     changed since; else None (then aggregate again)."""
     out_dir = Path(out_dir)
-    ids = sorted(stored_ids(out_dir) if only is None else stored_ids(out_dir) & set(only))
+    ids = selected_ids(out_dir, only)
     return _up_to_date(out_dir, ids) if ids else None
 
 
@@ -440,7 +440,7 @@ def write_tables(out_dir: Path | str, only: set[str] | None = None) -> dict[str,
     each aggregation reports it again.
     """
     out_dir = Path(out_dir)
-    ids = sorted(stored_ids(out_dir) if only is None else stored_ids(out_dir) & set(only))
+    ids = selected_ids(out_dir, only)
     if ids and (kept := _up_to_date(out_dir, ids)) is not None:
         return kept
     tables = collect(out_dir, only)

@@ -87,7 +87,6 @@ def _no_collection_at_exit() -> None:
     of a second of a single matchup's command. ``gc.freeze`` at exit moves them out of the collector's reach;
     the exit handlers (logging's flush among them) run as before, and every result file is closed already."""
     import atexit
-    import gc
 
     atexit.register(gc.freeze)
 

@@ -378,6 +378,11 @@ def planned(out_dir: Path | str) -> set[str] | None:
     return None if info is None else set(info["ids"])
 
 
+def selected_ids(out_dir: Path, only: set[str] | None = None) -> list[str]:
+    """The ids of the stored matchups (of ``only``, when given) that :func:`collect` reads, sorted."""
+    return sorted(stored_ids(out_dir) if only is None else stored_ids(out_dir) & set(only))
+
+
 def collect(out_dir: Path | str, only: set[str] | None = None) -> dict[str, pd.DataFrame]:
     """Read every whole stored matchup (of ``only``, when given) into one table per part.
 
@@ -385,7 +390,7 @@ def collect(out_dir: Path | str, only: set[str] | None = None) -> dict[str, pd.D
     run of its tournament plays it again.
     """
     out_dir = Path(out_dir)
-    ids = sorted(stored_ids(out_dir) if only is None else stored_ids(out_dir) & set(only))
+    ids = selected_ids(out_dir, only)
     if not ids:
         raise FileNotFoundError(f"no finished matchups under {out_dir / 'matchups'}; run a tournament first")
     rows, parts = [], {"curves": [], "reliability": []}
