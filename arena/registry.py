@@ -58,10 +58,11 @@ def load_plugins() -> None:
 
 def use_search_path_plugin(args: Sequence[str] = ()) -> None:
     """Make sure Hydra uses the arena's search-path plugin, with the folders of the
-    ``hydra.searchpath=[...]`` override among ``args`` (a command line; none: no folders).
+    ``hydra.searchpath=[...]`` override among ``args`` (a command line; none: no folders),
+    and knows the arena's launcher (``hydra/launcher=local``).
 
     Hydra finds plugins by listing the ``hydra_plugins`` namespace package, which misses
-    modules mapped by setuptools' default editable install; registering the plugin again
+    modules mapped by setuptools' default editable install; registering the plugins again
     is harmless (Hydra keeps one copy, the plugin skips folders already on the path).
     Call it before Hydra builds its search path (``hydra.main``, ``initialize_config_*``).
     """
@@ -71,9 +72,12 @@ def use_search_path_plugin(args: Sequence[str] = ()) -> None:
     plugins = Plugins.instance()  # scans hydra_plugins first, so the import below finds the scanned module
     try:
         from hydra_plugins.arena_searchpath import ArenaSearchPathPlugin
+        from hydra_plugins.arena_searchpath.launcher import LocalLauncher
     except ImportError:  # a source tree that was not installed
         from arena.hydra_plugin import ArenaSearchPathPlugin
+        from arena.hydra_plugin.launcher import LocalLauncher
     plugins.register(ArenaSearchPathPlugin)
+    plugins.register(LocalLauncher)
     folders: list[str] = []
     for arg in args:
         if arg.split("=")[0] == "hydra.searchpath":

@@ -301,7 +301,7 @@ def run_job(cfg: DictConfig) -> None:
             say(f"[arena] {progress.finished() + ' | ' if progress else ''}{text}")
 
         if todo:
-            _warm_up()
+            warm_up()
         play_supervised(out_dir, todo, play, play)
 
 
@@ -312,12 +312,13 @@ def say(line: str) -> None:
     sys.stdout.flush()
 
 
-def _warm_up() -> None:
+def warm_up() -> None:
     """Load, in the job's own process, what playing and scoring a matchup load on first use, so that the
     supervised child that plays the shard (:mod:`arena.supervise` forks one per shard) inherits it instead of
     loading it again for every shard: the runner, SciPy's optimizers (the referee's regret) and Numba's CPU
-    target (every compiled kernel: the binary game's scores, K29), some 0.5 s a process. Plugin code does not
-    run here: only libraries load."""
+    target (every compiled kernel: the binary game's scores, K29), some 0.3 s a process. The arena's
+    launcher (:mod:`arena.launcher`) calls it before it forks its workers, which then find it done, and the
+    summary's tables find SciPy loaded. Plugin code does not run here: only libraries load."""
     import arena.runner  # noqa: F401
     import scipy.optimize  # noqa: F401
 

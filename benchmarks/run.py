@@ -229,14 +229,14 @@ def bench_hedge(repeats, T, X, y):
 
 def bench_tournament(quick: bool, repeats: int = 3) -> None:
     """The benchmark tournament (6 forecasters x 6 natures x 5 seeds, T = 1e4), whole `arena` command
-    (validation, jobs, summary tables; no figures) on 1 and 2 joblib workers, taking turns
+    (validation, jobs, summary tables; no figures) on 1 and 2 workers of the local launcher, taking turns
     ``repeats`` times; medians."""
     arena_bin = Path(sys.executable).parent / "arena"
     T = 2000 if quick else 10_000
     common = [str(arena_bin), "tournament=bench", f"tournament.T=[{T}]", "report=false"]
     times: dict[int, list[float]] = {1: [], 2: []}
     for _ in range(repeats):
-        for n_jobs in (1, 2):
+        for n_jobs in (1, 2):  # the local launcher (the tournament's default)
             with tempfile.TemporaryDirectory() as tmp:
                 t0 = time.perf_counter()
                 subprocess.run([*common, f"results_root={tmp}", f"hydra.launcher.n_jobs={n_jobs}"], check=True,

@@ -198,6 +198,34 @@ def test_workers_end_when_arena_is_killed(tmp_path):
     assert not alive, "a worker of the killed arena process was still running 10 s later"
 
 
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads a process's children from /proc (Linux)")
+def test_a_killed_worker_ends_the_run_with_one_line_and_the_rerun_resumes(tmp_path):
+    proc = _start(tmp_path)  # the local launcher: 2 worker processes forked from arena, each forks a player
+    assert 1 <= _wait_for(tmp_path / "bench", 1, proc) < 12
+    workers = _children(proc.pid)
+    assert workers, "no worker process found"
+    os.kill(workers[0], signal.SIGKILL)  # a worker (not the child playing its matchups): as the OOM killer does
+    out, err = proc.communicate(timeout=120)
+    if proc.returncode == 0:
+        pytest.skip("the run ended before the worker was killed (a loaded machine)")
+    assert proc.returncode == 1, err[-2000:]
+    assert "a worker process of the local launcher ended abruptly" in err and "run the same command to resume" in err
+    assert "Traceback" not in err, err[-3000:]
+    stored = _stored(tmp_path / "bench")
+    again = subprocess.run([str(BIN / "arena"), *BENCH, f"results_root={tmp_path}"], cwd=tmp_path,
+                           capture_output=True, text=True, env=_env(tmp_path), timeout=300, check=False)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert stored >= 1 and _stored(tmp_path / "bench") == 12
+    assert f"resuming bench: {stored}/12 matchups already" in again.stdout
+
+
 def test_ctrl_c_says_how_to_resume_and_exits_130(tmp_path):
     for attempt in range(3):  # a matchup takes some 0.1 s: on a loaded machine the run may end before the signal
         root = tmp_path / str(attempt)

@@ -1,5 +1,5 @@
 """Same seed, same result, on any launcher: one small tournament run as a user runs it (an ``arena``
-subprocess) on Hydra's basic launcher, the joblib launcher, submitit's local executor (what the
+subprocess) on Hydra's basic launcher, the arena's local launcher (the tournaments' default), the joblib launcher, submitit's local executor (what the
 SLURM launcher runs, without SLURM) and Ray, with identical summaries
 (:func:`arena.results.summary_digest`: everything but timing and memory).
 
@@ -85,6 +85,12 @@ def reference(tmp_path_factory) -> pd.DataFrame:
     proc, table = run_tournament(tmp_path_factory.mktemp("basic"), "hydra/launcher=basic")
     assert "Launching 2 jobs locally" in proc.stdout + proc.stderr
     return table
+
+
+def test_local_launcher_gives_the_basic_launchers_summary(tmp_path, reference):
+    proc, table = run_tournament(tmp_path, "hydra.launcher.n_jobs=2")  # the tournament's default launcher
+    assert "Local launcher: 2 jobs on 2 worker process(es)" in proc.stdout + proc.stderr
+    assert_same_summary(table, reference, "local")
 
 
 def test_joblib_launcher_gives_the_basic_launchers_summary(tmp_path, reference):
