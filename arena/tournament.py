@@ -60,7 +60,7 @@ if not OmegaConf.has_resolver("arena_results_dir"):
 
 def auto_shards() -> int:
     """``tournament.shards: auto``: two shards per core this process may use (a few per worker even out
-    slow matchups, and each shard costs Hydra a config composition, about 0.3 s)."""
+    slow matchups; each shard costs a copy of the composed config and one forked process to play in)."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
@@ -556,8 +556,9 @@ class shard_configs_composed_once:
 
     Hydra composes each job's config from scratch (``load_sweep_config``: the defaults tree, every YAML file
     read and merged, some 0.05 s) and the jobs of a tournament differ only in ``shard``: where they run in
-    this process (``hydra.launcher.n_jobs=1``, the basic launcher) that is serial time per shard. A sweep of
-    anything else is composed as Hydra does."""
+    this process (``hydra.launcher.n_jobs=1``, the basic launcher) that is serial time per shard; a worker of
+    the local launcher, forked inside this block, composes its first job and copies it for the others. A
+    sweep of anything else is composed as Hydra does."""
 
     def __enter__(self):
         from hydra._internal.config_loader_impl import ConfigLoaderImpl
