@@ -95,6 +95,7 @@ def _in_pool(workers: int, sweep: tuple, jobs: list[tuple[int, list[str]]]) -> l
                                initargs=(sweep,))
     try:
         futures = [pool.submit(_execute_in_worker, idx, overrides) for idx, overrides in jobs]
+        _meanwhile(sweep[1])
         return [f.result() for f in futures]
     except BrokenProcessPool:
         from arena.tournament import stored_text
@@ -110,6 +111,17 @@ def _in_pool(workers: int, sweep: tuple, jobs: list[tuple[int, list[str]]]) -> l
             if process.is_alive():
                 process.terminate()
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _meanwhile(config: Any) -> None:
+    """What the arena process does while its workers play (it would otherwise wait): a tournament that draws
+    its report starts the figures' worker processes and loads the plotting code now
+    (:func:`arena.plots.report.start_workers`), so that drawing starts at once when the matchups end. Only
+    here, once the workers are forked: the start runs in a thread, and forking beside it is unsafe."""
+    if config.get("tournament") is not None and config.get("report", True):
+        from arena.plots.report import start_workers
+
+        start_workers(Path(str(config.hydra.sweep.dir)))
 
 
 def _start_worker(sweep: tuple, ignore_ctrl_c: bool = True) -> None:
