@@ -3,7 +3,7 @@
 ``arena`` runs the configured tournament (the calibration tournament by default);
 ``arena tournament=none forecaster=k29 nature=iid_bernoulli T=500`` plays one matchup;
 ``arena -m forecaster=a,b nature=c,d seed=0,1,2`` sweeps matchups (in parallel with the
-joblib launcher: ``hydra/launcher=joblib``). ``arena-report DIR`` redraws the tables and
+arena's local launcher: ``hydra/launcher=local``, :mod:`arena.launcher`). ``arena-report DIR`` redraws the tables and
 figures of a results directory; ``arena-rerun`` plays a stored row again; ``arena-redteam
 forecaster=ogd metric=smce_over_T`` searches a forecaster's worst case (:mod:`arena.redteam`).
 
@@ -48,7 +48,7 @@ matchup, and write its tables, figures and summary.md under results/.
 
 Config groups (arena-list lists their options):
   tournament=NAME   forecaster=NAME   nature=NAME   game=binary|quantile|experts|decision
-  hydra/launcher=joblib|ray_local|ray_cluster|slurm|submitit_local
+  hydra/launcher=local|joblib|ray_local|ray_cluster|slurm|submitit_local
 
 Common overrides:
   T=1000 seed=0                   horizon and root seed of one matchup

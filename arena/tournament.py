@@ -3,7 +3,7 @@
 A tournament config (``conf/tournament/<name>.yaml``) lists forecasters and natures
 (names, or ``{name, params, grid}`` entries whose ``grid`` values are crossed), seeds and
 horizons. The matchups are expanded in a fixed order and dealt round-robin to
-``shards`` Hydra jobs (``shard=0..shards-1``), so that a launcher (joblib locally, Ray or
+``shards`` Hydra jobs (``shard=0..shards-1``), so that a launcher (the arena's local one, Ray or
 SLURM on a cluster) distributes a few jobs instead of thousands, and every matchup is
 stored as soon as it finishes. A tournament's results directory does not depend on the
 time (``<results_root>/<tournament_name>``), so rerunning a tournament resumes it: a matchup
