@@ -204,9 +204,6 @@ def report_main(argv: list[str] | None = None) -> None:
         print(f"arena-report: error: --format {args.format!r}: choose from {', '.join(FORMATS)}, "
               "comma-separated (e.g. --format pdf,png)", file=sys.stderr)
         raise SystemExit(2)
-    from arena.plots.report import start_workers
-
-    start_workers(args.results_dir)  # the figures' worker processes start while the tables are aggregated
     try:
         finish(args.results_dir, only=planned(args.results_dir),
                options={"formats": formats, "paper": args.paper, "quiet": args.quiet})

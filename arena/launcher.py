@@ -115,13 +115,9 @@ def _in_pool(workers: int, sweep: tuple, jobs: list[tuple[int, list[str]]]) -> l
 
 def _meanwhile(config: Any) -> None:
     """What the arena process does while its workers play (it would otherwise wait): a tournament that draws
-    its report starts the figures' worker processes and loads the plotting code now
-    (:func:`arena.plots.report.start_workers`), so that drawing starts at once when the matchups end. Only
-    here, once the workers are forked: the start runs in a thread, and forking beside it is unsafe."""
+    its report loads the plotting code (matplotlib) now, so that drawing starts sooner when the matchups end."""
     if config.get("tournament") is not None and config.get("report", True):
-        from arena.plots.report import start_workers
-
-        start_workers(Path(str(config.hydra.sweep.dir)))
+        import arena.plots.report  # noqa: F401
 
 
 def _start_worker(sweep: tuple, ignore_ctrl_c: bool = True) -> None:

@@ -2,9 +2,9 @@
 ``summary.md``.
 
 :func:`report` plans one job per figure (the figure's name, its data, where to save it), then
-draws them in this process and in worker processes (:func:`_run_jobs`, a standard process
-pool); a job names its figure, so that it travels to a worker as plain data, and each figure is
-the same whichever process draws it.
+draws them in this process and in worker processes forked from it with the jobs (:func:`_run_jobs`,
+a standard process pool): a job names its figure, and each figure is the same whichever process
+draws it.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import hashlib
 import json
 import os
 import pickle
-import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -63,12 +62,12 @@ def _draw_job(job: tuple) -> list[Path]:
         return [*_save(fig, stem, formats), *(p for st, fm in (copies[0] if copies else ()) for p in _save(fig, st, fm))]
 
 
-def _work(job: tuple) -> list[Path]:
-    """What a worker process of the pool runs: :func:`_draw_job` of its own copy of this module."""
+def _work(i: int) -> list[Path]:
+    """What a worker process of the pool runs: :func:`_draw_job` of job ``i`` of the jobs it was forked with."""
     if not gc.get_freeze_count():  # the worker's modules, once: see _frozen
         gc.collect()
         gc.freeze()
-    return _draw_job(job)
+    return _draw_job(_JOBS[i])
 
 
 @contextmanager
@@ -106,44 +105,9 @@ def _read_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     return collect(out_dir, only)
 
 
-#: A worker process is worth starting only for this many figures or more: it takes one to two
-#: seconds to import matplotlib and pandas, the time this process takes to draw a few figures.
-_FIGURES_PER_WORKER = 6
-#: Idle workers of the pool stop after this many seconds (a second report soon after reuses them).
-_IDLE_SECONDS = 60
-
-
-def _warm() -> None:
-    """Nothing: a worker that runs it has imported this module (matplotlib, pandas) and is ready."""
-
-
-def start_workers(out_dir: Path | str) -> None:
-    """Start the pool's worker processes now, in the background, when the report of ``out_dir``
-    will draw from scratch (no figures' manifest newer than its summary): a worker takes a second
-    or two to import what it draws with, which then overlaps what comes before the drawing
-    (aggregating the tables) instead of delaying it. Nothing with one process
-    (:func:`_processes`) or where no pool can start."""
-    out_dir = Path(out_dir)
-    try:
-        if (out_dir / "figures" / MANIFEST).stat().st_mtime_ns > (out_dir / "summary.parquet").stat().st_mtime_ns:
-            return  # drawn before and probably up to date: nothing for a worker to do
-    except OSError:
-        pass
-    workers = _processes(10**6) - 1
-    if workers < 1 or not sys.executable or getattr(sys, "frozen", False):
-        return
-
-    def start() -> None:
-        try:
-            from joblib.externals.loky import get_reusable_executor
-
-            pool = get_reusable_executor(max_workers=workers, timeout=_IDLE_SECONDS)
-            for _ in range(workers):
-                pool.submit(_warm)
-        except Exception:  # noqa: BLE001, S110  (no pool here: _run_jobs finds out again, and draws here)
-            pass
-
-    threading.Thread(target=start, name="arena-plots-start", daemon=True).start()
+#: A worker process is worth starting only for this many figures or more (forking one takes
+#: milliseconds; each figure it draws is then sent back to this process as its paths).
+_FIGURES_PER_WORKER = 2
 
 
 def _processes(n_jobs: int) -> int:
@@ -161,20 +125,52 @@ def _processes(n_jobs: int) -> int:
     return max(1, min(n, n_jobs))
 
 
+#: In a worker of the pool: the jobs of the report that forked it (:func:`_fork_pool`).
+_JOBS: list[tuple] = []
+
+
+def _fork_pool(workers: int, jobs: list[tuple]):
+    """A pool of ``workers`` processes forked from this one now, holding ``jobs`` (a job then travels to a
+    worker as its index, and only its files' paths come back), from this thread, before any other thread of
+    the report starts (forking beside a running thread is unsafe); None where ``os.fork`` is missing or no
+    worker starts."""
+    global _JOBS
+    if not hasattr(os, "fork"):
+        return None
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    _JOBS = jobs
+    try:
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+        pool.submit(_ready).result()  # the first submit forks every worker
+        return pool
+    except Exception:  # noqa: BLE001  (no worker here: this process draws everything)
+        return None
+    finally:
+        _JOBS = []  # this process's copy: the workers keep theirs
+
+
+def _ready() -> None:
+    """Nothing: a worker that runs it was forked and answers."""
+
+
 def _run_jobs(jobs: list[tuple], on_done=None, meanwhile=None) -> list[list[Path]]:
     """Draw every job; the results come in the jobs' order, whichever process drew them.
 
-    This process draws jobs from the end of the list at once; worker processes of joblib's
-    process pool (loky: started fresh, they run :func:`_draw_job` and import nothing of the
-    caller's ``__main__``) take jobs from the front, one each at a time, as soon as they are
-    ready; the two meet in the middle. A worker that cannot start or that dies, or a job that
-    does not pickle, leaves its job to this process; an error in a figure is raised here,
-    whoever drew it. ``on_done(job)``, when given, is called as each job is drawn (from this thread or
-    the pool's), e.g. to print progress. ``meanwhile()``, when given, is called by this process
-    first (while the workers start and draw), e.g. to compute a table the figures do not need."""
+    This process draws jobs from the end of the list at once; worker processes forked from it (a
+    standard process pool, :func:`_fork_pool`: they start with matplotlib, the tables and the jobs
+    already loaded) take jobs from the front, one each at a time; the two meet in the middle. A
+    worker that cannot start or that dies, or a job that does not pickle, leaves its job to this
+    process; an error in a figure is raised here, whoever drew it. Where ``os.fork`` is missing
+    (Windows), this process draws every job. ``on_done(job)``, when given, is called as each job is
+    drawn (from this thread or the pool's), e.g. to print progress. ``meanwhile()``, when given, is
+    called by this process first (while the workers draw), e.g. to compute a table the figures do
+    not need."""
     on_done = on_done or (lambda job: None)
     workers = _processes(len(jobs)) - 1
-    if workers < 1 or not sys.executable or getattr(sys, "frozen", False):  # a frozen app is no python
+    pool = _fork_pool(workers, jobs) if workers >= 1 else None
+    if pool is None:
         if meanwhile is not None:
             meanwhile()
         out = []
@@ -202,13 +198,10 @@ def _run_jobs(jobs: list[tuple], on_done=None, meanwhile=None) -> list[list[Path
         """Keep each worker busy with one job from the front (a thread of this process)."""
         pending: dict[Future, int] = {}
         try:
-            from joblib.externals.loky import get_reusable_executor  # joblib's pool, imported when needed
-
-            pool = get_reusable_executor(max_workers=workers, timeout=_IDLE_SECONDS)
             while True:
                 while len(pending) < workers and (i := take(front=True)) is not None:
                     try:
-                        pending[pool.submit(_work, jobs[i])] = i
+                        pending[pool.submit(_work, i)] = i  # a worker has the jobs: forked with them
                     except Exception:  # a broken pool: the job is this process's, like those pending
                         with lock:
                             left.append(i)
@@ -243,6 +236,7 @@ def _run_jobs(jobs: list[tuple], on_done=None, meanwhile=None) -> list[list[Path
         with lock:  # whatever happened here, the pool takes no more jobs
             span[0] = span[1]
         feeder.join()
+        pool.shutdown(wait=True, cancel_futures=True)
     if errors:
         raise errors[0]
     for i in sorted(left):
@@ -360,8 +354,8 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
     skipped. Unless a single matchup, the figures a paper needs (:func:`paper_jobs`) also go to
     ``out_dir/paper/`` in ``paper_formats`` (none: no ``paper/``), with each game's LaTeX table; a
     figure in both folders is drawn once. Then the anytime-valid comparison of each game's two best forecasters
-    (:func:`arena.compare.top_pairs`, computed while worker processes draw: ``compare_top.parquet``/``.csv``
-    and a figure ``compare__<A>__<B>__T<T>``, when their per-round records can be had), ``summary.md``
+    (:func:`arena.compare.top_pairs`, computed and drawn while worker processes draw: ``compare_top.parquet``/
+    ``.csv`` and a figure ``compare__<A>__<B>__T<T>``, when their per-round records can be had), ``summary.md``
     (:func:`markdown_summary`) and ``index.html`` (:func:`arena.plots.html.write_index`). The
     paths come in that order, whatever the number of processes.
 
@@ -375,8 +369,9 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
     it (:func:`paper_jobs`), in ``formats``, with each game's LaTeX table; nothing else is written.
 
     The figures are drawn by this process and, where there is more than one CPU, by worker
-    processes (one per CPU; set ``ARENA_PLOT_JOBS`` to choose the number of processes, 1 for
-    none); each figure is the same whichever process draws it.
+    processes forked from it (one per CPU, at least two figures each; set ``ARENA_PLOT_JOBS`` to choose the
+    number of processes, 1 for none; none where ``os.fork`` is missing); each figure is the same whichever
+    process draws it.
 
     Parameters
     ----------
@@ -422,10 +417,12 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
             game_jobs = _jobs_of_game(s, c, r, fig_dir[where][game], fmts, rc, styles, leaderboard_metrics,
                                       facet=where == "figures")
             jobs[where] += paper_jobs(game, s, game_jobs) if where == "paper" else game_jobs
-    # the comparison of the top forecasters replays matchups: done while the pool's workers draw
-    pairs: list = []
-    top = (lambda: pairs.append(_top_pairs(out_dir, summary))) if "figures" in roots and not summary.empty else None
+    # the comparison of the top forecasters (it replays matchups) and its figure: done while the workers draw
+    compared: list = []
+    top = (lambda: compared.append(_top_comparisons(out_dir, _top_pairs(out_dir, summary), fig_dir["figures"],
+                                                    formats))) if "figures" in roots and not summary.empty else None
     written = _draw(out_dir, jobs, quiet, top)
+    comparisons, compare_files = compared[0] if compared else (None, [])
     for game, s, *_ in parts:
         metrics = _headline(game, s, leaderboard_metrics)
         if not metrics:
@@ -439,13 +436,11 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
                               + latex_table(s, metrics) + "\n", path)
             written[where].append(path)
     for where in roots:
-        _remove_stale(out_dir / where, written[where])
+        _remove_stale(out_dir / where, written[where] + (compare_files if where == "figures" else []))
     if paper:
         return written["paper"]
-    figures = written["figures"]
+    figures = written["figures"] + compare_files
     if not summary.empty:
-        comparisons, figures = _top_comparisons(out_dir, pairs[0] if pairs else _top_pairs(out_dir, summary),
-                                                fig_dir["figures"], formats, figures)
         path = out_dir / "summary.md"
         page = [out_dir / "index.html"] if html else []  # written below; the summary links it too
         write_text_atomic(markdown_summary(summary, [*figures, *written.get("paper", []), *page], out_dir,
@@ -481,17 +476,17 @@ def _top_pairs(out_dir: Path, summary: pd.DataFrame) -> tuple[pd.DataFrame, pd.D
     return top_pairs(out_dir, summary)
 
 
-def _top_comparisons(out_dir: Path, pairs: tuple[pd.DataFrame, pd.DataFrame], fig_dir: dict, formats: Sequence[str],
-                     written: list[Path]) -> tuple[pd.DataFrame, list[Path]]:
-    """The anytime-valid comparison of each game's top pair (``pairs``: :func:`_top_pairs`), its
-    table ``compare_top.csv`` and its figure ``compare__<A>__<B>`` per game and T."""
+def _top_comparisons(out_dir: Path, pairs: tuple[pd.DataFrame, pd.DataFrame], fig_dir: dict,
+                     formats: Sequence[str]) -> tuple[pd.DataFrame, list[Path]]:
+    """The anytime-valid comparison of each game's top pair (``pairs``: :func:`_top_pairs`), and the files
+    written for it: its table ``compare_top.csv`` and its figure ``compare__<A>__<B>`` per game and T."""
     from arena.plots.compare import comparison_figure
     from arena.results import write_table
 
     final, curves = pairs
     if curves.empty:  # nothing compared (no per-round records): summary.md gives the reason
-        return final, written
-    written = [*written, write_table(final, out_dir, "compare_top")]
+        return final, []
+    written = [write_table(final, out_dir, "compare_top")]
     for (game, T), c in curves.groupby(["game", "T"], sort=True) if not curves.empty else []:
         folder = fig_dir.get(game, next(iter(fig_dir.values())))
         stem = folder / f"compare__{_safe(c['forecaster_a'].iloc[0])}__{_safe(c['forecaster_b'].iloc[0])}__T{T}"
