@@ -23,7 +23,6 @@ It names the machine and writes ``benchmarks/results/scaling.csv``.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import shutil
 import statistics
@@ -33,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from run import _cpu  # benchmarks/run.py (this script's folder is on sys.path)
+from run import _cpu, write_rows  # benchmarks/run.py (this script's folder is on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -86,8 +85,8 @@ def main() -> None:
         for launcher in args.launchers:  # fills Numba's cache (and the OS's) for every later run
             one_run(launcher, 1, min(args.T, 1000), tmp)
         for _ in range(args.repeats):
-            for key in runs:
-                runs[key].append(one_run(*key, args.T, tmp))
+            for key, rs in runs.items():
+                rs.append(one_run(*key, args.T, tmp))
     rows = []
     print(f"{'launcher':<8} {'workers':>7} {'seconds':>8} {'speed-up':>8} {'start':>6} {'play':>6} {'tail':>6}  runs")
     for (launcher, n), rs in runs.items():
@@ -98,13 +97,7 @@ def main() -> None:
               f"{med['tail']:>6.2f}  " + " ".join(f"{r['seconds']:.2f}" for r in rs), flush=True)
         rows.append({"machine": _cpu(), "cores": n_cores, "T": args.T, "launcher": launcher, "workers": n,
                      **{k: round(v, 4) for k, v in med.items()}, "speedup": round(speedup, 3)})
-    out = ROOT / "benchmarks" / "results" / "scaling.csv"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    print(f"wrote {out}")
+    write_rows(rows, ROOT / "benchmarks" / "results" / "scaling.csv")
 
 
 if __name__ == "__main__":
