@@ -123,10 +123,13 @@ def _meanwhile(config: Any) -> None:
 def _start_worker(sweep: tuple, ignore_ctrl_c: bool = True) -> None:
     global _SWEEP
     _SWEEP = sweep
-    if ignore_ctrl_c:  # the arena process reports Ctrl-C and ends the workers
+    if ignore_ctrl_c:  # a worker: the arena process reports Ctrl-C and ends the workers, or they end with it
         import signal
 
+        from arena.supervise import exit_with_parent
+
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        exit_with_parent()
 
 
 def _execute(idx: int, overrides: list[str]) -> JobReturn:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -224,6 +225,59 @@ def test_a_killed_worker_ends_the_run_with_one_line_and_the_rerun_resumes(tmp_pa
     assert again.returncode == 0, again.stderr[-2000:]
     assert stored >= 1 and _stored(tmp_path / "bench") == 12
     assert f"resuming bench: {stored}/12 matchups already" in again.stdout
+
+
+def _report_with_workers(tmp_path: Path) -> tuple[subprocess.Popen, list[int]]:
+    """A played tournament's arena-report, caught while its figure workers (forked from it) run."""
+    played = subprocess.run([str(BIN / "arena"), *BENCH, f"results_root={tmp_path}"], cwd=tmp_path,
+                            capture_output=True, text=True, env=_env(tmp_path), timeout=300, check=False)
+    assert played.returncode == 0, played.stderr[-2000:]
+    for _ in range(3):  # the report may end before its workers are seen (a fast machine): draw it again
+        shutil.rmtree(tmp_path / "bench" / "figures", ignore_errors=True)
+        proc = subprocess.Popen([str(BIN / "arena-report"), str(tmp_path / "bench")], cwd=tmp_path,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                                preexec_fn=_default_sigint, env={**_env(tmp_path), "ARENA_PLOT_JOBS": "3"})
+        workers: list[int] = []
+        while proc.poll() is None and not workers:
+            workers = _children(proc.pid)
+            time.sleep(0.01)
+        if workers:
+            time.sleep(0.3)  # the workers are drawing, or waiting for a figure to draw
+            if proc.poll() is None:
+                return proc, workers
+        proc.communicate()
+    pytest.skip("no figure worker was seen while the report ran (a fast machine)")
+
+
+def _gone(pids: list[int], seconds: float = 10) -> list[int]:
+    """Those of ``pids`` still running after ``seconds`` (killed then, so that none is left behind)."""
+    deadline = time.monotonic() + seconds
+    while any(Path(f"/proc/{p}").exists() for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    alive = [p for p in pids if Path(f"/proc/{p}").exists()]
+    for p in alive:
+        os.kill(p, signal.SIGKILL)
+    return alive
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads a process's children from /proc (Linux)")
+def test_report_workers_end_when_arena_report_is_killed(tmp_path):
+    """The figures' workers are forked from arena-report: killed with kill -9 mid-drawing, it leaves none behind."""
+    proc, workers = _report_with_workers(tmp_path)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    assert not _gone(workers), "a figure worker of the killed arena-report was still running 10 s later"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads a process's children from /proc (Linux)")
+def test_ctrl_c_in_arena_report_exits_130_with_one_line(tmp_path):
+    proc, workers = _report_with_workers(tmp_path)
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal does: the whole foreground group, workers too
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err[-2000:]
+    assert "Traceback" not in err, err[-3000:]
+    assert err.strip().splitlines()[-1].startswith("interrupted: the stored matchups and tables are untouched")
+    assert not _gone(workers), "a figure worker was still running 10 s after Ctrl-C"
 
 
 def test_ctrl_c_says_how_to_resume_and_exits_130(tmp_path):

@@ -142,13 +142,24 @@ def _fork_pool(workers: int, jobs: list[tuple]):
 
     _JOBS = jobs
     try:
-        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_start_worker)
         pool.submit(_ready).result()  # the first submit forks every worker
         return pool
     except Exception:  # noqa: BLE001  (no worker here: this process draws everything)
         return None
     finally:
         _JOBS = []  # this process's copy: the workers keep theirs
+
+
+def _start_worker() -> None:
+    """In a worker: leave Ctrl-C to the report's process, which ends the report, and end once that process is
+    gone (killed: nothing else would tell a worker waiting for its next figure)."""
+    import signal
+
+    from arena.supervise import exit_with_parent
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    exit_with_parent()
 
 
 def _ready() -> None:
