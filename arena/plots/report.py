@@ -133,9 +133,9 @@ def _fork_pool(workers: int, jobs: list[tuple]):
     """A pool of ``workers`` processes forked from this one now, holding ``jobs`` (a job then travels to a
     worker as its index, and only its files' paths come back), from this thread, before any other thread of
     the report starts (forking beside a running thread is unsafe); None where ``os.fork`` is missing or no
-    worker starts."""
+    worker starts, or where another thread of this process runs (a launcher's: joblib's, Ray's)."""
     global _JOBS
-    if not hasattr(os, "fork"):
+    if not hasattr(os, "fork") or threading.active_count() > 1:
         return None
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
