@@ -728,3 +728,20 @@ def test_report_of_several_games_puts_each_in_its_folder(results, tmp_path, monk
         assert "\\toprule" in tex and "\\textbf{" in tex
     md = (tmp_path / "summary.md").read_text()
     assert "## binary" in md and "## decision" in md and "figures/decision/table.tex" in md
+
+
+def test_no_figure_worker_is_forked_beside_another_thread():
+    """Forking beside a running thread (a launcher's) is unsafe: the report then draws in its own process."""
+    import threading
+
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    other.start()
+    try:
+        assert driver._fork_pool(1, []) is None
+    finally:
+        stop.set()
+        other.join()
+    pool = driver._fork_pool(1, [])  # alone again: a worker starts
+    assert pool is not None
+    pool.shutdown()
