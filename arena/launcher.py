@@ -73,13 +73,11 @@ def launch(config: Any, hydra_context: Any, task_function: Any, n_jobs: int,
 
 def workers_for(n_jobs: int) -> int:
     """``n_jobs`` worker processes; -1 (or 0): one per core this process may use; -k: all but k - 1."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
+    from arena.supervise import cores
+
     if n_jobs > 0:
         return n_jobs
-    return max(cores + 1 + n_jobs, 1) if n_jobs < 0 else cores
+    return max(cores() + 1 + n_jobs, 1) if n_jobs < 0 else cores()
 
 
 def _in_pool(workers: int, sweep: tuple, jobs: list[tuple[int, list[str]]]) -> list[JobReturn]:

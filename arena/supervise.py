@@ -32,6 +32,14 @@ from pathlib import Path
 CRASHED = 86
 
 
+def cores() -> int:
+    """The number of CPU cores this process may use (its affinity mask, where the system has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def exit_with_parent(parent: int | None = None, every: float = 0.5) -> threading.Thread:
     """Start a daemon thread that ends this process (status 1) once its parent ``parent`` (default:
     the current one) has exited: a worker orphaned by ``kill -9`` of its launcher stops within

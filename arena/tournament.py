@@ -61,11 +61,9 @@ if not OmegaConf.has_resolver("arena_results_dir"):
 def auto_shards() -> int:
     """``tournament.shards: auto``: two shards per core this process may use (a few per worker even out
     slow matchups; each shard costs a copy of the composed config and one forked process to play in)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return 2 * max(cores, 1)
+    from arena.supervise import cores
+
+    return 2 * max(cores(), 1)
 
 
 def load_option(group: str, name: str) -> DictConfig:

@@ -34,14 +34,9 @@ from pathlib import Path
 
 from run import _cpu, write_rows  # benchmarks/run.py (this script's folder is on sys.path)
 
+from arena.supervise import cores
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
 
 
 def one_run(launcher: str, n_jobs: int, T: int, tmp: Path) -> dict:

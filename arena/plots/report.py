@@ -120,8 +120,9 @@ def _processes(n_jobs: int) -> int:
     except ValueError:
         n = 0
     if n <= 0:
-        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        n = min(cpus, n_jobs // _FIGURES_PER_WORKER)
+        from arena.supervise import cores
+
+        n = min(cores(), n_jobs // _FIGURES_PER_WORKER)
     return max(1, min(n, n_jobs))
 
 
