@@ -141,12 +141,14 @@ def _fork_pool(workers: int, jobs: list[tuple]):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    _JOBS = jobs
+    _JOBS, pool = jobs, None
     try:
         pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_start_worker)
         pool.submit(_ready).result()  # the first submit forks every worker
         return pool
     except Exception:  # noqa: BLE001  (no worker here: this process draws everything)
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
         return None
     finally:
         _JOBS = []  # this process's copy: the workers keep theirs
@@ -173,7 +175,7 @@ def _run_jobs(jobs: list[tuple], on_done=None, meanwhile=None) -> list[list[Path
     This process draws jobs from the end of the list at once; worker processes forked from it (a
     standard process pool, :func:`_fork_pool`: they start with matplotlib, the tables and the jobs
     already loaded) take jobs from the front, one each at a time; the two meet in the middle. A
-    worker that cannot start or that dies, or a job that does not pickle, leaves its job to this
+    worker that cannot start or that dies, or a figure whose paths do not pickle, leaves its job to this
     process; an error in a figure is raised here, whoever drew it. Where ``os.fork`` is missing
     (Windows), this process draws every job. ``on_done(job)``, when given, is called as each job is
     drawn (from this thread or the pool's), e.g. to print progress. ``meanwhile()``, when given, is
