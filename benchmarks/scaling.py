@@ -79,9 +79,11 @@ def main() -> None:
         tmp = Path(tmp)
         for launcher in args.launchers:  # fills Numba's cache (and the OS's) for every later run
             one_run(launcher, 1, min(args.T, 1000), tmp)
-        for _ in range(args.repeats):
+        for k in range(args.repeats):
             for key, rs in runs.items():
                 rs.append(one_run(*key, args.T, tmp))
+                print(f"  run {k + 1}/{args.repeats}: {key[0]} on {key[1]} worker(s): {rs[-1]['seconds']:.2f} s",
+                      flush=True)  # as it goes: a run cut short by a time limit still says something
     rows = []
     print(f"{'launcher':<8} {'workers':>7} {'seconds':>8} {'speed-up':>8} {'start':>6} {'play':>6} {'tail':>6}  runs")
     for (launcher, n), rs in runs.items():
