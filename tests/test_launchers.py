@@ -113,8 +113,9 @@ def test_submitit_local_launcher_gives_the_basic_launchers_summary(tmp_path, ref
 
 
 def test_slurm_config_makes_the_sbatch_script_its_keys_say(tmp_path, monkeypatch):
-    """``hydra/launcher=slurm`` (conf/hydra/launcher/slurm.yaml) overrides a tournament's joblib default, and
-    submitit turns its keys into the sbatch options they name (no SLURM here: a fake ``srun`` on the PATH)."""
+    """``hydra/launcher=slurm`` (conf/hydra/launcher/slurm.yaml) overrides a tournament's default launcher
+    (local), and submitit turns its keys into the sbatch options they name (no SLURM here: a fake ``srun`` on
+    the PATH)."""
     pytest.importorskip("hydra_plugins.hydra_submitit_launcher", reason="needs pip install -e '.[slurm]'")
     import submitit
     from hydra import compose, initialize_config_module
