@@ -83,17 +83,24 @@ def workers_for(n_jobs: int) -> int:
 def _in_pool(workers: int, sweep: tuple, jobs: list[tuple[int, list[str]]]) -> list[JobReturn]:
     """Run ``jobs`` on ``workers`` processes forked from this one; their results in order."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
+    from arena.supervise import ctrl_c_ignored
     from arena.tournament import warm_up
 
     warm_up()  # once, here, for every forked worker (and for the summary's tables), not once a worker
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_start_worker,
                                initargs=(sweep,))
     try:
-        futures = [pool.submit(_execute_in_worker, idx, overrides) for idx, overrides in jobs]
+        with ctrl_c_ignored():  # the first submit forks every worker: none starts listening to Ctrl-C
+            futures = [pool.submit(_execute_in_worker, idx, overrides) for idx, overrides in jobs]
         _meanwhile(sweep[1])
+        # the first failed job ends the run at once (not after every job before it), as on one process
+        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        for future in futures:
+            if future in done and future.exception() is not None:
+                raise future.exception()
         return [f.result() for f in futures]
     except BrokenProcessPool:
         from arena.tournament import stored_text
@@ -115,7 +122,10 @@ def _meanwhile(config: Any) -> None:
     """What the arena process does while its workers play (it would otherwise wait): a tournament that draws
     its report loads the plotting code (matplotlib) now, so that drawing starts sooner when the matchups end."""
     if config.get("tournament") is not None and config.get("report", True):
-        import arena.plots.report  # noqa: F401
+        try:
+            import arena.plots.report  # noqa: F401
+        except Exception:  # noqa: BLE001, S110 (the report says what is wrong when it runs, after the matchups)
+            pass
 
 
 def _start_worker(sweep: tuple, ignore_ctrl_c: bool = True) -> None:
@@ -156,7 +166,7 @@ def _execute_in_worker(idx: int, overrides: list[str]) -> JobReturn:
     ret = _execute(idx, overrides)
     ret.cfg = ret.hydra_cfg = None
     try:
-        pickle.dumps(ret._return_value)
+        pickle.loads(pickle.dumps(ret._return_value))  # some exceptions pickle but do not unpickle
     except Exception:  # noqa: BLE001
         ret._return_value = RuntimeError(f"{type(ret._return_value).__name__}: {ret._return_value}")
     return ret

@@ -11,6 +11,7 @@ path through the arena's search-path plugin (:func:`use_search_path_plugin`).
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Sequence
 from importlib.metadata import entry_points
 
@@ -74,8 +75,16 @@ def use_search_path_plugin(args: Sequence[str] = ()) -> None:
         from hydra_plugins.arena_searchpath import ArenaSearchPathPlugin
         from hydra_plugins.arena_searchpath.launcher import LocalLauncher
     except ImportError:  # a source tree that was not installed
+        import arena.hydra_plugin
+        import arena.hydra_plugin.launcher
         from arena.hydra_plugin import ArenaSearchPathPlugin
         from arena.hydra_plugin.launcher import LocalLauncher
+
+        # Hydra imports a launcher by the module its config's _target_ names, and finds it registered
+        # under that module: the installed names, for the modules of this tree
+        sys.modules.setdefault("hydra_plugins.arena_searchpath", arena.hydra_plugin)
+        sys.modules.setdefault("hydra_plugins.arena_searchpath.launcher", arena.hydra_plugin.launcher)
+        LocalLauncher.__module__ = "hydra_plugins.arena_searchpath.launcher"
     plugins.register(ArenaSearchPathPlugin)
     plugins.register(LocalLauncher)
     folders: list[str] = []

@@ -40,12 +40,21 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
+#: The watcher thread of this process per parent pid (:func:`exit_with_parent`), with the pid that started it:
+#: a forked child inherits the entry but not the thread.
+_WATCHERS: dict[int, tuple[int, threading.Thread]] = {}
+
+
 def exit_with_parent(parent: int | None = None, every: float = 0.5) -> threading.Thread:
     """Start a daemon thread that ends this process (status 1) once its parent ``parent`` (default:
     the current one) has exited: a worker orphaned by ``kill -9`` of its launcher stops within
     ``every`` seconds instead of playing on. (Polling the parent's pid works on every POSIX system,
-    where ``prctl(PR_SET_PDEATHSIG)`` is Linux-only and fires when the parent *thread* ends.)"""
+    where ``prctl(PR_SET_PDEATHSIG)`` is Linux-only and fires when the parent *thread* ends.) One
+    thread a process: called again (each job of a worker calls it), it returns the running one."""
     parent = os.getppid() if parent is None else parent
+    pid, running = _WATCHERS.get(parent, (None, None))
+    if pid == os.getpid() and running is not None and running.is_alive():
+        return running
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -54,7 +63,28 @@ def exit_with_parent(parent: int | None = None, every: float = 0.5) -> threading
 
     thread = threading.Thread(target=watch, name="arena-exit-with-parent", daemon=True)
     thread.start()
+    _WATCHERS[parent] = (os.getpid(), thread)
     return thread
+
+
+class ctrl_c_ignored:
+    """Within this block, Ctrl-C (SIGINT) is ignored by this process and by the processes it forks: a pool
+    forked here starts with its workers deaf to it (they leave Ctrl-C to this process) before their own
+    initializer runs. The previous handler is restored at the end (a no-op outside the main thread)."""
+
+    def __enter__(self):
+        import signal
+
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
 
 
 def marker(out_dir: Path, mid: str) -> Path:

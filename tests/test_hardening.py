@@ -280,6 +280,31 @@ def test_ctrl_c_in_arena_report_exits_130_with_one_line(tmp_path):
     assert not _gone(workers), "a figure worker was still running 10 s after Ctrl-C"
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forks a child process")
+def test_a_process_watches_its_parent_with_one_thread_however_often_asked():
+    """Each job of a launcher's worker asks for the watcher: one thread a process, and a forked child its own
+    (in a fresh process: the watcher thread would outlive the test in this one)."""
+    code = textwrap.dedent("""
+        import os, threading
+        from arena.supervise import exit_with_parent
+
+        def watchers():
+            return sum(t.name == "arena-exit-with-parent" for t in threading.enumerate())
+
+        first = exit_with_parent()
+        assert all(exit_with_parent() is first for _ in range(5)) and watchers() == 1
+        pid = os.fork()
+        if pid == 0:  # the parent's thread is not in the child; asking starts the child's own, once
+            ok = watchers() == 0 and exit_with_parent() is exit_with_parent() and watchers() == 1
+            os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+        assert os.WEXITSTATUS(status) == 0
+        print("ok")
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
 def test_ctrl_c_says_how_to_resume_and_exits_130(tmp_path):
     for attempt in range(3):  # a matchup takes some 0.1 s: on a loaded machine the run may end before the signal
         root = tmp_path / str(attempt)

@@ -93,6 +93,22 @@ def test_local_launcher_gives_the_basic_launchers_summary(tmp_path, reference):
     assert_same_summary(table, reference, "local")
 
 
+def test_local_launcher_runs_from_a_source_tree_that_is_not_installed(tmp_path):
+    """Without the installed ``hydra_plugins.arena_searchpath`` (a checkout on sys.path, no install), the
+    tournaments' default launcher is still found (arena.registry.use_search_path_plugin)."""
+    root = Path(__file__).resolve().parent.parent
+    code = ("import sys\n"
+            "sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]\n"
+            f"sys.path.insert(0, {str(root)!r})\n"
+            "import arena.cli\n"
+            f"arena.cli.main({[*TOURNAMENT, f'results_root={tmp_path}', 'hydra.launcher.n_jobs=2']!r})\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=_env(),
+                          timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Local launcher: 2 jobs on 2 worker process(es)" in proc.stdout + proc.stderr
+    assert len(pd.read_parquet(tmp_path / "bench" / "summary.parquet")) == MATCHUPS
+
+
 def test_joblib_launcher_gives_the_basic_launchers_summary(tmp_path, reference):
     proc, table = run_tournament(tmp_path, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
     assert "Joblib.Parallel(n_jobs=2" in proc.stdout + proc.stderr  # the launcher really was joblib

@@ -143,8 +143,12 @@ def _fork_pool(workers: int, jobs: list[tuple]):
 
     _JOBS, pool = jobs, None
     try:
+        from arena.supervise import ctrl_c_ignored
+
         pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_start_worker)
-        pool.submit(_ready).result()  # the first submit forks every worker
+        with ctrl_c_ignored():  # the first submit forks every worker: none starts listening to Ctrl-C
+            ready = pool.submit(_ready)
+        ready.result()
         return pool
     except Exception:  # noqa: BLE001  (no worker here: this process draws everything)
         if pool is not None:
