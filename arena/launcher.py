@@ -66,7 +66,7 @@ def launch(config: Any, hydra_context: Any, task_function: Any, n_jobs: int,
     sweep = (hydra_context, config, task_function, Singleton.get_state())
     jobs = [(initial_job_idx + i, list(o)) for i, o in enumerate(job_overrides)]
     if workers <= 1:
-        _start_worker(sweep, ignore_ctrl_c=False)
+        _start_worker(sweep, worker=False)
         return [_execute(idx, overrides) for idx, overrides in jobs]
     return _in_pool(workers, sweep, jobs)
 
@@ -128,16 +128,13 @@ def _meanwhile(config: Any) -> None:
             pass
 
 
-def _start_worker(sweep: tuple, ignore_ctrl_c: bool = True) -> None:
+def _start_worker(sweep: tuple, worker: bool = True) -> None:
     global _SWEEP
     _SWEEP = sweep
-    if ignore_ctrl_c:  # a worker: the arena process reports Ctrl-C and ends the workers, or they end with it
-        import signal
+    if worker:
+        from arena.supervise import leave_to_parent
 
-        from arena.supervise import exit_with_parent
-
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        exit_with_parent()
+        leave_to_parent()
 
 
 def _execute(idx: int, overrides: list[str]) -> JobReturn:

@@ -67,6 +67,18 @@ def exit_with_parent(parent: int | None = None, every: float = 0.5) -> threading
     return thread
 
 
+def leave_to_parent() -> None:
+    """In a worker process (a launcher's, the report's): leave Ctrl-C to the parent, which reports it and ends
+    the run (a worker interrupted between two jobs would print a traceback of its pool's own), and end once
+    the parent is gone (:func:`exit_with_parent`: killed, nothing else would tell a worker waiting for work).
+    Ctrl-C is ignored from the main thread only (Ray runs a job in another; the signal is the process's)."""
+    import signal
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    exit_with_parent()
+
+
 class ctrl_c_ignored:
     """Within this block, Ctrl-C (SIGINT) is ignored by this process and by the processes it forks: a pool
     forked here starts with its workers deaf to it (they leave Ctrl-C to this process) before their own
@@ -186,4 +198,4 @@ def _child(out_dir: Path, items: Sequence[tuple[str, object]], play: Callable[[s
             os._exit(code)
 
 
-__all__ = ["clear_markers", "exit_with_parent", "marker", "play_supervised"]
+__all__ = ["clear_markers", "exit_with_parent", "leave_to_parent", "marker", "play_supervised"]

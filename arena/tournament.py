@@ -274,14 +274,13 @@ def run_job(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
-    from arena.supervise import exit_with_parent, play_supervised
+    from arena.supervise import leave_to_parent, play_supervised
 
     hc = HydraConfig.get()
     out_dir = Path(hc.sweep.dir if hc.mode == RunMode.MULTIRUN else hc.run.dir)
     with one_line_errors(out_dir):
         if os.environ.get(DRIVER_PID, str(os.getpid())) not in (str(os.getpid()), ""):
-            exit_with_parent()  # a launcher's worker: it ends when the arena process that started it is gone
-            _ignore_ctrl_c()
+            leave_to_parent()  # a launcher's worker: Ctrl-C is the arena process's, and it ends with it
         if cfg.get("tournament") is None:
             say(f"[arena] {metrics_text(run_matchup(cfg, out_dir))}")
             return
@@ -327,17 +326,6 @@ def warm_up() -> None:
             cpu_target.target_context.refresh()
         except Exception:  # noqa: BLE001 (another Numba: the child loads it on first use, as before)
             pass
-
-
-def _ignore_ctrl_c() -> None:
-    """In a worker: leave Ctrl-C to the ``arena`` process, which reports it and ends the run (the worker
-    then ends with it, :func:`arena.supervise.exit_with_parent`); a worker interrupted between two jobs
-    would print a traceback of the launcher's own."""
-    import signal
-    import threading
-
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 #: The environment variable that holds the pid of the ``arena`` process (set by :func:`arena.cli.main`).

@@ -141,11 +141,11 @@ def _fork_pool(workers: int, jobs: list[tuple]):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    from arena.supervise import ctrl_c_ignored, leave_to_parent
+
     _JOBS, pool = jobs, None
     try:
-        from arena.supervise import ctrl_c_ignored
-
-        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_start_worker)
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=leave_to_parent)
         with ctrl_c_ignored():  # the first submit forks every worker: none starts listening to Ctrl-C
             ready = pool.submit(_ready)
         ready.result()
@@ -156,17 +156,6 @@ def _fork_pool(workers: int, jobs: list[tuple]):
         return None
     finally:
         _JOBS = []  # this process's copy: the workers keep theirs
-
-
-def _start_worker() -> None:
-    """In a worker: leave Ctrl-C to the report's process, which ends the report, and end once that process is
-    gone (killed: nothing else would tell a worker waiting for its next figure)."""
-    import signal
-
-    from arena.supervise import exit_with_parent
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    exit_with_parent()
 
 
 def _ready() -> None:
