@@ -296,7 +296,7 @@ class KernelDF(Forecaster):
 
     def predict(self, x: Context) -> float:
         if self._fast_on and not self._off_P:
-            a, b, c = self._coeffs(x) if self._layout[1] else (0.0, 0.0, 0.0)
+            a, b, c = self._coeffs(x) if self._layout[1] else (0.0, 0.0, 0.0)  # checked here: no call a round
             trie = self._trie  # its compiled search, called directly: the step loop makes one call a round
             return _search(trie.meta, trie.nodes, trie.depth, self._halvings, self._layout[0], a, b, c)
         return anticorrelation_search(self.summary_function(x), tol=self.tol)

@@ -29,7 +29,7 @@ from arena.certificates import (MAX_TOL, Certificate, bit_bound, checkpoints, ju
                                 not_applicable, ogd_regret_bound, rounded_calibration_bound, search_allowance,
                                 smce_bound)
 from arena.games.base import Game, bind
-from arena.fastfs import fs_quadratic, fs_slack_sum
+from arena.fastfs import fs_quadratic, fs_slack_sum, stable_argsort
 from arena.kernels import FermiSobolev, Kernel, cross_sums, kernel_gap
 from arena.lazy import LazyModule
 from arena.metrics import calibration as cal
@@ -62,10 +62,12 @@ class BinaryGame(Game):
         return (p - y) ** 2
 
     def score(self, referee, rec, forecaster):
-        fs_q = fs_quadratic(rec.p, rec.y - rec.p) if len(rec.y) else 0.0  # fs_gap^2; the kernel gap of K29 too
-        smce_pair = smce_both(rec.p, rec.y)  # before the other metrics: its sort is freed before its program runs
+        order = stable_argsort(rec.p) if len(rec.p) else None  # the forecasts sorted once, for both sums
+        fs_q = fs_quadratic(rec.p, rec.y - rec.p, order) if len(rec.y) else 0.0  # fs_gap^2; K29's kernel gap too
+        smce_pair = smce_both(rec.p, rec.y, order)
+        del order  # freed before the other metrics allocate theirs
         summary = metrics(referee, rec.X, rec.p, rec.y, rec.y_prob, grid=forecaster.N, fs_q=fs_q, smce_pair=smce_pair)
-        run = BinaryRun(rec, forecaster, referee.max_tol)  # shared by certificates and curves: S_t is computed once
+        run = BinaryRun(rec, forecaster, referee.max_tol)  # shared by certificates and curves: sigma is computed once
         run.smce_whole, run.fs_q = summary["smce"], fs_q
         if run.same_p:
             run.smce_internal = summary["smce"]
@@ -116,10 +118,6 @@ class BinaryRun:
         return (f"the kernel's values overflow floating point on this run (largest ||x_t||^2 = {x2:.3g}): the "
                 "bound is not a number")
 
-    @cached_property
-    def S(self) -> np.ndarray:
-        return cross_sums(self.kernel, self.X, self.p_int, self.w)
-
     @property
     def diag(self) -> np.ndarray:
         """w_t^2 k(z_t, z_t) per round (made when asked, not kept: :attr:`diag_sum` is what most need)."""
@@ -137,19 +135,13 @@ class BinaryRun:
         return self._diag_stats[0]
 
     @cached_property
-    def slack(self) -> np.ndarray:
-        return 2.0 * np.maximum(0.0, self.w * self.S)
-
-    @cached_property
     def sigma(self) -> float:
-        """sigma = sum_t 2 max(0, w_t S_t(p_t)), the sum of :attr:`slack`, keeping neither S nor the slack
-        (at a million rounds each is 8 MB)."""
-        if "slack" in self.__dict__:
-            return float(self.slack.sum())
-        if type(self.kernel) is FermiSobolev and "S" not in self.__dict__:  # K29: not even S is made
+        """sigma = sum_t 2 max(0, w_t S_t(p_t)), S_t the cross sums of the kernel, keeping neither S nor the
+        slack (at a million rounds each is 8 MB)."""
+        if type(self.kernel) is FermiSobolev:  # K29: not even S is made
             return fs_slack_sum(self.p_int, y=self.y)  # w_t = y_t - p_t made round by round
         w = self.w
-        x = w * (self.S if "S" in self.__dict__ else cross_sums(self.kernel, self.X, self.p_int, w))
+        x = w * cross_sums(self.kernel, self.X, self.p_int, w)
         np.maximum(0.0, x, out=x)
         np.multiply(2.0, x, out=x)  # in place: the numbers of 2.0 * np.maximum(0.0, w * S)
         return float(x.sum())
