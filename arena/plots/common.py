@@ -346,7 +346,6 @@ def _legend(ax: Axes, extra: list | None = None, outside: bool = False, **kw) ->
         return
     if outside:  # below the panel: the figure grows by a line of text per legend row
         ncol = 3 if max(map(len, labels)) <= 16 else 2  # three columns where the labels fit the column
-        root = ax.get_figure(root=True)
         rows = math.ceil(len(handles) / ncol)
         grown = getattr(root, "_arena_legend_rows", 0)
         if rows > grown:

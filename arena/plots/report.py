@@ -63,10 +63,8 @@ def _draw_job(job: tuple) -> list[Path]:
 
 
 def _work(i: int) -> list[Path]:
-    """What a worker process of the pool runs: :func:`_draw_job` of job ``i`` of the jobs it was forked with."""
-    if not gc.get_freeze_count():  # the worker's modules, once: see _frozen
-        gc.collect()
-        gc.freeze()
+    """What a worker process of the pool runs: :func:`_draw_job` of job ``i`` of the jobs it was forked with
+    (forked inside :func:`_frozen`: its objects are out of the collector's scans already)."""
     return _draw_job(_JOBS[i])
 
 
@@ -426,7 +424,7 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
             jobs[where] += paper_jobs(game, s, game_jobs) if where == "paper" else game_jobs
     # the comparison of the top forecasters (it replays matchups) and its figure: done while the workers draw
     compared: list = []
-    top = (lambda: compared.append(_top_comparisons(out_dir, _top_pairs(out_dir, summary), fig_dir["figures"],
+    top = (lambda: compared.append(_top_comparisons(out_dir, summary, fig_dir["figures"],
                                                     formats))) if "figures" in roots and not summary.empty else None
     written = _draw(out_dir, jobs, quiet, top)
     comparisons, compare_files = compared[0] if compared else (None, [])
@@ -476,25 +474,19 @@ def _jobs_of_game(s: pd.DataFrame, c: pd.DataFrame, r: pd.DataFrame, fig_dir: Pa
     return game_jobs
 
 
-def _top_pairs(out_dir: Path, summary: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """:func:`arena.compare.top_pairs`: the anytime-valid comparison of each game's top pair."""
-    from arena.compare import top_pairs
-
-    return top_pairs(out_dir, summary)
-
-
-def _top_comparisons(out_dir: Path, pairs: tuple[pd.DataFrame, pd.DataFrame], fig_dir: dict,
+def _top_comparisons(out_dir: Path, summary: pd.DataFrame, fig_dir: dict,
                      formats: Sequence[str]) -> tuple[pd.DataFrame, list[Path]]:
-    """The anytime-valid comparison of each game's top pair (``pairs``: :func:`_top_pairs`), and the files
+    """The anytime-valid comparison of each game's top pair (:func:`arena.compare.top_pairs`), and the files
     written for it: its table ``compare_top.csv`` and its figure ``compare__<A>__<B>`` per game and T."""
+    from arena.compare import top_pairs
     from arena.plots.compare import comparison_figure
     from arena.results import write_table
 
-    final, curves = pairs
+    final, curves = top_pairs(out_dir, summary)
     if curves.empty:  # nothing compared (no per-round records): summary.md gives the reason
         return final, []
     written = [write_table(final, out_dir, "compare_top")]
-    for (game, T), c in curves.groupby(["game", "T"], sort=True) if not curves.empty else []:
+    for (game, T), c in curves.groupby(["game", "T"], sort=True):
         folder = fig_dir.get(game, next(iter(fig_dir.values())))
         stem = folder / f"compare__{_safe(c['forecaster_a'].iloc[0])}__{_safe(c['forecaster_b'].iloc[0])}__T{T}"
         written += _save(comparison_figure(c), stem, formats)

@@ -298,8 +298,8 @@ def markdown_summary(summary: pd.DataFrame, files: Sequence[Path] = (), root: Pa
     for game in games:
         s = _of_game(summary, game)
         metrics = _headline(game, s, leaderboard_metrics)
-        board = leaderboard(s, metrics) if metrics else pd.DataFrame(columns=["T", "metric"])
         stats = seed_stats(s, metrics) if metrics else pd.DataFrame()
+        board = leaderboard(s, metrics, stats=stats) if metrics else pd.DataFrame(columns=["T", "metric"])
         # a single matchup's forecaster x nature game is one by one: no minimax table (as write_aggregates)
         mix = minimax_table(stats, metrics, {m: direction(m) for m in metrics}) if metrics and not \
             single_matchup(s) else pd.DataFrame()
