@@ -89,7 +89,7 @@ def _in_pool(workers: int, sweep: tuple, jobs: list[tuple[int, list[str]]]) -> l
     from arena.supervise import ctrl_c_ignored
     from arena.tournament import warm_up
 
-    warm_up()  # once, here, for every forked worker (and for the summary's tables), not once a worker
+    warm_up()  # once, here, for every forked worker, not once a worker
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_start_worker,
                                initargs=(sweep,))
     try:
@@ -119,13 +119,20 @@ def _in_pool(workers: int, sweep: tuple, jobs: list[tuple[int, list[str]]]) -> l
 
 
 def _meanwhile(config: Any) -> None:
-    """What the arena process does while its workers play (it would otherwise wait): a tournament that draws
-    its report loads the plotting code (matplotlib) now, so that drawing starts sooner when the matchups end."""
-    if config.get("tournament") is not None and config.get("report", True):
-        try:
+    """What the arena process does while its workers play (it would otherwise wait): a tournament loads what
+    its summary's tables need (:func:`arena.tournament.warm_up_summary`), and the plotting code (matplotlib)
+    when it draws its report, so that the summary starts sooner when the matchups end. Nothing here is
+    needed by a worker, so none of it delays the first matchup."""
+    if config.get("tournament") is None:
+        return
+    try:
+        from arena.tournament import warm_up_summary
+
+        warm_up_summary()
+        if config.get("report", True):
             import arena.plots.report  # noqa: F401
-        except Exception:  # noqa: BLE001, S110 (the report says what is wrong when it runs, after the matchups)
-            pass
+    except Exception:  # noqa: BLE001, S110 (the summary says what is wrong when it runs, after the matchups)
+        pass
 
 
 def _start_worker(sweep: tuple, worker: bool = True) -> None:

@@ -23,9 +23,13 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
+
+from arena.lazy import LazyModule
+
+# imported when a table is built or read: a worker that plays and stores matchups (JSON) loads neither
+pd = LazyModule("pandas")
+pa = LazyModule("pyarrow")
+pq = LazyModule("pyarrow.parquet")
 
 KEY_COLUMNS = ["matchup_id", "game", "forecaster", "nature", "seed", "T"]
 PARTS = ("matchups", "traces")
@@ -188,14 +192,19 @@ def write_text_atomic(text: str, path: Path) -> None:
 
 def reliability_table(p: np.ndarray, y: np.ndarray, bins: int = 10) -> pd.DataFrame:
     """Equal-width bins of the forecasts with their counts, mean forecast and outcome frequency."""
+    return pd.DataFrame(reliability_columns(p, y, bins))
+
+
+def reliability_columns(p: np.ndarray, y: np.ndarray, bins: int = 10) -> dict[str, np.ndarray]:
+    """The columns of :func:`reliability_table` (what :func:`save_matchup` stores, without building a frame)."""
     idx = np.minimum((np.asarray(p) * bins).astype(int), bins - 1)
     count = np.bincount(idx, minlength=bins)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_p = np.bincount(idx, weights=p, minlength=bins) / count
         mean_y = np.bincount(idx, weights=y, minlength=bins) / count
     edges = np.linspace(0, 1, bins + 1)
-    return pd.DataFrame({"bin": np.arange(bins), "lo": edges[:-1], "hi": edges[1:], "count": count,
-                         "mean_p": mean_p, "mean_y": mean_y})
+    return {"bin": np.arange(bins), "lo": edges[:-1], "hi": edges[1:], "count": count, "mean_p": mean_p,
+            "mean_y": mean_y}
 
 
 def _plain(v):
@@ -203,7 +212,7 @@ def _plain(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
-def save_matchup(out_dir: Path, row: dict, curves: pd.DataFrame, reliability: pd.DataFrame | None,
+def save_matchup(out_dir: Path, row: dict, curves: pd.DataFrame | dict, reliability: pd.DataFrame | dict | None,
                  trace: pd.DataFrame | Path | None = None) -> None:
     """Store one finished matchup as ``matchups/<matchup_id>.json``, written atomically (so it marks
     completion), after its trace (optional) in ``traces/<matchup_id>.parquet``.
@@ -211,18 +220,26 @@ def save_matchup(out_dir: Path, row: dict, curves: pd.DataFrame, reliability: pd
     The JSON holds the row, the curves and the reliability table (column -> values; floats
     round-trip exactly, NaN included): one small file a matchup, written and read back in about
     a millisecond, where Parquet costs some 10 ms a file. ``trace`` is a per-round table, or
-    the path of a trace already streamed to its place.
+    the path of a trace already streamed to its place. ``curves`` and ``reliability`` are tables or their
+    columns (column -> list or array: :meth:`arena.runner.Result.curves_columns`, :func:`reliability_columns`).
     """
     mid, out_dir = row["matchup_id"], Path(out_dir)
     trace_path = out_dir / "traces" / f"{mid}.parquet"
-    if isinstance(trace, pd.DataFrame):
+    if trace is not None and not isinstance(trace, (str, os.PathLike)):  # a table
         write_atomic(trace.assign(**{k: row[k] for k in KEY_COLUMNS}), trace_path)
     elif trace is not None and Path(trace) != trace_path:
         raise ValueError(f"a streamed trace must be at {trace_path}, not {trace}")
     stored = {"row": {k: _plain(v) for k, v in row.items()}, "trace": trace is not None}
-    for part, df in (("curves", curves), ("reliability", reliability)):
-        stored[part] = None if df is None else {c: df[c].tolist() for c in df.columns}
+    for part, table in (("curves", curves), ("reliability", reliability)):
+        stored[part] = None if table is None else _columns(table)
     write_text_atomic(json.dumps(stored), out_dir / "matchups" / f"{mid}.json")
+
+
+def _columns(table) -> dict[str, list]:
+    """column -> list of plain values, of a table (DataFrame) or of its columns (lists or arrays)."""
+    if isinstance(table, dict):
+        return {c: v.tolist() if isinstance(v, np.ndarray) else list(v) for c, v in table.items()}
+    return {c: table[c].tolist() for c in table.columns}
 
 
 class CorruptResult(ValueError):

@@ -30,11 +30,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 from arena.errors import ConfigError, unknown_name
+from arena.lazy import LazyModule
 from arena.results import PLAN_FILE, code_version, is_done, matchup_id, planned, plugin_code, stored_ids
+
+pd = LazyModule("pandas")  # for a stored row (arena-rerun): a worker that plays and stores matchups does not load it
 
 #: Config keys that do not change a matchup's result (left out of its id).
 NOT_IN_ID = ("hydra", "tournament", "shard", "report", "results_root", "tournament_name", "replace_plan",
@@ -233,7 +235,7 @@ def run_matchup(cfg: DictConfig | dict, out_dir: Path, crashed: str | None = Non
     announced Forecast objects are kept in it for T <= 10^4 only, so memory stays bounded).
     """
     from arena.matchup import matchup_from_config
-    from arena.results import reliability_table, save_matchup
+    from arena.results import reliability_columns, save_matchup
     from arena.runner import Forfeit, play_matchup
 
     config = resolved_config(cfg)  # resolved once: the matchup, its id and the stored config
@@ -252,8 +254,8 @@ def run_matchup(cfg: DictConfig | dict, out_dir: Path, crashed: str | None = Non
     row["code_version"] = code_version()
     row["plugin_code"] = plugin_code(plugin_targets(config))
     rec = result.recorder
-    reliability = reliability_table(rec.p, rec.y, m.referee.ece_bins) if m.game.name != "quantile" else None
-    save_matchup(out_dir, row, result.curves, reliability, trace)
+    reliability = reliability_columns(rec.p, rec.y, m.referee.ece_bins) if m.game.name != "quantile" else None
+    save_matchup(out_dir, row, result.curves_columns(), reliability, trace)
     return row
 
 
@@ -312,12 +314,12 @@ def say(line: str) -> None:
 def warm_up() -> None:
     """Load, in the job's own process, what playing and scoring a matchup load on first use, so that the
     supervised child that plays the shard (:mod:`arena.supervise` forks one per shard) inherits it instead of
-    loading it again for every shard: the runner, SciPy's optimizers (the referee's regret) and Numba's CPU
-    target (every compiled kernel: the binary game's scores, K29), some 0.3 s a process. The arena's
-    launcher (:mod:`arena.launcher`) calls it before it forks its workers, which then find it done, and the
-    summary's tables find SciPy loaded. Plugin code does not run here: only libraries load."""
+    loading it again for every shard: the runner and Numba's CPU target (every compiled kernel: the binary
+    game's scores, K29), some 0.1 s a process. The arena's launcher (:mod:`arena.launcher`) calls it before it
+    forks its workers, which then find it done. Plugin code does not run here: only libraries load. Playing
+    and storing matchups loads neither pandas nor SciPy's optimizers: what the summary's tables need loads
+    in :func:`warm_up_summary`."""
     import arena.runner  # noqa: F401
-    import scipy.optimize  # noqa: F401
 
     if "numba" in sys.modules:  # a plugin or the game uses compiled code
         try:
@@ -326,6 +328,18 @@ def warm_up() -> None:
             cpu_target.target_context.refresh()
         except Exception:  # noqa: BLE001 (another Numba: the child loads it on first use, as before)
             pass
+
+
+def warm_up_summary() -> None:
+    """Load what :func:`finish` loads to write the summary's tables (pandas, pyarrow, SciPy's linear programs and
+    special functions, some 0.35 s): the arena's launcher calls it while its workers play, when the ``arena``
+    process would otherwise wait."""
+    import pyarrow.parquet  # noqa: F401
+    import scipy.optimize  # noqa: F401 (the minimax table's linear programs)
+    import scipy.special  # noqa: F401 (the confidence intervals' t quantiles)
+
+    import arena.aggregate  # noqa: F401 (pandas)
+    import arena.minimax  # noqa: F401
 
 
 #: The environment variable that holds the pid of the ``arena`` process (set by :func:`arena.cli.main`).

@@ -39,6 +39,44 @@ def test_playing_loads_no_table_library_until_a_table_is_read():
     assert before == [] and loaded and columns == ["t", "metric", "value"] and rows > 0 and kept
 
 
+def test_a_tournament_worker_loads_no_table_library_nor_scipy_optimize():
+    """What a worker of the local launcher does (forked from the ``arena`` process once it imported the command
+    and warmed up, it plays and stores matchups) loads neither pandas, pyarrow nor SciPy's optimizers: the
+    ``arena`` process loads them while the workers play, off the way of the first matchup. The regret to the
+    linear comparators on the sphere (referee.M small) is solved without scipy.optimize too."""
+    code = ("import sys, json, tempfile, math\n"
+            "import arena.cli\n"
+            "from omegaconf import OmegaConf, open_dict\n"
+            "from arena.config import compose, hydra_session\n"
+            "from arena.tournament import warm_up, run_matchup\n"
+            "warm_up()\n"
+            "with hydra_session():\n"
+            "    cfg = compose(['forecaster=linear_df', 'nature=logistic', 'T=300', 'referee.M=0.01'])\n"
+            "with open_dict(cfg):\n"
+            "    cfg.forecaster_label, cfg.nature_label = 'linear_df', 'logistic'\n"
+            "    del cfg['hydra']\n"
+            "with tempfile.TemporaryDirectory() as d:\n"
+            "    row = run_matchup(OmegaConf.create(OmegaConf.to_container(cfg)), d)\n"
+            "print(json.dumps([[m for m in ('pandas', 'pyarrow', 'scipy.optimize') if m in sys.modules],"
+            " math.isfinite(row['regret_linear'])]))")
+    loaded, finite = json.loads(_fresh(code))
+    assert loaded == [] and finite
+
+
+def test_a_matchup_stored_from_its_columns_is_the_one_stored_from_its_tables(tmp_path):
+    """The worker stores the curves and reliability bins from their columns (no DataFrame): the very bytes
+    the tables give."""
+    from arena.results import reliability_columns, reliability_table, save_matchup
+
+    r = arena.play("binary", "linear_df", "logistic", T=300, seed=1)
+    row = {"matchup_id": "m", "regret_linear": r.summary["regret_linear"]}
+    rec = r.recorder
+    save_matchup(tmp_path / "a", row, r.curves_columns(), reliability_columns(rec.p, rec.y, 10))
+    save_matchup(tmp_path / "b", row, r.curves, reliability_table(rec.p, rec.y, 10))
+    a, b = ((tmp_path / x / "matchups" / "m.json").read_bytes() for x in "ab")
+    assert a == b and json.loads(a)["curves"]["metric"]
+
+
 def test_plots_load_no_engine():
     """A process that only draws figures (a report's worker) loads neither the game engine nor Gymnasium."""
     engine = ("gymnasium", "numba", "arena.runner", "arena.referee", "arena.env")
