@@ -32,7 +32,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.markers import MarkerStyle
 
-from arena.aggregate import mean_ci
+from arena.aggregate import mean_ci, single_matchup
 from arena.plots.common import (
     _CURVE_COLUMNS,
     _FAMILY_TITLES,
@@ -496,7 +496,7 @@ def jobs(summary: pd.DataFrame, curves: pd.DataFrame, rel: pd.DataFrame, fig_dir
                                    if df is not None and "nature" in df)))
     pooled = _pool(rel, ["nature", "forecaster"])  # pooled over seeds once; each job gets its nature's bins
     have_all = set(curves["metric"].unique()) if curves is not None and not curves.empty else set()
-    single = len(natures) == 1 and curves is not None and not curves.empty and curves["forecaster"].nunique() == 1
+    single = summary is not None and single_matchup(summary)
     wanted = [(kind, m) for kind, m in _CURVES if m in have_all and (
         not single or kind == "smce_vs_T" or f"{m}_bound" in have_all or _BY_NATURE[m][1] in have_all)]
     jobs = []

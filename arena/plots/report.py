@@ -29,6 +29,7 @@ import arena.plots.binary as binary
 import arena.plots.decision as decision
 import arena.plots.experts as experts
 import arena.plots.quantile as quantile
+from arena.aggregate import single_matchup
 from arena.plots.common import (
     _CURVE_COLUMNS,
     _certificate_ratios,
@@ -405,7 +406,7 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
     parts = [(g, *(_of_game(df, g) for df in (summary, curves, rel))) for g in games] or [(None, summary, curves, rel)]
     # the full report (PNG by default: what index.html shows) and the paper's few figures (PDF), or
     # only the paper's; a single matchup gets no paper folder (``--paper`` writes it)
-    single = _single_matchup(summary)
+    single = single_matchup(summary)
     roots = {"paper": formats} if paper else \
         {"figures": formats, **({} if single or not paper_formats else {"paper": paper_formats})}
     fig_dir = {}
@@ -469,7 +470,7 @@ def _jobs_of_game(s: pd.DataFrame, c: pd.DataFrame, r: pd.DataFrame, fig_dir: Pa
         game_jobs += module.jobs(s, c, fig_dir, formats, rc, styles)
     if not _certificate_ratios(s).empty:
         game_jobs.append(("certificates", (_only(s, prefix="cert."), styles), fig_dir / "certificates", formats, rc))
-    if _single_matchup(s):
+    if single_matchup(s):
         game_jobs = [j for j in game_jobs if j[0] != "leaderboard"]
     return game_jobs
 
@@ -536,11 +537,6 @@ def _remove_stale(root: Path, written: list[Path]) -> None:
     for path in root.rglob("*"):
         if path.is_file() and path.suffix in _OWNED and path.resolve() not in keep:
             path.unlink(missing_ok=True)
-
-
-def _single_matchup(summary: pd.DataFrame) -> bool:
-    """Whether ``summary`` holds one forecaster against one nature (any number of seeds)."""
-    return all(c in summary and summary[c].nunique() <= 1 for c in ("forecaster", "nature"))
 
 
 #: The curve figure of each game that goes into a paper (``--paper``).
