@@ -4,6 +4,8 @@ Usage (from the repository root, in the project's environment)::
 
     python benchmarks/scaling.py                       # T = 10^4, 1 2 4 ... up to every core, local launcher
     python benchmarks/scaling.py --launchers local joblib --repeats 3 --T 10000
+    python benchmarks/scaling.py --workers 1 16 --base 75a8cbd       # beside an earlier commit, taking turns
+    python benchmarks/scaling.py --workers 1 16 --base-python /opt/base/.venv/bin/python   # an env you built
 
 Each measurement is the whole ``arena tournament=bench tournament.T=[T] report=false
 hydra/launcher=L hydra.launcher.n_jobs=N`` command in a fresh results folder (6 forecasters x 6
@@ -16,6 +18,12 @@ command's own output as it runs:
 - ``start``: until the first matchup's line (imports, configuration, plan, worker start-up);
 - ``play``: from the first matchup's line to the last;
 - ``tail``: from the last matchup's line to the end (summary tables, exit).
+
+With ``--base COMMIT`` the same runs are made with an earlier commit too, built once in a scratch
+virtual environment as :mod:`compare` builds it (``git archive`` + ``python -m venv`` + ``pip install
+-e``, under ``--scratch``); ``--base-python`` names the Python of an environment that holds the base
+already (a machine without git or a package index). The two take turns run by run, and the table
+gives the base's time over today's per launcher and worker count.
 
 It names the machine and writes ``benchmarks/results/scaling.csv``.
 """
@@ -39,10 +47,16 @@ from arena.supervise import cores
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def one_run(launcher: str, n_jobs: int, T: int, tmp: Path) -> dict:
-    """Wall time of one tournament command, split at its first and last matchup line."""
-    arena = Path(sys.executable).parent / "arena"
-    arena = arena if arena.exists() else Path(shutil.which("arena") or "arena")
+def arena_of(python: Path) -> Path:
+    """The ``arena`` command of the environment of ``python`` (this one's: on the PATH where none is beside it)."""
+    arena = Path(python).parent / "arena"
+    return arena if arena.exists() else Path(shutil.which("arena") or "arena")
+
+
+def one_run(launcher: str, n_jobs: int, T: int, tmp: Path, arena: Path | None = None) -> dict:
+    """Wall time of one tournament command (``arena``: this environment's), split at its first and last
+    matchup line."""
+    arena = arena or arena_of(Path(sys.executable))
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with tempfile.TemporaryDirectory(dir=tmp) as d:
         cmd = [str(arena), "tournament=bench", f"tournament.T=[{T}]", "report=false", f"results_root={d}",
@@ -69,31 +83,56 @@ def main() -> None:
     ap.add_argument("--workers", type=int, nargs="*", default=None,
                     help="worker counts (default 1 2 4 ... up to the cores, and the cores)")
     ap.add_argument("--launchers", nargs="*", default=["local"], help="Hydra launchers (local, joblib)")
+    base = ap.add_mutually_exclusive_group()
+    base.add_argument("--base", help="an earlier commit to run beside today's, taking turns (built once)")
+    base.add_argument("--base-python", type=Path, help="the Python of an environment holding the base already")
+    ap.add_argument("--scratch", type=Path, default=None, help="where --base is built (default $TMPDIR/arena-bench-BASE)")
     args = ap.parse_args()
     n_cores = cores()
     workers = args.workers or sorted({*(2 ** k for k in range(n_cores.bit_length()) if 2 ** k <= n_cores), n_cores})
+    sides = {"today": arena_of(Path(sys.executable))}
+    if args.base:
+        from compare import build_base  # the one way the base commit is built
+
+        scratch = args.scratch or Path(tempfile.gettempdir()) / f"arena-bench-{args.base}"
+        sides[args.base] = arena_of(build_base(args.base, scratch))
+    elif args.base_python:
+        sides["base"] = arena_of(args.base_python)
+        if not sides["base"].exists():
+            raise SystemExit(f"scaling: no arena command beside {args.base_python}: give the Python of an "
+                             "environment where the arena is installed")
     print(f"machine: {_cpu()}, {n_cores} cores; bench tournament (180 matchups) at T={args.T}, "
-          f"medians of {args.repeats}, taking turns", flush=True)
-    runs: dict[tuple[str, int], list[dict]] = {(lc, n): [] for lc in args.launchers for n in workers}
+          f"medians of {args.repeats}, taking turns" + (f"; sides: {', '.join(sides)}" if len(sides) > 1 else ""),
+          flush=True)
+    runs: dict[tuple[str, str, int], list[dict]] = {(side, lc, n): [] for lc in args.launchers for n in workers
+                                                    for side in sides}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        for launcher in args.launchers:  # fills Numba's cache (and the OS's) for every later run
-            one_run(launcher, 1, min(args.T, 1000), tmp)
+        for side, arena in sides.items():  # fills Numba's cache (and the OS's) for every later run
+            for launcher in args.launchers:
+                one_run(launcher, 1, min(args.T, 1000), tmp, arena)
         for k in range(args.repeats):
-            for key, rs in runs.items():
-                rs.append(one_run(*key, args.T, tmp))
-                print(f"  run {k + 1}/{args.repeats}: {key[0]} on {key[1]} worker(s): {rs[-1]['seconds']:.2f} s",
+            for (side, launcher, n), rs in runs.items():
+                rs.append(one_run(launcher, n, args.T, tmp, sides[side]))
+                print(f"  run {k + 1}/{args.repeats}: {side}, {launcher} on {n} worker(s): {rs[-1]['seconds']:.2f} s",
                       flush=True)  # as it goes: a run cut short by a time limit still says something
     rows = []
-    print(f"{'launcher':<8} {'workers':>7} {'seconds':>8} {'speed-up':>8} {'start':>6} {'play':>6} {'tail':>6}  runs")
-    for (launcher, n), rs in runs.items():
+    print(f"{'side':<8} {'launcher':<8} {'workers':>7} {'seconds':>8} {'speed-up':>8} {'start':>6} {'play':>6} "
+          f"{'tail':>6}  runs")
+    for (side, launcher, n), rs in runs.items():
         med = {k: statistics.median(r[k] for r in rs) for k in ("seconds", "start", "play", "tail")}
-        base = statistics.median(r["seconds"] for r in runs[(launcher, workers[0])])
-        speedup = base / med["seconds"]
-        print(f"{launcher:<8} {n:>7} {med['seconds']:>8.2f} {speedup:>7.2f}x {med['start']:>6.2f} {med['play']:>6.2f} "
-              f"{med['tail']:>6.2f}  " + " ".join(f"{r['seconds']:.2f}" for r in rs), flush=True)
-        rows.append({"machine": _cpu(), "cores": n_cores, "T": args.T, "launcher": launcher, "workers": n,
-                     **{k: round(v, 4) for k, v in med.items()}, "speedup": round(speedup, 3)})
+        one = statistics.median(r["seconds"] for r in runs[(side, launcher, workers[0])])
+        speedup = one / med["seconds"]
+        print(f"{side:<8} {launcher:<8} {n:>7} {med['seconds']:>8.2f} {speedup:>7.2f}x {med['start']:>6.2f} "
+              f"{med['play']:>6.2f} {med['tail']:>6.2f}  " + " ".join(f"{r['seconds']:.2f}" for r in rs), flush=True)
+        rows.append({"machine": _cpu(), "cores": n_cores, "T": args.T, "side": side, "launcher": launcher,
+                     "workers": n, **{k: round(v, 4) for k, v in med.items()}, "speedup": round(speedup, 3)})
+    for side in list(sides)[1:]:
+        for launcher in args.launchers:
+            for n in workers:
+                ratio = (statistics.median(r["seconds"] for r in runs[(side, launcher, n)])
+                         / statistics.median(r["seconds"] for r in runs[("today", launcher, n)]))
+                print(f"{side} / today, {launcher} on {n} worker(s): {ratio:.2f}x", flush=True)
     write_rows(rows, ROOT / "benchmarks" / "results" / "scaling.csv")
 
 
