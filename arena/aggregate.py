@@ -345,16 +345,18 @@ ACROSS = ("paired", "minimax")
 
 def single_matchup(summary: pd.DataFrame) -> bool:
     """Whether a summary holds a single matchup: one game, one forecaster, one nature (any seeds and
-    horizons). It has no pair of forecasters to compare, and its forecaster x nature game is one by one,
-    whose value is the seed mean already in ``seed_stats``: the tables :data:`ACROSS` would say nothing.
+    horizons); an empty summary holds none. A single matchup has no pair of forecasters to compare, and its
+    forecaster x nature game is one by one, whose value is the seed mean already in ``seed_stats``: the
+    tables :data:`ACROSS` would say nothing.
 
     Examples
     --------
     >>> s = pd.DataFrame({"game": "binary", "forecaster": "k29", "nature": "n", "seed": [0, 1], "T": 10})
-    >>> single_matchup(s), single_matchup(s.assign(forecaster=["k29", "ogd"]))
-    (True, False)
+    >>> single_matchup(s), single_matchup(s.assign(forecaster=["k29", "ogd"])), single_matchup(s.iloc[:0])
+    (True, False, False)
     """
-    return all(summary[k].nunique(dropna=False) <= 1 for k in ("game", "forecaster", "nature") if k in summary)
+    return len(summary) > 0 and all(summary[k].nunique(dropna=False) <= 1 for k in ("game", "forecaster", "nature")
+                                    if k in summary)
 
 
 def write_aggregates(out_dir: Path | str, summary: pd.DataFrame) -> dict[str, Path]:
@@ -370,7 +372,7 @@ def write_aggregates(out_dir: Path | str, summary: pd.DataFrame) -> dict[str, Pa
     invariant = seed_invariant(summary)  # once: every table below needs it
     stats = seed_stats(summary, invariant=invariant)
     tables = {"seed_stats": stats, "leaderboard": leaderboard(summary, ranked, stats=stats)}
-    if single_matchup(summary):
+    if summary.empty or single_matchup(summary):  # nothing, or nothing to compare
         for name in ACROSS:
             for suffix in (".parquet", ".csv"):
                 (out_dir / f"{name}{suffix}").unlink(missing_ok=True)

@@ -89,7 +89,7 @@ def _in_pool(workers: int, sweep: tuple, jobs: list[tuple[int, list[str]]]) -> l
     from arena.supervise import ctrl_c_ignored
     from arena.tournament import warm_up
 
-    warm_up()  # once, here, for every forked worker, not once a worker
+    warm_up(sweep[1])  # once, here, for every forked worker, not once a worker
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_start_worker,
                                initargs=(sweep,))
     try:
@@ -125,14 +125,17 @@ def _meanwhile(config: Any) -> None:
     needed by a worker, so none of it delays the first matchup."""
     if config.get("tournament") is None:
         return
-    try:
-        from arena.tournament import warm_up_summary
+    from arena.tournament import warm_up_summary
 
+    try:
         warm_up_summary()
-        if config.get("report", True):
-            import arena.plots.report  # noqa: F401
     except Exception:  # noqa: BLE001, S110 (the summary says what is wrong when it runs, after the matchups)
         pass
+    if config.get("report", True):
+        try:
+            import arena.plots.report  # noqa: F401
+        except Exception:  # noqa: BLE001, S110 (the report says what is wrong when it runs, after the matchups)
+            pass
 
 
 def _start_worker(sweep: tuple, worker: bool = True) -> None:

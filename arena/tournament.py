@@ -300,7 +300,7 @@ def run_job(cfg: DictConfig) -> None:
             say(f"[arena] {progress.finished() + ' | ' if progress else ''}{text}")
 
         if todo:
-            warm_up()
+            warm_up(cfg)
         play_supervised(out_dir, todo, play, play)
 
 
@@ -311,14 +311,15 @@ def say(line: str) -> None:
     sys.stdout.flush()
 
 
-def warm_up() -> None:
+def warm_up(cfg: DictConfig | None = None) -> None:
     """Load, in the job's own process, what playing and scoring a matchup load on first use, so that the
     supervised child that plays the shard (:mod:`arena.supervise` forks one per shard) inherits it instead of
     loading it again for every shard: the runner and Numba's CPU target (every compiled kernel: the binary
-    game's scores, K29), some 0.1 s a process. The arena's launcher (:mod:`arena.launcher`) calls it before it
-    forks its workers, which then find it done. Plugin code does not run here: only libraries load. Playing
-    and storing matchups loads neither pandas nor SciPy's optimizers: what the summary's tables need loads
-    in :func:`warm_up_summary`."""
+    game's scores, K29), some 0.1 s a process; for the other games (their curves are tables, their natures
+    SciPy's laws) pandas and scipy.special too, and pandas and pyarrow where ``cfg`` keeps traces. The arena's launcher
+    (:mod:`arena.launcher`) calls it before it forks its workers, which then find it done. Plugin code does
+    not run here: only libraries load. The binary game plays and stores matchups without pandas or SciPy's
+    optimizers: what the summary's tables need loads in :func:`warm_up_summary`."""
     import arena.runner  # noqa: F401
 
     if "numba" in sys.modules:  # a plugin or the game uses compiled code
@@ -328,6 +329,13 @@ def warm_up() -> None:
             cpu_target.target_context.refresh()
         except Exception:  # noqa: BLE001 (another Numba: the child loads it on first use, as before)
             pass
+    if cfg is not None:
+        if str(OmegaConf.select(cfg, "game.name", default="binary")) != "binary":
+            import pandas  # noqa: F401
+            import scipy.special  # noqa: F401
+        if cfg.get("keep_trace"):  # the trace is a table, written as Parquet
+            import pandas  # noqa: F401
+            import pyarrow.parquet  # noqa: F401
 
 
 def warm_up_summary() -> None:

@@ -97,8 +97,8 @@ def main() -> None:
         scratch = args.scratch or Path(tempfile.gettempdir()) / f"arena-bench-{args.base}"
         sides[args.base] = arena_of(build_base(args.base, scratch))
     elif args.base_python:
-        sides["base"] = arena_of(args.base_python)
-        if not sides["base"].exists():
+        sides["base"] = args.base_python.parent / "arena"  # its own: never today's from the PATH
+        if not sides["base"].is_file():
             raise SystemExit(f"scaling: no arena command beside {args.base_python}: give the Python of an "
                              "environment where the arena is installed")
     print(f"machine: {_cpu()}, {n_cores} cores; bench tournament (180 matchups) at T={args.T}, "

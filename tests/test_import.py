@@ -39,28 +39,44 @@ def test_playing_loads_no_table_library_until_a_table_is_read():
     assert before == [] and loaded and columns == ["t", "metric", "value"] and rows > 0 and kept
 
 
-def test_a_tournament_worker_loads_no_table_library_nor_scipy_optimize():
-    """What a worker of the local launcher does (forked from the ``arena`` process once it imported the command
-    and warmed up, it plays and stores matchups) loads neither pandas, pyarrow nor SciPy's optimizers: the
-    ``arena`` process loads them while the workers play, off the way of the first matchup. The regret to the
-    linear comparators on the sphere (referee.M small) is solved without scipy.optimize too."""
-    code = ("import sys, json, tempfile, math\n"
-            "import arena.cli\n"
-            "from omegaconf import OmegaConf, open_dict\n"
-            "from arena.config import compose, hydra_session\n"
-            "from arena.tournament import warm_up, run_matchup\n"
-            "warm_up()\n"
-            "with hydra_session():\n"
-            "    cfg = compose(['forecaster=linear_df', 'nature=logistic', 'T=300', 'referee.M=0.01'])\n"
-            "with open_dict(cfg):\n"
-            "    cfg.forecaster_label, cfg.nature_label = 'linear_df', 'logistic'\n"
-            "    del cfg['hydra']\n"
-            "with tempfile.TemporaryDirectory() as d:\n"
-            "    row = run_matchup(OmegaConf.create(OmegaConf.to_container(cfg)), d)\n"
-            "print(json.dumps([[m for m in ('pandas', 'pyarrow', 'scipy.optimize') if m in sys.modules],"
-            " math.isfinite(row['regret_linear'])]))")
-    loaded, finite = json.loads(_fresh(code))
-    assert loaded == [] and finite
+_WORKER = """
+import sys, json, tempfile, math
+import arena.cli
+from omegaconf import OmegaConf, open_dict
+from arena.config import compose, hydra_session
+from arena.tournament import warm_up, run_matchup
+with hydra_session():
+    cfg = compose({overrides!r})
+with open_dict(cfg):
+    cfg.forecaster_label, cfg.nature_label = 'f', 'n'
+    del cfg['hydra']
+warm_up(cfg)
+heavy = ('pandas', 'pyarrow', 'scipy.optimize', 'scipy.special')
+before = [m for m in heavy if m in sys.modules]
+with tempfile.TemporaryDirectory() as d:
+    row = run_matchup(OmegaConf.create(OmegaConf.to_container(cfg)), d)
+print(json.dumps([before, [m for m in heavy if m in sys.modules and m not in before],
+                  math.isfinite(row.get('regret_linear', 0.0))]))
+"""
+
+
+@pytest.mark.parametrize("overrides, preloaded", [
+    (["forecaster=linear_df", "nature=logistic", "T=300", "referee.M=0.01"], []),
+    (["forecaster=k29", "nature=iid_bernoulli", "T=300", "keep_trace=true"], ["pandas", "pyarrow"]),
+    (["game=quantile", "forecaster=running_quantile", "nature=iid_normal", "T=300"], ["pandas", "pyarrow",
+                                                                                      "scipy.special"]),
+])
+def test_a_tournament_worker_loads_nothing_heavy_after_its_warm_up(overrides, preloaded):
+    """What a worker of the local launcher does: forked from the ``arena`` process once it imported the command
+    and warmed up for the sweep's config (:func:`arena.tournament.warm_up`), it plays and stores matchups, and
+    loads nothing heavy on the way (each worker would load it again). The binary game needs neither pandas,
+    pyarrow nor SciPy (the regret to the linear comparators on a small sphere, referee.M, is solved without
+    scipy.optimize): the ``arena`` process loads what the summary needs while the workers play. A trace is
+    Parquet (pyarrow), the quantile game's curves are tables and its natures SciPy's laws: those load before
+    the fork."""
+    code = _WORKER.format(overrides=overrides)
+    before, loaded_by_playing, finite = json.loads(_fresh(code))
+    assert before == preloaded and loaded_by_playing == [] and finite
 
 
 def test_a_matchup_stored_from_its_columns_is_the_one_stored_from_its_tables(tmp_path):

@@ -7,6 +7,8 @@ Perdomo & Recht, §5-§6; certificates: docs/ERRATA.md.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -57,27 +59,43 @@ def best_linear_weights(X: np.ndarray, y: np.ndarray, M: float) -> np.ndarray:
 
 
 def brent_root(f, a: float, b: float, xtol: float, rtol: float, maxiter: int) -> float:
-    """A root of ``f`` bracketed by [a, b] (f(a) f(b) <= 0), by Brent's method in the form of SciPy's
-    ``brentq`` (Brent 1973, ch. 4: inverse quadratic or linear interpolation where it makes a short enough
-    step, bisection where not), step for step: the same floats as ``scipy.optimize.brentq`` with the same
-    tolerances (tests/test_metrics.py checks it), without importing scipy.optimize (0.15 s, on the way of
-    every worker of a tournament). Returns the last iterate when ``maxiter`` steps do not converge.
+    """A root of ``f`` bracketed by [a, b] (f(a) and f(b) of opposite signs), by Brent's method in the form of
+    SciPy's ``brentq`` (Brent 1973, ch. 4: inverse quadratic or linear interpolation where it makes a short
+    enough step, bisection where not), step for step: the same floats as ``scipy.optimize.brentq`` with the
+    same tolerances, and the same errors (tests/test_metrics.py checks both), without importing
+    scipy.optimize (0.15 s, on the way of every worker of a tournament). Signs are compared by their sign
+    bits, as SciPy does (a product of two tiny values would underflow to zero).
+
+    Raises ValueError where f(a) and f(b) have the same sign, f gives NaN or ``rtol`` is under 4 machine
+    epsilons, and RuntimeError where ``maxiter`` steps do not converge (``brentq``'s default ``disp=True``).
 
     >>> round(brent_root(lambda x: x * x - 2.0, 0.0, 2.0, 1e-15, 1e-15, 100), 12)
     1.414213562373
     """
+    if rtol < 4 * np.finfo(float).eps:
+        raise ValueError(f"rtol={rtol!r} is too small: give at least {4 * np.finfo(float).eps:g}")
+
+    def value(x: float) -> float:
+        fx = float(f(x))
+        if math.isnan(fx):
+            raise ValueError(f"the function value at x={x} is NaN: the root finder cannot go on")
+        return fx
+
+    def negative(v: float) -> bool:
+        return math.copysign(1.0, v) < 0
+
     x_prev, x_cur = float(a), float(b)
-    f_prev, f_cur = float(f(x_prev)), float(f(x_cur))
-    if f_prev * f_cur > 0:
-        raise ValueError(f"f({a}) = {f_prev} and f({b}) = {f_cur} have the same sign: no root bracketed")
+    f_prev, f_cur = value(x_prev), value(x_cur)
     if f_prev == 0:
         return x_prev
     if f_cur == 0:
         return x_cur
+    if negative(f_prev) == negative(f_cur):
+        raise ValueError(f"f({a}) = {f_prev} and f({b}) = {f_cur} have the same sign: no root bracketed")
     x_blk = f_blk = step_prev = step = 0.0
     for _ in range(maxiter):
-        if f_prev * f_cur < 0:  # the root lies between the last two iterates: they become the bracket
-            x_blk, f_blk = x_prev, f_prev
+        if f_prev != 0 and f_cur != 0 and negative(f_prev) != negative(f_cur):
+            x_blk, f_blk = x_prev, f_prev  # the root lies between the last two iterates: they become the bracket
             step_prev = step = x_cur - x_prev
         if abs(f_blk) < abs(f_cur):  # keep the best iterate in x_cur
             x_prev, x_cur, x_blk = x_cur, x_blk, x_cur
@@ -101,8 +119,8 @@ def brent_root(f, a: float, b: float, xtol: float, rtol: float, maxiter: int) ->
             step_prev = step = half
         x_prev, f_prev = x_cur, f_cur
         x_cur += step if abs(step) > tol else (tol if half > 0 else -tol)
-        f_cur = float(f(x_cur))
-    return x_cur
+        f_cur = value(x_cur)
+    raise RuntimeError(f"the root finder did not converge in {maxiter} steps (last iterate {x_cur})")
 
 
 def regret_linear(p: np.ndarray, y: np.ndarray, X: np.ndarray, M: float, intercept: bool = False) -> float:
