@@ -185,6 +185,15 @@ def report_main(argv: list[str] | None = None) -> None:
     and the LaTeX table a paper needs, as PDF (TrueType fonts) in ``DIR/paper/`` (unless ``--format``
     says).
     """
+    try:
+        _report(argv)
+    except KeyboardInterrupt:  # drawing, or still loading the plotting code
+        print("\ninterrupted: the stored matchups and tables are untouched; run the same command to draw the report",
+              file=sys.stderr, flush=True)
+        raise SystemExit(130) from None
+
+
+def _report(argv: list[str] | None) -> None:
     import argparse
 
     from arena.plots.report import FORMATS
@@ -214,10 +223,6 @@ def report_main(argv: list[str] | None = None) -> None:
         print(f"arena-report: error: cannot write {exc.filename or args.results_dir}: {exc.strerror or exc}; make room or "
               "make it writable, then run it again (the stored matchups are untouched)", file=sys.stderr)
         raise SystemExit(1) from None
-    except KeyboardInterrupt:
-        print("\ninterrupted: the stored matchups and tables are untouched; run the same command to draw the report",
-              file=sys.stderr, flush=True)
-        raise SystemExit(130) from None
 
 
 def rerun_main(argv: list[str] | None = None) -> None:

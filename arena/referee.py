@@ -13,7 +13,7 @@ Perdomo & Recht, §2-§10; errata: docs/ERRATA.md.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
+import functools
 import math
 from typing import TYPE_CHECKING
 
@@ -136,15 +136,15 @@ def check_tolerance(forecaster, max_tol: float) -> None:
                          "referee.max_tol")
 
 
+@functools.cache
 def _malloc_trim():
-    """glibc's ``malloc_trim``, or None (another C library)."""
+    """glibc's ``malloc_trim`` among the symbols this process has loaded already (``dlopen(NULL)``), or None
+    (another C library); looked up when first needed. Not ``ctypes.util.find_library("c")``: that runs
+    ``ldconfig -p`` in a child process, and did so at the import of this module, in every command."""
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+        return ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):
         return None
-
-
-_TRIM = _malloc_trim()
 
 
 def release_freed_memory() -> None:
@@ -155,5 +155,6 @@ def release_freed_memory() -> None:
     the process's memory. Between the scorer's phases at a million rounds that is 10-20 MB of
     arrays already dropped, counted again under the next phase's own.
     """
-    if _TRIM is not None:
-        _TRIM(0)
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
