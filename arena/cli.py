@@ -118,8 +118,11 @@ def main(argv: list[str] | None = None) -> None:
     use_search_path_plugin(argv)
     sys.argv = [sys.argv[0], *argv]
     os.environ[DRIVER_PID] = str(os.getpid())  # the launcher's workers end when this process is gone
-    try:
-        with _known_mode(mode if _same_composition(argv) else _UNKNOWN), shard_configs_composed_once():
+    from arena.supervise import ctrl_c_remembered
+
+    try:  # ctrl_c_remembered: a Ctrl-C that came inside Numba's callbacks (loading compiled code) is one too
+        with ctrl_c_remembered(), _known_mode(mode if _same_composition(argv) else _UNKNOWN), \
+                shard_configs_composed_once():
             hydra.main(config_path=config_dir() or f"pkg://{CONFIG_MODULE}", config_name="config",
                        version_base="1.3")(run_job)()
     except KeyboardInterrupt:
@@ -185,8 +188,11 @@ def report_main(argv: list[str] | None = None) -> None:
     and the LaTeX table a paper needs, as PDF (TrueType fonts) in ``DIR/paper/`` (unless ``--format``
     says).
     """
+    from arena.supervise import ctrl_c_remembered
+
     try:
-        _report(argv)
+        with ctrl_c_remembered():  # also a Ctrl-C that came inside Numba's callbacks (the top comparison's replay)
+            _report(argv)
     except KeyboardInterrupt:  # drawing, or still loading the plotting code
         print("\ninterrupted: the stored matchups and tables are untouched; run the same command to draw the report",
               file=sys.stderr, flush=True)

@@ -86,10 +86,11 @@ def _in_pool(workers: int, sweep: tuple, jobs: list[tuple[int, list[str]]]) -> l
     from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
-    from arena.supervise import ctrl_c_ignored
+    from arena.supervise import ctrl_c_ignored, raise_if_interrupted
     from arena.tournament import warm_up
 
     warm_up(sweep[1])  # once, here, for every forked worker, not once a worker
+    raise_if_interrupted()  # a Ctrl-C that came while Numba loaded (its callbacks drop it): before any worker starts
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_start_worker,
                                initargs=(sweep,))
     try:

@@ -99,6 +99,53 @@ class ctrl_c_ignored:
             signal.signal(signal.SIGINT, self.previous)
 
 
+#: Set by the Ctrl-C handler of :class:`ctrl_c_remembered`.
+_INTERRUPTED = threading.Event()
+
+
+class ctrl_c_remembered:
+    """Within this block, Ctrl-C (SIGINT) raises KeyboardInterrupt as usual and is remembered too. Where it comes
+    while Python code runs inside a C library's callback (Numba, through llvmlite, calls back into Python as it
+    loads compiled code), ctypes drops the exception (and would print its traceback: it is kept quiet here):
+    :func:`raise_if_interrupted` raises it again at the next check, and the end of the block does if no check
+    came. A no-op outside the main thread."""
+
+    def __enter__(self):
+        import signal
+
+        _INTERRUPTED.clear()
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            def remember(signum, frame):
+                _INTERRUPTED.set()
+                raise KeyboardInterrupt
+
+            self.previous = signal.signal(signal.SIGINT, remember)
+            self.hook = hook = sys.unraisablehook
+
+            def quiet(unraisable) -> None:  # a dropped Ctrl-C is raised again, not printed
+                if not (isinstance(unraisable.exc_value, KeyboardInterrupt) and _INTERRUPTED.is_set()):
+                    hook(unraisable)
+
+            sys.unraisablehook = quiet
+        return self
+
+    def __exit__(self, exc_type, *exc) -> None:
+        import signal
+
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+            sys.unraisablehook = self.hook
+        if exc_type is None and _INTERRUPTED.is_set():
+            raise KeyboardInterrupt  # dropped inside a callback: an interrupt all the same
+
+
+def raise_if_interrupted() -> None:
+    """Raise KeyboardInterrupt if Ctrl-C came within :class:`ctrl_c_remembered` (and was dropped on its way)."""
+    if _INTERRUPTED.is_set():
+        raise KeyboardInterrupt
+
+
 def marker(out_dir: Path, mid: str) -> Path:
     """The file that says matchup ``mid`` is being played (see the module's docstring)."""
     return Path(out_dir) / "matchups" / f".{mid}.running"
@@ -198,4 +245,5 @@ def _child(out_dir: Path, items: Sequence[tuple[str, object]], play: Callable[[s
             os._exit(code)
 
 
-__all__ = ["clear_markers", "exit_with_parent", "leave_to_parent", "marker", "play_supervised"]
+__all__ = ["clear_markers", "ctrl_c_remembered", "exit_with_parent", "leave_to_parent", "marker", "play_supervised",
+           "raise_if_interrupted"]

@@ -280,6 +280,46 @@ def test_ctrl_c_in_arena_report_exits_130_with_one_line(tmp_path):
     assert not _gone(workers), "a figure worker was still running 10 s after Ctrl-C"
 
 
+CALLBACK_CTRL_C = """
+import ctypes, json, os, signal, sys
+from arena.supervise import ctrl_c_remembered, raise_if_interrupted
+
+def inside():  # Python called back from C, as llvmlite calls Numba while it loads compiled code
+    os.kill(os.getpid(), signal.SIGINT)
+    for _ in range(1000):  # the handler runs here, inside the callback: ctypes drops what it raises
+        pass
+
+callback = ctypes.CFUNCTYPE(None)(inside)
+outcomes = []
+for check in (True, False):
+    steps = []
+    try:
+        with ctrl_c_remembered():
+            callback()
+            steps.append("dropped")
+            if check:
+                raise_if_interrupted()
+            steps.append("went on")
+    except KeyboardInterrupt:
+        steps.append("raised")
+    outcomes.append(steps)
+print(json.dumps([outcomes, signal.getsignal(signal.SIGINT) is signal.default_int_handler,
+                  sys.unraisablehook is sys.__unraisablehook__]))
+"""
+
+
+def test_a_ctrl_c_dropped_inside_a_c_callback_is_raised_again():
+    """A Ctrl-C that comes while C code runs a Python callback (Numba's, as the report's top comparison loads
+    compiled code) is dropped by ctypes: arena-report exited 0 after it, with a traceback on stderr. Within
+    ctrl_c_remembered it is raised again at the next check, or at the end of the block, and nothing is printed."""
+    proc = subprocess.run([sys.executable, "-c", CALLBACK_CTRL_C], capture_output=True, text=True, timeout=60,
+                          env=_env(Path(__file__).resolve().parent.parent))
+    assert proc.returncode == 0, proc.stderr
+    outcomes, handler_restored, hook_restored = json.loads(proc.stdout)
+    assert outcomes == [["dropped", "raised"], ["dropped", "went on", "raised"]]
+    assert handler_restored and hook_restored and "Traceback" not in proc.stderr, proc.stderr
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="forks a child process")
 def test_a_process_watches_its_parent_with_one_thread_however_often_asked():
     """Each job of a launcher's worker asks for the watcher: one thread a process, and a forked child its own

@@ -42,6 +42,7 @@ from arena.plots.common import (
 from arena.plots.style import _safe, _save, forecaster_styles
 from arena.plots.tables import _headline, latex_table, markdown_summary
 from arena.results import inside, write_text_atomic
+from arena.supervise import raise_if_interrupted
 
 #: Every figure :func:`report` draws, by name.
 FIGURES = {
@@ -181,6 +182,7 @@ def _run_jobs(jobs: list[tuple], on_done=None, meanwhile=None) -> list[list[Path
             meanwhile()
         out = []
         for job in jobs:
+            raise_if_interrupted()
             out.append(_draw_job(job))
             on_done(job)
         return out
@@ -236,8 +238,10 @@ def _run_jobs(jobs: list[tuple], on_done=None, meanwhile=None) -> list[list[Path
         if meanwhile is not None:
             meanwhile()
         while (i := take(front=False)) is not None:
+            raise_if_interrupted()  # a Ctrl-C that a C library's callback dropped (the top comparison's Numba)
             results[i] = _draw_job(jobs[i])
             on_done(jobs[i])
+        raise_if_interrupted()
     finally:
         with lock:  # whatever happened here, the pool takes no more jobs
             span[0] = span[1]
