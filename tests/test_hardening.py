@@ -206,6 +206,18 @@ def _children(pid: int) -> list[int]:
         return []
 
 
+def _forked_children(pid: int) -> list[int]:
+    """The children of ``pid`` forked from it (its command line), not a program it runs for a moment."""
+    def cmdline(p: int) -> bytes | None:
+        try:
+            return Path(f"/proc/{p}/cmdline").read_bytes()
+        except OSError:
+            return None
+
+    own = cmdline(pid)
+    return [c for c in _children(pid) if own is not None and cmdline(c) == own]
+
+
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads a process's children from /proc (Linux)")
 def test_a_killed_worker_ends_the_run_with_one_line_and_the_rerun_resumes(tmp_path):
     proc = _start(tmp_path)  # the local launcher: 2 worker processes forked from arena, each forks a player
@@ -239,7 +251,7 @@ def _report_with_workers(tmp_path: Path) -> tuple[subprocess.Popen, list[int]]:
                                 preexec_fn=_default_sigint, env={**_env(tmp_path), "ARENA_PLOT_JOBS": "3"})
         workers: list[int] = []
         while proc.poll() is None and not workers:
-            workers = _children(proc.pid)
+            workers = _forked_children(proc.pid)
             time.sleep(0.01)
         if workers:
             time.sleep(0.3)  # the workers are drawing, or waiting for a figure to draw
