@@ -236,10 +236,9 @@ def save_matchup(out_dir: Path, row: dict, curves: pd.DataFrame | dict, reliabil
 
 
 def _columns(table) -> dict[str, list]:
-    """column -> list of plain values, of a table (DataFrame) or of its columns (lists or arrays)."""
-    if isinstance(table, dict):
-        return {c: v.tolist() if isinstance(v, np.ndarray) else list(v) for c, v in table.items()}
-    return {c: table[c].tolist() for c in table.columns}
+    """column -> list of plain values, of a table (DataFrame) or of its columns (lists, arrays or Series)."""
+    columns = table if isinstance(table, dict) else {c: table[c] for c in table.columns}
+    return {c: v.tolist() if hasattr(v, "tolist") else list(v) for c, v in columns.items()}
 
 
 class CorruptResult(ValueError):

@@ -84,13 +84,13 @@ class Result:
     def _set_curves(self, curves) -> None:
         self.__dict__["_curves"] = curves
 
-    def curves_columns(self) -> dict[str, list]:
-        """The curves as column -> values, as stored (:func:`arena.results.save_matchup`): from the rows
+    def curves_columns(self) -> dict:
+        """The curves as column -> values, as :func:`arena.results.save_matchup` stores them: from the rows
         without pandas (a worker that plays and stores matchups never loads it), the same lists as the frame's."""
         curves = self.__dict__["_curves"]
         if isinstance(curves, list):
             return {"t": [r[0] for r in curves], "metric": [r[1] for r in curves], "value": [r[2] for r in curves]}
-        return {c: curves[c].tolist() for c in curves.columns}
+        return {c: curves[c] for c in curves.columns}
 
     @property
     def trace(self) -> pd.DataFrame:

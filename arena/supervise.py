@@ -74,9 +74,18 @@ def leave_to_parent() -> None:
     Ctrl-C is ignored from the main thread only (Ray runs a job in another; the signal is the process's)."""
     import signal
 
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _on_ctrl_c(signal.SIG_IGN)
     exit_with_parent()
+
+
+def _on_ctrl_c(handler):
+    """Set this process's Ctrl-C (SIGINT) handler, from the main thread only (a no-op in another: the
+    signal is the process's); the previous handler, or None where none was set."""
+    import signal
+
+    if threading.current_thread() is threading.main_thread():
+        return signal.signal(signal.SIGINT, handler)
+    return None
 
 
 class ctrl_c_ignored:
@@ -87,16 +96,12 @@ class ctrl_c_ignored:
     def __enter__(self):
         import signal
 
-        self.previous = None
-        if threading.current_thread() is threading.main_thread():
-            self.previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        self.previous = _on_ctrl_c(signal.SIG_IGN)
         return self
 
     def __exit__(self, *exc) -> None:
-        import signal
-
         if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
+            _on_ctrl_c(self.previous)
 
 
 #: Set by the Ctrl-C handler of :class:`ctrl_c_remembered`.
@@ -111,30 +116,24 @@ class ctrl_c_remembered:
     came. A no-op outside the main thread."""
 
     def __enter__(self):
-        import signal
+        def remember(signum, frame):
+            _INTERRUPTED.set()
+            raise KeyboardInterrupt
+
+        def quiet(unraisable) -> None:  # a dropped Ctrl-C is raised again, not printed
+            if not (isinstance(unraisable.exc_value, KeyboardInterrupt) and _INTERRUPTED.is_set()):
+                hook(unraisable)
 
         _INTERRUPTED.clear()
-        self.previous = None
-        if threading.current_thread() is threading.main_thread():
-            def remember(signum, frame):
-                _INTERRUPTED.set()
-                raise KeyboardInterrupt
-
-            self.previous = signal.signal(signal.SIGINT, remember)
+        self.previous = _on_ctrl_c(remember)
+        if self.previous is not None:
             self.hook = hook = sys.unraisablehook
-
-            def quiet(unraisable) -> None:  # a dropped Ctrl-C is raised again, not printed
-                if not (isinstance(unraisable.exc_value, KeyboardInterrupt) and _INTERRUPTED.is_set()):
-                    hook(unraisable)
-
             sys.unraisablehook = quiet
         return self
 
     def __exit__(self, exc_type, *exc) -> None:
-        import signal
-
         if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
+            _on_ctrl_c(self.previous)
             sys.unraisablehook = self.hook
         if exc_type is None and _INTERRUPTED.is_set():
             raise KeyboardInterrupt  # dropped inside a callback: an interrupt all the same

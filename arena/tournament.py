@@ -329,13 +329,14 @@ def warm_up(cfg: DictConfig | None = None) -> None:
             cpu_target.target_context.refresh()
         except Exception:  # noqa: BLE001 (another Numba: the child loads it on first use, as before)
             pass
-    if cfg is not None:
-        if str(OmegaConf.select(cfg, "game.name", default="binary")) != "binary":
-            import pandas  # noqa: F401
-            import scipy.special  # noqa: F401
-        if cfg.get("keep_trace"):  # the trace is a table, written as Parquet
-            import pandas  # noqa: F401
-            import pyarrow.parquet  # noqa: F401
+    other_game = cfg is not None and str(OmegaConf.select(cfg, "game.name", default="binary")) != "binary"
+    trace = cfg is not None and bool(cfg.get("keep_trace"))  # a table, written as Parquet
+    if other_game or trace:
+        import pandas  # noqa: F401
+    if other_game:
+        import scipy.special  # noqa: F401
+    if trace:
+        import pyarrow.parquet  # noqa: F401
 
 
 def warm_up_summary() -> None:
