@@ -745,3 +745,60 @@ def test_no_figure_worker_is_forked_beside_another_thread():
     pool = driver._fork_pool(1, [])  # alone again: a worker starts
     assert pool is not None
     pool.shutdown()
+
+
+def _child_or_here(here: int):
+    """What a function run by ``driver._Forked`` reports: the process it ran in."""
+    return "child" if os.getpid() != here else "here"
+
+
+def test_the_top_comparison_runs_in_a_forked_process_and_its_error_comes_back():
+    """The report's top comparison runs in a child forked for it (:class:`driver._Forked`): its value, or its
+    error, comes back to this process; where the child ends without an answer (killed), or no process can be
+    forked (another thread runs, or no os.fork), it is computed here."""
+    import signal
+    import threading
+
+    me = os.getpid()
+    assert driver._Forked(lambda: (_child_or_here(me), [1, 2])).result() == ("child", [1, 2])
+
+    def fails():
+        raise ValueError(f"bad value in {_child_or_here(me)}")
+
+    with pytest.raises(ValueError, match="bad value in child"):
+        driver._Forked(fails).result()
+
+    def unpicklable():
+        raise type("Local", (Exception,), {})("made in a function")  # a class pickle cannot find
+
+    with pytest.raises(RuntimeError, match="Local: made in a function"):
+        driver._Forked(unpicklable).result()
+
+    def killed_there():
+        if os.getpid() != me:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return "here"
+
+    assert driver._Forked(killed_there).result() == "here"
+
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    other.start()
+    try:
+        beside = driver._Forked(lambda: _child_or_here(me))
+        assert beside.pid is None and beside.result() == "here"
+    finally:
+        stop.set()
+        other.join()
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="reads a process's state from /proc (Linux)")
+def test_cancel_ends_a_forked_computation_still_running():
+    forked = driver._Forked(lambda: time.sleep(60))
+    pid = forked.pid
+    assert pid is not None and Path(f"/proc/{pid}").exists()
+    t0 = time.monotonic()
+    forked.cancel()
+    assert time.monotonic() - t0 < 5 and not Path(f"/proc/{pid}").exists()  # ended and reaped
+    assert forked.pid is None and forked.fd is None
+    forked.cancel()  # again: nothing to do
