@@ -227,7 +227,6 @@ def _answer(fd: int, fn) -> None:
     code = 0
     try:
         leave_to_parent()
-        gc.freeze()  # what it inherited is never scanned by its collections (nor copied by them, page by page)
         try:
             answer = (True, fn())
         except Exception as exc:  # noqa: BLE001  (raised in the report's process)
