@@ -191,7 +191,7 @@ def report_main(argv: list[str] | None = None) -> None:
     from arena.supervise import ctrl_c_remembered
 
     try:
-        with ctrl_c_remembered():  # also a Ctrl-C that came inside Numba's callbacks (a replay run in this process)
+        with ctrl_c_remembered():  # also a Ctrl-C that came inside Numba's callbacks (the top comparison's replay)
             _report(argv)
     except KeyboardInterrupt:  # drawing, or still loading the plotting code
         print("\ninterrupted: the stored matchups and tables are untouched; run the same command to draw the report",

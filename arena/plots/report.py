@@ -14,7 +14,6 @@ import hashlib
 import json
 import os
 import pickle
-import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -163,88 +162,7 @@ def _ready() -> None:
     """Nothing: a worker that runs it was forked and answers."""
 
 
-class _Forked:
-    """``fn()`` computed in a process forked from this one now, while this one goes on (the report's top
-    comparison: it replays matchups, and loads Numba to do so, while this process builds and draws the
-    figures); :meth:`result` waits for its answer (its return value, or its error raised here).
-
-    The child leaves Ctrl-C to this process and ends with it (:func:`arena.supervise.leave_to_parent`);
-    :meth:`cancel` ends it. Where ``os.fork`` is missing or another thread of this process runs (forking
-    beside it is unsafe: a launcher's), and where the child ends without an answer (killed), ``fn()`` is
-    computed here when its result is asked for."""
-
-    def __init__(self, fn):
-        self.fn, self.pid, self.fd = fn, None, None
-        if not hasattr(os, "fork") or threading.active_count() > 1:
-            return
-        sys.stdout.flush()  # what this process printed is not printed again by the child
-        sys.stderr.flush()
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(read)
-            _answer(write, fn)  # never returns
-        os.close(write)
-        self.pid, self.fd = pid, read
-
-    def result(self):
-        if self.pid is None:
-            return self.fn()
-        with os.fdopen(self.fd, "rb") as f:  # until the child closes its end: it answered, or it ended
-            self.fd = None
-            data = f.read()
-        os.waitpid(self.pid, 0)
-        self.pid = None
-        try:
-            ok, value = pickle.loads(data)
-        except Exception:  # noqa: BLE001  (no answer: the child was killed, e.g. out of memory)
-            return self.fn()
-        if not ok:
-            raise value
-        return value
-
-    def cancel(self) -> None:
-        """End the child if it still runs (Ctrl-C here, or an error in a figure)."""
-        import signal
-
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
-        if self.pid is not None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            os.waitpid(self.pid, 0)
-            self.pid = None
-
-
-def _answer(fd: int, fn) -> None:
-    """In the child of :class:`_Forked`: send ``(True, fn())`` or ``(False, its error)`` down ``fd``, pickled,
-    and exit (an error that does not pickle goes as its text)."""
-    from arena.supervise import leave_to_parent
-
-    code = 0
-    try:
-        leave_to_parent()
-        try:
-            answer = (True, fn())
-        except Exception as exc:  # noqa: BLE001  (raised in the report's process)
-            answer = (False, exc)
-        try:
-            data = pickle.dumps(answer)
-            pickle.loads(data)  # some exceptions pickle but do not unpickle
-        except Exception:  # noqa: BLE001
-            data = pickle.dumps((False, RuntimeError(f"{type(answer[1]).__name__}: {answer[1]}")))
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-    except BaseException:  # noqa: BLE001  (no answer: the report's process computes it)
-        code = 1
-    finally:
-        os._exit(code)
-
-
-def _run_jobs(jobs: list[tuple], on_done=None) -> list[list[Path]]:
+def _run_jobs(jobs: list[tuple], on_done=None, meanwhile=None) -> list[list[Path]]:
     """Draw every job; the results come in the jobs' order, whichever process drew them.
 
     This process draws jobs from the end of the list at once; worker processes forked from it (a
@@ -253,11 +171,15 @@ def _run_jobs(jobs: list[tuple], on_done=None) -> list[list[Path]]:
     worker that cannot start or that dies, or a figure whose paths do not pickle, leaves its job to this
     process; an error in a figure is raised here, whoever drew it. Where ``os.fork`` is missing
     (Windows), this process draws every job. ``on_done(job)``, when given, is called as each job is
-    drawn (from this thread or the pool's), e.g. to print progress."""
+    drawn (from this thread or the pool's), e.g. to print progress. ``meanwhile()``, when given, is
+    called by this process first (while the workers draw), e.g. to compute a table the figures do
+    not need."""
     on_done = on_done or (lambda job: None)
     workers = _processes(len(jobs)) - 1
     pool = _fork_pool(workers, jobs) if workers >= 1 else None
     if pool is None:
+        if meanwhile is not None:
+            meanwhile()
         out = []
         for job in jobs:
             raise_if_interrupted()
@@ -313,8 +235,10 @@ def _run_jobs(jobs: list[tuple], on_done=None) -> list[list[Path]]:
     feeder = threading.Thread(target=feed, name="arena-plots-pool", daemon=True)
     feeder.start()
     try:
+        if meanwhile is not None:
+            meanwhile()
         while (i := take(front=False)) is not None:
-            raise_if_interrupted()  # a Ctrl-C that a C library's callback dropped (Numba's, where it loads here)
+            raise_if_interrupted()  # a Ctrl-C that a C library's callback dropped (the top comparison's Numba)
             results[i] = _draw_job(jobs[i])
             on_done(jobs[i])
         raise_if_interrupted()
@@ -440,8 +364,7 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
     skipped. Unless a single matchup, the figures a paper needs (:func:`paper_jobs`) also go to
     ``out_dir/paper/`` in ``paper_formats`` (none: no ``paper/``), with each game's LaTeX table; a
     figure in both folders is drawn once. Then the anytime-valid comparison of each game's two best forecasters
-    (:func:`arena.compare.top_pairs`, computed and drawn in a process forked for it while the figures are drawn
-    (:class:`_Forked`): ``compare_top.parquet``/
+    (:func:`arena.compare.top_pairs`, computed and drawn while worker processes draw: ``compare_top.parquet``/
     ``.csv`` and a figure ``compare__<A>__<B>__T<T>``, when their per-round records can be had), ``summary.md``
     (:func:`markdown_summary`) and ``index.html`` (:func:`arena.plots.html.write_index`). The
     paths come in that order, whatever the number of processes.
@@ -504,16 +427,12 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
             game_jobs = _jobs_of_game(s, c, r, fig_dir[where][game], fmts, rc, styles, leaderboard_metrics,
                                       facet=where == "figures")
             jobs[where] += paper_jobs(game, s, game_jobs) if where == "paper" else game_jobs
-    # the comparison of the top forecasters (it replays matchups) and its figure: in a process of its own
-    # while this one draws the figures (with its workers)
-    top = _Forked(lambda: _top_comparisons(out_dir, summary, fig_dir["figures"], formats)) \
-        if "figures" in roots and not summary.empty else None
-    try:
-        written = _draw(out_dir, jobs, quiet)
-        comparisons, compare_files = top.result() if top is not None else (None, [])
-    finally:
-        if top is not None:
-            top.cancel()
+    # the comparison of the top forecasters (it replays matchups) and its figure: done while the workers draw
+    compared: list = []
+    top = (lambda: compared.append(_top_comparisons(out_dir, summary, fig_dir["figures"],
+                                                    formats))) if "figures" in roots and not summary.empty else None
+    written = _draw(out_dir, jobs, quiet, top)
+    comparisons, compare_files = compared[0] if compared else (None, [])
     for game, s, *_ in parts:
         metrics = _headline(game, s, leaderboard_metrics)
         if not metrics:
@@ -579,7 +498,7 @@ def _top_comparisons(out_dir: Path, summary: pd.DataFrame, fig_dir: dict,
     return final, written
 
 
-def _draw(out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool) -> dict[str, list[Path]]:
+def _draw(out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool, meanwhile=None) -> dict[str, list[Path]]:
     """Draw the jobs (per folder of ``out_dir``: ``figures``, ``paper``) whose inputs changed since
     the folder's manifest was written, all in one pool, each figure once: a paper's figure that
     the report draws too is saved in both places from one drawing. Return every job's files,
@@ -609,7 +528,7 @@ def _draw(out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool) -> dict[s
         print(f"[arena] figures: {drawn} to draw, {n - drawn} up to date in "
               + ", ".join(str(out_dir / w) for w in jobs), flush=True)
     with _frozen():
-        _run_jobs(merged, on_done=_Progress(len(merged), quiet))
+        _run_jobs(merged, on_done=_Progress(len(merged), quiet), meanwhile=meanwhile)
     for path, entries in manifests.items():
         write_text_atomic(json.dumps(entries, indent=0, sort_keys=True), path)
     return files
