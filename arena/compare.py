@@ -363,7 +363,7 @@ def main(argv: list[str] | None = None) -> None:
     from arena.plots.compare import comparison_figure
     from arena.plots.style import _save
 
-    paths = _save(comparison_figure(curves, args.alpha), stem, ("pdf", "png"))
+    paths = _save(comparison_figure(curves, args.alpha, final), stem, ("pdf", "png"))
     print(f"[arena] wrote {stem}.csv, {stem}_curves.csv, " + ", ".join(str(p) for p in paths))
 
 

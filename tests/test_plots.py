@@ -521,7 +521,8 @@ def test_a_forecaster_has_one_style_in_every_figure_of_its_game(results, tmp_pat
     seen, draw = [], driver._draw_job
 
     def record(job):
-        seen.append((job[0], job[1][-1] if job[0] != "leaderboard" else None))  # styles: the last argument
+        # styles: the last argument (by_nature: before the shared log scale)
+        seen.append((job[0], None if job[0] == "leaderboard" else job[1][3] if job[0] == "by_nature" else job[1][-1]))
         return draw(job)
 
     monkeypatch.setattr(driver, "_draw_job", record)
@@ -745,3 +746,125 @@ def test_no_figure_worker_is_forked_beside_another_thread():
     pool = driver._fork_pool(1, [])  # alone again: a worker starts
     assert pool is not None
     pool.shutdown()
+
+
+# ------------------------------------------------------------------------------ what a cold reader flagged
+def test_values_under_the_log_floor_are_marked_on_it_not_joined_and_named_once():
+    """Zeros (and values under the shared log floor) are no points of a curve: a line plunging to the floor at
+    every zero hid the other curves, and a note in every panel ran into its neighbours. They are marked on the
+    floor, in the curve's color, and the figure's legend names the mark once."""
+    t = np.array([10, 20, 50, 100, 200, 500, 1000])
+    bias = np.array([0.1, 0.0, 0.02, 0.0, 0.0, 0.004, 0.002]) * t  # |sum(p - y)|: zero at t = 20, 100, 200
+    rows = [{"forecaster": "bit", "nature": nat, "seed": 0, "t": int(tt), "metric": "bias", "value": v}
+            for nat in ("a", "b") for tt, v in zip(t, bias)]
+    rows += [{"forecaster": "k29", "nature": nat, "seed": 0, "t": int(tt), "metric": "bias", "value": 0.05 * tt ** 0.5}
+             for nat in ("a", "b") for tt in t]
+    fig = plots.curves_by_nature(pd.DataFrame(rows), "bias")
+    zero = bias == 0
+    for ax in fig.axes:
+        floor = ax.get_ylim()[0] * 1.25
+        mean = _line(ax, "mean:bit")
+        np.testing.assert_array_equal(np.isnan(np.asarray(mean.get_ydata(), float)), zero)
+        marks = _line(ax, "floored:bit")
+        np.testing.assert_array_equal(marks.get_xdata(), t[zero])
+        np.testing.assert_allclose(marks.get_ydata(), floor)
+        # t = 10 (before a zero) and t = 50 (between two): no segment reaches them, their markers show them
+        np.testing.assert_array_equal(_line(ax, "alone:bit").get_xdata(), [10, 50])
+        assert not [ln for ln in ax.get_lines() if ln.get_gid() == "floored:k29"]  # k29 never under the floor
+        assert not [tx for tx in ax.texts if tx.get_gid() == "floor_note"]
+    labels = [tx.get_text() for tx in fig.legends[0].get_texts()]
+    assert sum("(0 too), on the axis" in lab for lab in labels) == 1
+
+
+def test_the_comparison_of_many_natures_is_one_row_each_colored_by_its_verdict():
+    """With more natures than a few, the comparison's confidence sequences overlapped into one mass: each nature
+    is one row (its final interval, colored by the verdict read from the final table, its round named), and only
+    the natures with a verdict are drawn in color in the e-value panel."""
+    from arena.plots.compare import _VERDICT_COLORS, comparison_figure
+
+    natures = [f"n{i}" for i in range(6)]
+    t = np.array([1, 10, 100, 1000])
+    curves = pd.DataFrame([{"nature": n, "seed": 0, "t": tt, "mean": 0.01 * (i - 2), "low": 0.01 * (i - 2) - 1 / tt,
+                            "high": 0.01 * (i - 2) + 1 / tt, "e_a_better": 1.0 + (30.0 * tt / 1000 if i == 0 else 0),
+                            "e_b_better": 1.0, "forecaster_a": "a", "forecaster_b": "b", "metric": "brier"}
+                           for i, n in enumerate(natures) for tt in t])
+    final = pd.DataFrame([{"nature": n, "seed": 0, "verdict": "A better" if i == 0 else "undecided",
+                           "decided_at": 640.0 if i == 0 else np.nan} for i, n in enumerate(natures)])
+    fig = comparison_figure(curves, final=final)
+    rows, evalues = fig.axes
+    labels = [tx.get_text() for tx in rows.get_yticklabels()]
+    assert labels == ["n0 (t = 640)", "n1", "n2", "n3", "n4", "n5"]  # by final mean A - B, lowest first
+    for i, n in enumerate(natures):
+        interval = _line(rows, f"cs:{n}:0")
+        np.testing.assert_allclose(interval.get_xdata(), [0.01 * (i - 2) - 1e-3, 0.01 * (i - 2) + 1e-3])
+        assert same_color(interval.get_color(), _VERDICT_COLORS["A better" if i == 0 else "undecided"])
+        assert same_color(_line(evalues, f"e_a:{n}:0").get_color(), _VERDICT_COLORS["A better"] if i == 0 else "0.75")
+    assert [tx.get_text() for tx in evalues.texts if tx.get_text() == "n0"] == ["n0"]  # named at its end
+    few = comparison_figure(curves.loc[curves["nature"].isin(natures[:2])], final=final)
+    assert [ln.get_gid() for ln in few.axes[0].get_lines() if str(ln.get_gid()).startswith("mean:")] == \
+        ["mean:n0:0", "mean:n1:0"]  # a few natures: the sequences against t, as before
+
+
+def test_captions_name_the_bounds_a_figure_draws(results):
+    """A caption promised dashed bounds where the figure had none: it now names the forecasters whose
+    certified bound is drawn, read from the curves, or says that none is."""
+    from arena.plots.html import _bounds_text
+
+    _, tables = results
+    curves = tables["curves"]
+    with_bound = sorted(curves.loc[curves["metric"] == "smce_bound", "forecaster"].unique())
+    assert with_bound and set(with_bound) < set(FORECASTERS)
+    text = _bounds_text(curves, "smce", list(FORECASTERS))
+    assert all(name.replace("_", " ") in text for name in with_bound)
+    assert not any(name.replace("_", " ") in text for name in set(FORECASTERS) - set(with_bound))
+    assert _bounds_text(curves, "smce", [f for f in FORECASTERS if f not in with_bound]) == \
+        "no forecaster drawn certifies a bound on it"
+
+
+def test_a_heatmap_with_zeros_and_values_over_decades_keeps_them_apart_and_every_number_fits_its_cell():
+    """The bias leaderboard: exact zeros beside values from 3e-4 to 0.5. A linear scale clipped at its outliers
+    painted the defensive forecasters one color, and 0.000267 overran its cell: the scale is logarithmic above the
+    least positive value (zero at its bottom), and the cells share a power of ten under which each fits."""
+    from matplotlib.colors import SymLogNorm
+
+    values = {"a": [0.0, 0.000267, 0.5], "b": [0.003, 0.03, 0.3]}
+    s = pd.DataFrame([{"forecaster": f, "nature": f"n{j}", "seed": 0, "bias": v, "status": "ok", "T": 100}
+                      for f, vs in values.items() for j, v in enumerate(vs)])
+    fig = plots.leaderboard_heatmap(s, "bias")
+    ax, cbar = fig.axes
+    norm = ax.images[0].norm
+    assert isinstance(norm, SymLogNorm) and norm.vmin == 0 and norm.linthresh == pytest.approx(0.000267)
+    assert norm(0.003) < norm(0.03) < norm(0.3) and norm(0.03) - norm(0.003) == pytest.approx(norm(0.3) - norm(0.03))
+    texts = {tx.get_gid(): tx.get_text() for tx in ax.texts if str(tx.get_gid()).startswith("value:")}
+    assert max(map(len, texts.values())) <= 7
+    assert texts["value:a:n1"] == "0.00267" and texts["value:a:n2"] == "5.00"  # in tenths, said in the label
+    assert "\u00d710\u207b\u00b9" in cbar.get_ylabel()
+    assert cbar.yaxis.get_major_formatter()(0.1, 0) == "1"  # the colorbar in the cells' unit
+    assert "T = 100" in ax.get_title(loc="left") and "lower is better" in ax.get_title(loc="left")
+
+
+
+def test_the_figures_of_one_curve_share_their_log_scale_across_groups_of_forecasters(tmp_path):
+    """A value sat at different heights in the smCE/T figures of the defensive forecasters and of the
+    baselines (each figure scaled to its own curves): the figures of one curve now share one log scale,
+    from the floor under every forecaster's curve to the top of them all."""
+    from arena.plots import binary
+    from arena.plots.common import _log_floor
+
+    names = [f"d{i}" for i in range(4)] + [f"b{i}" for i in range(4)]
+    styles = {n: {**st, "family": "defensive" if n[0] == "d" else "baseline"}
+              for n, st in plots.forecaster_styles(names).items()}
+    t = np.array([10, 100, 1000])
+    curves = pd.DataFrame([{"forecaster": n, "nature": nat, "seed": 0, "t": tt, "metric": "smce",
+                            "value": (0.5 if n[0] == "b" else 0.002) * tt * (1 + int(n[1]) / 10)}
+                           for n in names for nat in ("x", "y") for tt in t])
+    summary = pd.DataFrame({"forecaster": names, "nature": "x", "seed": 0, "game": "binary"})
+    jobs = [j for j in binary.jobs(summary, curves, None, tmp_path, ("png",), {}, styles, metrics=())
+            if j[0] == "by_nature"]
+    assert len(jobs) == 2 and jobs[0][1][-1] == jobs[1][1][-1]
+    floor, top = jobs[0][1][-1]
+    k29 = np.sqrt(8 * np.geomspace(10, 1000, 50) / 3) / np.geomspace(10, 1000, 50)
+    assert floor == _log_floor(np.r_[0.002 * np.array([1, 1.1, 1.2, 1.3]), 0.65, k29])  # all groups' curves
+    assert top == pytest.approx(max(0.5 * 1.3, k29.max()))
+    limits = [binary.FIGURES["by_nature"](*job[1]).axes[0].get_ylim() for job in jobs]
+    assert limits[0] == pytest.approx(limits[1]) and limits[0][0] < 0.002 < 0.65 < limits[0][1]

@@ -314,3 +314,19 @@ def test_certificate_verdict_counts():
     old = s.drop(columns="cert.smce.verdict").assign(**{"cert.smce.holds": [True, False, True, None, None, None]})
     md = markdown_summary(old, leaderboard_metrics=("loss",))
     assert "2 hold, 1 fail, 0 not applicable." in md and "| f | smce | 2 | 1 | n1 |" in md
+
+
+def test_the_results_page_shows_the_top_comparison_with_its_caption(stored, tmp_path):
+    """The top comparison's figure is on index.html with a one-line caption, like every other figure."""
+    import shutil
+
+    from arena.plots import report
+
+    out = tmp_path / "results"
+    shutil.copytree(stored[0], out)
+    paths = report(out, quiet=True)
+    figures = [p for p in paths if p.name.startswith("compare__") and p.suffix == ".png"]
+    assert len(figures) == 1
+    page = (out / "index.html").read_text()
+    caption = page.split(f'src="{figures[0].relative_to(out).as_posix()}"', 1)[1].split("</figure>", 1)[0]
+    assert "<figcaption>Anytime-valid comparison of the leaderboard&#x27;s two best forecasters" in caption

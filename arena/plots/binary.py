@@ -115,9 +115,9 @@ def smce_vs_T(curves: pd.DataFrame, nature: str | None = None, ax: Axes | None =
             # the K29 guarantee sqrt(8t/3)/t, a T^(-1/2) rate: the reference every curve is read against
             a.plot(t, np.sqrt(8 * t / 3) / t, color=_BOUND_COLOR, linewidth=0.6, gid="reference:k29")
             _rounds_axes(a, "smCE\u209c / t (smooth calibration\nerror per round)", None)
-            _floor_note(a, part["mean"], floor)
             extra.append((Line2D([], [], color=_BOUND_COLOR, linewidth=0.6),
                           "\u221a(8t/3) / t \u221d 1/\u221at (K29 guarantee)"))
+            extra += _floor_note(a, part["mean"], floor)
             _legend(a, extra, outside=own, loc="lower left")
         _panel_title(fig, panels, nature.replace("_", " ") if nature else None, _seed_note(_seeds(stats)), own)
     return fig
@@ -280,8 +280,10 @@ def _reliability_grid(pooled: dict[str, pd.DataFrame], nature: str, names: list[
     g = dict(_GRID)
     g["side"] = min(1.75, (width - g["left"] - g["right"] - (ncols - 1) * g["wgap"]) / ncols)
     g["left"] += (width - g["left"] - g["right"] - ncols * g["side"] - (ncols - 1) * g["wgap"]) / 2  # centered
-    title = textwrap.wrap(f"reliability: {nature.replace('_', ' ')} (marker area: count per bin; bars: share of "
-                          "forecasts per bin, right axis)", width=int(width / 0.065))  # 8 pt characters
+    widths = np.concatenate([(p["hi"] - p["lo"]).to_numpy(float) for p in pooled.values()] or [np.array([])])
+    bins = f"{round(1 / np.median(widths))} equal bins; " if widths.size and np.median(widths) > 0 else ""
+    title = textwrap.wrap(f"reliability: {nature.replace('_', ' ')} ({bins}marker area: count per bin; bars: share of "
+                          "the forecasts per bin, scale right of each panel)", width=int(width / 0.065))  # 8 pt
     top = g["top"] + g["title_line"] * len(title)
     height = g["bottom"] + nrows * g["side"] + (nrows - 1) * g["hgap"] + top
     with mpl.rc_context(_RC):
@@ -329,7 +331,8 @@ _BY_NATURE = {
 }
 #: What each figure of small multiples shows, first in its title.
 _BY_NATURE_TITLES = {"smce": "smooth calibration error per round", "bias": "bias per round",
-                     "regret_linear": "regret to the best linear forecast"}
+                     "regret_linear": "squared-loss regret to the best linear forecast \u27e8w, x\u209c\u27e9 "
+                                      "(x\u209c: the round's features; \u2016w\u2016 \u2264 M)"}
 #: The grid of small multiples, in inches: panel height, gap under a panel (its title), left
 #: margin (y tick labels and the shared y label), gap between panels (y tick labels when the
 #: panels do not share them), bottom margin, the title's height and a legend row's.
@@ -338,7 +341,8 @@ _MULTIPLES = {"height": 1.05, "hgap": 0.3, "left": 0.62, "wgap": 0.08, "wgap_own
 
 
 def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Sequence[str] | None = None,
-                     styles: Mapping[str, dict] | None = None, ncols: int = 4, title: str | None = None) -> Figure:
+                     styles: Mapping[str, dict] | None = None, ncols: int = 4, title: str | None = None,
+                     span: tuple[float, float] | None = None) -> Figure:
     """One curve of binary forecasts against t on every nature: small multiples, one panel per
     nature, at a paper's full width (6.75 in), one legend for all of them above the panels.
 
@@ -348,7 +352,7 @@ def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Se
     seeds, with its 95% interval as a band from :data:`~arena.plots.style.MIN_BAND_SEEDS` seeds on;
     certified bounds are dashed in their forecaster's color. Log-axis panels share their y axis (the
     natures are compared on one scale), whose floor is at most three decades under the largest
-    value: values under it (zeros too) are drawn on it and said so. Regret panels each have their own.
+    value: values under it (zeros too) are marked on it, as the legend says. Regret panels each have their own.
 
     Parameters
     ----------
@@ -359,6 +363,9 @@ def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Se
     styles : color and marker per forecaster (:func:`arena.plots.style.forecaster_styles`).
     ncols : panels per row.
     title : the figure's title (e.g. the family), before the number of seeds.
+    span : for a log axis, the (floor, top) of the axis (:func:`_log_span` of every forecaster's curves: the
+        figures of one curve, a group of forecasters each, then share their scale); by default this
+        figure's own.
 
     Examples
     --------
@@ -379,22 +386,22 @@ def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Se
             fig, ax = _axes(None)
             _no_data(ax, f"{metric} curves")
             return fig
-        if per_t:
-            obs = obs.assign(value=obs["value"] / obs["t"])
-        stats = mean_ci(obs, ["nature", "forecaster", "t"])
+        stats = _by_nature_stats(obs, per_t)
         bounds = df.loc[(df["metric"] == bound_name) & (df["t"] > 0)]
         natures = sorted(stats["nature"].astype(str).unique())
         styles = styles_for(stats["forecaster"].unique(), styles)
         t = np.geomspace(max(obs["t"].min(), 1), obs["t"].max(), 50)
         k29 = np.sqrt(8 * t / 3) / t
-        floor = _log_floor(np.r_[stats["mean"].to_numpy(float), k29 if per_t else []]) if logy else None
+        if logy and span is None:
+            span = _log_span(df.loc[df["t"] > 0], metric)
+        floor = span[0] if logy and span is not None else None
         g = _MULTIPLES
         ncols = max(1, min(ncols, len(natures)))
         nrows = math.ceil(len(natures) / ncols)
         wgap = g["wgap"] if logy else g["wgap_own"]
         side = (FULL_WIDTH - g["left"] - g["right"] - (ncols - 1) * wgap) / ncols
         fig = _new_figure((FULL_WIDTH, 4.0), layout=None)  # a fixed grid: no layout engine to run
-        axes, entries = [], []
+        axes, entries, floored = [], [], []
         for i, nat in enumerate(natures):
             ax = fig.add_subplot(sharey=axes[0] if (axes and logy) else None)
             axes.append(ax)
@@ -410,12 +417,14 @@ def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Se
             ax.set_title(nat.replace("_", " "), fontsize=7, pad=2)
             ax.tick_params(labelsize=6)
             if logy:
-                _floor_note(ax, part["mean"], floor)
+                floored += _floor_note(ax, part["mean"], floor)
                 if i % ncols:
                     ax.tick_params(labelleft=False)
             if i < len(natures) - ncols:
                 ax.tick_params(labelbottom=False)
             entries += [*zip(*reversed(ax.get_legend_handles_labels())), *((lab, h) for h, lab in extra)]
+        if logy and span is not None and np.isfinite(span[1]):  # the panels share the y axis: one call sets them all
+            axes[0].set_ylim(floor / 1.25 if floor else None, span[1] * 1.3)
         for ax in axes:
             _decades(ax)
         seen: dict[str, object] = {}  # every forecaster once, every bound once (named by its forecasters)
@@ -424,6 +433,8 @@ def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Se
         if per_t:
             seen["\u221a(8t/3) / t \u221d 1/\u221at (K29 guarantee)"] = Line2D([], [], color=_BOUND_COLOR,
                                                                             linewidth=0.6)
+        for h, lab in floored[:1]:  # the mark of values under the shared floor: one entry for every panel
+            seen[lab] = h
         legend_cols = 5
         top = g["title"] + g["legend_row"] * math.ceil(len(seen) / legend_cols) + 0.16
         height = g["bottom"] + nrows * g["height"] + (nrows - 1) * g["hgap"] + top
@@ -443,6 +454,35 @@ def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Se
     return fig
 
 
+def _by_nature_stats(obs: pd.DataFrame, per_t: bool) -> pd.DataFrame:
+    """The means over seeds (and intervals) of a curve per nature, forecaster and t, as
+    :func:`curves_by_nature` draws them (``per_t``: the curve divided by t)."""
+    if per_t:
+        obs = obs.assign(value=obs["value"] / obs["t"])
+    return mean_ci(obs, ["nature", "forecaster", "t"])
+
+
+def _log_span(curves: pd.DataFrame, metric: str) -> tuple[float, float] | None:
+    """(floor, top) of the log axis of :func:`curves_by_nature` for ``metric``'s ``curves``: the floor of
+    :func:`arena.plots.common._log_floor` of the means drawn (and the K29 reference), the top the largest
+    of those and of the certified bounds drawn; None without a positive value."""
+    per_t, bound_name, bound_scale = _BY_NATURE[metric][:3]
+    obs = curves.loc[(curves["metric"] == metric) & (curves["t"] > 0)]
+    if obs.empty:
+        return None
+    values = _by_nature_stats(obs, per_t)["mean"].to_numpy(float)
+    if per_t:
+        t = np.geomspace(max(obs["t"].min(), 1), obs["t"].max(), 50)
+        values = np.r_[values, np.sqrt(8 * t / 3) / t]
+    floor = _log_floor(values)
+    if floor is None:
+        return None
+    b = curves.loc[(curves["metric"] == bound_name) & (curves["t"] > 0)]
+    drawn = (b["value"] / (b["t"] if bound_scale == "x" else bound_scale)).to_numpy(float)
+    top = np.r_[values, drawn]
+    return floor, float(np.max(top[np.isfinite(top)]))
+
+
 #: The figures of binary forecasts, by name (a report's job names its figure).
 FIGURES = {
     "smce_vs_T": lambda curves, nature, styles: smce_vs_T(curves, nature=nature, styles=styles),
@@ -450,8 +490,8 @@ FIGURES = {
                                                                   styles=styles),
     "bias": lambda curves, nature, styles: regret_curves(curves, "bias", nature=nature, styles=styles),
     # small multiples: one panel per nature, one figure per group of forecasters
-    "by_nature": lambda curves, metric, names, styles, title: curves_by_nature(curves, metric, names, styles,
-                                                                               title=title),
+    "by_nature": lambda curves, metric, names, styles, title, span=None: curves_by_nature(
+        curves, metric, names, styles, title=title, span=span),
     # six panels a row: the grid is a paper's full width (6.75 in)
     "reliability": lambda pooled, nature, names, styles: _reliability_grid(pooled, nature, names, 6, styles),
 }
@@ -505,12 +545,14 @@ def jobs(summary: pd.DataFrame, curves: pd.DataFrame, rel: pd.DataFrame, fig_dir
         groups = _groups(names, styles_for(names, styles))
         for kind, metric in wanted:
             cur = curves.loc[curves["metric"].isin([metric, _BY_NATURE[metric][1]])]
+            # the figures of the groups share one log scale: a value sits at one height in each
+            span = _log_span(cur, metric) if _BY_NATURE[metric][3] else None
             for gname, (fam, part) in zip(_group_names(groups), groups):
                 title = _FAMILY_TITLES.get(str(fam), str(fam)) if fam else None
                 if title and gname[-1].isdigit():
                     title += f" ({gname[len(str(fam)):]} of {sum(f == fam for f, _ in groups)})"
                 mine = cur.loc[cur["forecaster"].isin(part)]
-                jobs.append(("by_nature", (mine, metric, part, styles, title), fig_dir / f"{kind}__{gname}",
+                jobs.append(("by_nature", (mine, metric, part, styles, title, span), fig_dir / f"{kind}__{gname}",
                              formats, rc))
     for nat in natures:
         if not (facet and len(natures) > 1):

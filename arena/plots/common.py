@@ -15,11 +15,13 @@ import matplotlib as mpl
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
-from matplotlib.colors import LogNorm, Normalize
+from matplotlib.colors import LogNorm, Normalize, SymLogNorm
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
+from matplotlib.ticker import FuncFormatter
 
-from arena.aggregate import mean_ci, seed_stats
+from arena.aggregate import direction, mean_ci, seed_stats
 from arena.plots.style import (
     _BOUND_COLOR,
     _RC,
@@ -33,6 +35,7 @@ from arena.plots.style import (
     _fmt,
     _new_figure,
     _plain_log_ticks,
+    _power_of_ten,
     _safe,
     order,
     styles_for,
@@ -131,20 +134,37 @@ def _no_data(ax: Axes, what: str) -> None:
     ax.set_yticks([])
 
 
+#: The marker of a value under a log axis' floor (zero included): drawn on the floor (:func:`_draw_mean`).
+_FLOORED = "v"
+
+
 def _draw_mean(ax: Axes, g: pd.DataFrame, name: str, x: str, log: bool, style: Mapping[str, str],
                scale: pd.Series | float = 1.0, floor: float | None = None, phase: int = 0):
     """A forecaster's mean line; its 95% interval as a band from :data:`MIN_BAND_SEEDS` seeds on.
 
-    ``floor``: on a log axis, values below it (zero included) are drawn at it (said on the
-    figure by :func:`_floor_note`); ``phase`` shifts the markers so that two lines drawn one
+    ``floor``: on a log axis, a value below it (zero included) is no point of the line (a line
+    plunging to the floor and back, at every zero of a curve that is often exactly zero, would
+    hide the others): it is marked on the floor by a small triangle (:data:`_FLOORED`) in the
+    line's color, and a point left alone between two such values by its marker; the legend
+    says so (:func:`_floor_note`). ``phase`` shifts the markers so that two lines drawn one
     over the other both show theirs."""
     xs = g[x].to_numpy(float)
     mean = (g["mean"] / scale).to_numpy(float)
     half = (g["half"] / scale).to_numpy(float)
-    shown = np.maximum(mean, floor) if floor is not None else mean
+    below = mean < floor if floor is not None else np.zeros(len(mean), bool)
+    shown = np.where(below, np.nan, mean)
     every = max(1, len(xs) // 6)
     (line,) = ax.plot(xs, shown, color=style["color"], marker=style["marker"],
                       markevery=(phase % every, every), label=name.replace("_", " "), gid=f"mean:{name}")
+    if below.any():
+        size = 0.7 * mpl.rcParams["lines.markersize"]
+        ax.plot(xs[below], np.full(int(below.sum()), floor), linestyle="none", marker=_FLOORED, color=style["color"],
+                markersize=size, markeredgewidth=0, clip_on=False, gid=f"floored:{name}")
+        seen = np.isfinite(shown)
+        alone = seen & ~np.r_[False, seen[:-1]] & ~np.r_[seen[1:], False]  # no segment reaches it
+        if alone.any():
+            ax.plot(xs[alone], shown[alone], linestyle="none", marker=style["marker"], color=style["color"],
+                    markersize=size, gid=f"alone:{name}")
     seeds = g["n"].to_numpy(float) if "n" in g else np.full(len(xs), np.inf)
     ok = np.isfinite(half) & (seeds >= MIN_BAND_SEEDS)
     if ok.any():
@@ -168,13 +188,17 @@ def _log_floor(values: np.ndarray, decades: float = 3.0) -> float | None:
     return float(10.0 ** np.floor(np.log10(max(pos.min(), pos.max() * 10.0 ** -decades))))
 
 
-def _floor_note(ax: Axes, values: np.ndarray, floor: float | None) -> None:
-    """Say on the axes that values under the log axis' floor (zeros too) are drawn on it, when some are."""
+def _floor_note(ax: Axes, values: np.ndarray, floor: float | None) -> list[tuple]:
+    """Where some of ``values`` lie under the log axis' floor (zeros too): the axis ends just under the
+    floor, and the legend entry of their mark (:func:`_draw_mean`) as ``[(handle, label)]``; else ``[]``.
+    A figure's legend lists it once, however many panels have it."""
     v = np.asarray(values, float)
-    if floor is not None and (v[np.isfinite(v)] < floor).any():
-        ax.set_ylim(bottom=floor / 1.25)
-        ax.text(0.99, 0.01, f"values < {floor:g} (zeros too) drawn at {floor:g}", transform=ax.transAxes,
-                ha="right", va="bottom", fontsize=5.5, color="0.35", gid="floor_note")
+    if floor is None or not (v[np.isfinite(v)] < floor).any():
+        return []
+    ax.set_ylim(bottom=floor / 1.25)
+    handle = Line2D([], [], linestyle="none", marker=_FLOORED, color="0.35", markeredgewidth=0,
+                    markersize=0.7 * mpl.rcParams["lines.markersize"])
+    return [(handle, f"under {_power_of_ten(floor)} (0 too), on the axis")]
 
 
 def _draw_bound(ax: Axes, b: pd.DataFrame, name: str, x: str, color: str, scale=1.0, label: str | None = None):
@@ -382,7 +406,7 @@ def regret_curves(curves: pd.DataFrame, metric: str = "regret_linear", nature: s
     dashed in the forecaster's color and named in the legend. Regret can be negative (the
     comparators are norm-bounded), so its y axis is linear with zero marked; the bias is drawn on a
     log axis whose floor is at most three decades under its largest value, values under it
-    (zeros too) drawn on it and said so. The panels of a figure do not share their y axes: a
+    (zeros too) marked on it, as the legend says. The panels of a figure do not share their y axes: a
     bound near 0 stays visible beside baselines with large regret.
 
     Parameters
@@ -415,7 +439,7 @@ def regret_curves(curves: pd.DataFrame, metric: str = "regret_linear", nature: s
                 a.axhline(0.0, color="0.7", linewidth=0.5, zorder=0)
             _rounds_axes(a, CURVE_LABELS.get(metric, METRIC_LABELS.get(metric, metric)), None, logy)
             if logy:
-                _floor_note(a, part["mean"], floor)
+                extra += _floor_note(a, part["mean"], floor)
             _legend(a, extra, outside=own, loc="best")
         _panel_title(fig, panels, nature.replace("_", " ") if nature else None, _seed_note(_seeds(stats)), own)
     return fig
@@ -475,8 +499,16 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
         for s in ax.spines.values():
             s.set_visible(False)
         cb = fig.colorbar(im, ax=ax, fraction=0.06, pad=0.02, extend=extend)
+        if isinstance(norm, SymLogNorm):  # 0, then the decades of the log part (none inside the linear sliver)
+            k = np.arange(np.ceil(np.log10(norm.linthresh)), np.floor(np.log10(norm.vmax)) + 1)
+            cb.set_ticks([0.0, *10.0 ** k])
+        if scale != 1.0:  # the colorbar in the cells' unit
+            cb.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, pos: f"{v / scale:g}"))
         cb.set_label("mean over seeds" + unit + note, fontsize=6.5)
-        ax.set_title(f"{METRIC_LABELS.get(metric, metric)} (`{metric}`)".replace("`", ""), fontsize=7, loc="left")
+        way = {"min": "; lower is better", "max": "; higher is better"}.get(direction(metric) or "", "")
+        T = f", T = {int(summary['T'].max())}" if "T" in summary and summary["T"].notna().any() else ""
+        ax.set_title(f"{METRIC_LABELS.get(metric, metric)} ({metric}){T}, mean over seeds{way}", fontsize=7,
+                     loc="left")
         cb.ax.tick_params(labelsize=6)
     return fig
 
@@ -498,6 +530,10 @@ def _color_norm(finite: np.ndarray) -> tuple[Normalize, str, str]:
     lo, hi = float(finite.min()), float(finite.max())
     if lo > 0 and hi / lo > 100:
         return LogNorm(lo, hi), "neither", "\nlog color scale"
+    pos = finite[finite > 0]
+    if lo == 0 and pos.size >= 2 and hi / pos.min() > 100:  # zeros beside values over decades: log above the least
+        return SymLogNorm(linthresh=float(pos.min()), linscale=0.25, vmin=0.0, vmax=hi), "neither", \
+            f"\nlog color scale from {_fmt(float(pos.min()), 2)} (0 at the bottom)"
     q1, q3 = np.percentile(finite, [25, 75])
     inside = finite[(finite >= q1 - 3 * (q3 - q1)) & (finite <= q3 + 3 * (q3 - q1))]
     if inside.size >= 2 and (inside.min() > lo or inside.max() < hi):
@@ -534,12 +570,24 @@ def _cell_scale(finite: np.ndarray) -> tuple[float, str]:
     (0.0001, ' (\u00d710\u207b\u2074)')
     >>> _cell_scale(np.array([0.5, 0.02]))
     (1.0, '')
+    >>> _cell_scale(np.array([0.5, 0.000267]))  # 0.000267 does not fit a cell: 0.00267 (x10^-1) does
+    (0.1, ' (\u00d710\u207b\u00b9)')
     """
     nz = np.abs(finite[finite != 0]) if finite.size else finite
-    if not nz.size or 1e-3 <= nz.max() < 1e4:  # three significant digits read well from 0.00100 to 9999
+    if not nz.size:
         return 1.0, ""
-    e = int(np.floor(np.log10(nz.max())))
-    return 10.0 ** e, f" (\u00d710{str(e).translate(_POWERS)})"
+    # three significant digits read well from 0.00100 to 9999; a power of ten in common beyond
+    first = 0 if 1e-3 <= nz.max() < 1e4 else int(np.floor(np.log10(nz.max())))
+    for e in range(first, first - 4, -1):  # and one under which every cell's number fits its cell
+        if max(len(_sig3(v / 10.0 ** e)) for v in nz) <= _CELL_CHARS:
+            break
+    else:
+        e = first
+    return 10.0 ** e, f" (\u00d710{str(e).translate(_POWERS)})" if e else ""
+
+
+#: The most characters a heatmap's cell holds at 6 pt (a cell of the full width's grid of 12 natures).
+_CELL_CHARS = 7
 
 
 def _certificate_ratios(summary: pd.DataFrame | None) -> pd.DataFrame:
@@ -654,10 +702,12 @@ def certificate_margins(summary: pd.DataFrame, ax: Axes | None = None,
         clipped = bool((ratios["ratio"] < -1).any())
         ax.set_xlabel("certificate value / bound" + ("\n(black edge: < \u22121, drawn at \u22121)"
                                                                 if clipped else ""), loc="right")
+        ax.text(1.0, 1.0, "bound ", transform=ax.get_xaxis_transform(), ha="right", va="bottom", fontsize=6,
+                color="0.35", gid="bound_label")
         n_fail = int((ratios["verdict"] == "fails").sum())
         if own:
-            ax.set_title(f"one point per matchup; {n_fail} fail" + (" (red \u00d7)" if n_fail else ""),
-                         fontsize=7, loc="right")
+            fig.suptitle(f"certificates, one point per matchup: {n_fail} of {len(ratios)} fail" +
+                         (" (red \u00d7)" if n_fail else ""), fontsize=7)
     return fig
 
 

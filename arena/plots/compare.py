@@ -16,25 +16,50 @@ import matplotlib as mpl
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
-from arena.plots.style import _RC, FIGSIZE, METRIC_LABELS, PALETTE, _new_figure, _plain_log_ticks
+from arena.plots.style import _RC, COLUMN_WIDTH, FIGSIZE, METRIC_LABELS, PALETTE, _new_figure, _plain_log_ticks
 
 
-def comparison_figure(curves: pd.DataFrame, alpha: float = 0.05) -> Figure:
-    """Two panels against rounds t (log axis), one color per nature (and seed): above, the running
-    mean difference A - B of the score with its confidence sequence as a band (below zero: A is
-    better); below, the e-process against "A is no better than B" (solid) and against "B is no
-    better than A" (dotted) on a log axis, with the threshold 1/alpha dashed. For calibration
-    (no e-process) the lower panel says so. With several natures, each nature's first seed.
-    The band of a confidence sequence never has zero width (it is no interval over seeds)."""
+#: The colors of a comparison's verdicts (:func:`arena.compare.verdict`).
+_VERDICT_COLORS = {"A better": PALETTE[0], "B better": PALETTE[1], "undecided": "0.6"}
+#: Up to this many curves (natures and seeds), the confidence sequences are drawn against t; more
+#: would overlap: their final values are drawn as intervals, one row each, instead.
+_MAX_CURVES = 3
+
+
+def comparison_figure(curves: pd.DataFrame, alpha: float = 0.05, final: pd.DataFrame | None = None) -> Figure:
+    """The anytime-valid comparison of A and B (:func:`arena.compare.compare`'s ``curves`` and, when given,
+    its ``final`` rows), a paper's single column wide. With several natures, each nature's first seed.
+
+    Up to :data:`_MAX_CURVES` curves, two panels against rounds t (log axis), one color per curve:
+    above, the running mean difference A - B of the score with its confidence sequence as a band
+    (below zero: A is better); below, the e-process against "A is no better than B" (solid) and
+    against "B is no better than A" (dotted) on a log axis, with the threshold 1/alpha dashed.
+
+    With more, the curves would overlap: above, one row per nature, the confidence sequence at the
+    last round as an interval around the mean difference, colored by the verdict (A better, B
+    better, undecided; the round of a verdict in the row's label); below, the e-processes of the
+    natures with a verdict in its color, named at their end, and the others in gray.
+
+    For calibration (no e-process) the lower panel says so. The band of a confidence sequence never
+    has zero width (it is no interval over seeds)."""
     first_seed = curves.groupby("nature")["seed"].transform("min")
     many = curves["nature"].nunique() > 1
     if many:  # one curve per nature: its first seed (the table has them all)
         curves = curves.loc[curves["seed"] == first_seed]
+    groups = list(curves.groupby(["nature", "seed"], sort=True))
+    first = curves.iloc[0]
+    metric = METRIC_LABELS.get(first["metric"], first["metric"])
+    if first["metric"] == "calibration":
+        metric = "|calibration in the large|"
+    title = f"{first['forecaster_a']} (A) vs {first['forecaster_b']} (B), {1 - alpha:.0%} CS" + \
+        (", first seed" if many else "")
     with mpl.rc_context(_RC):
+        if len(groups) > _MAX_CURVES:
+            return _rows_figure(groups, _finals(groups, alpha, final), alpha, metric, title)
         fig = _new_figure((FIGSIZE[0], FIGSIZE[1] * 1.7))
         top, bottom = fig.subplots(2, 1, sharex=True)
-        groups = list(curves.groupby(["nature", "seed"], sort=True))
         for i, ((nature, seed), g) in enumerate(groups):
             color = PALETTE[i % len(PALETTE)]
             label = str(nature).replace("_", " ") + ("" if many else f" (seed {seed})")
@@ -46,25 +71,98 @@ def comparison_figure(curves: pd.DataFrame, alpha: float = 0.05) -> Figure:
                 bottom.plot(t, g["e_a_better"], color=color, gid=f"e_a:{nature}:{seed}")
                 bottom.plot(t, g["e_b_better"], color=color, linestyle=":", gid=f"e_b:{nature}:{seed}")
         top.axhline(0.0, color="0.6", linewidth=0.6, zorder=0)
-        first = curves.iloc[0]
-        metric = METRIC_LABELS.get(first["metric"], first["metric"])
-        if first["metric"] == "calibration":
-            metric = "|calibration in the large|"
-        top.set_ylabel(f"{metric}: A - B")
-        top.set_title(f"{first['forecaster_a']} (A) vs {first['forecaster_b']} (B), {1 - alpha:.0%} CS"
-                      + (", first seed" if many else ""))
-        fig.legend(*top.get_legend_handles_labels(), loc="outside lower center", ncol=3, frameon=False, fontsize=5.5)
-        if bottom.lines:
-            bottom.set_yscale("log")
-            bottom.axhline(1 / alpha, color="0.3", linestyle="--", linewidth=0.8, gid="threshold")
-            bottom.set_ylabel("e-value (solid: A better,\ndotted: B better)")
-        else:
-            bottom.text(0.5, 0.5, "no e-process for calibration", ha="center", va="center",
-                        transform=bottom.transAxes, color="0.4")
-        bottom.set_xscale("log")
-        _plain_log_ticks(bottom.xaxis)
-        bottom.set_xlabel("rounds t")
+        top.set_ylabel(f"{metric}: A \u2212 B\n(running mean; band: CS)")
+        top.set_title(title)
+        fig.legend(*top.get_legend_handles_labels(), loc="outside lower center", ncol=3, frameon=False, fontsize=6.5)
+        _e_axes(bottom, alpha)
     return fig
+
+
+def _finals(groups: list, alpha: float, final: pd.DataFrame | None) -> list[dict]:
+    """Per (nature, seed) of ``groups``: the last round's mean, low and high, the verdict and its round,
+    from ``final`` where it has the row (the exact round of the verdict), else from the curve (its
+    checkpoints)."""
+    from arena.compare import verdict
+
+    out = []
+    for (nature, seed), g in groups:
+        row = final.loc[(final["nature"] == nature) & (final["seed"] == seed)] if final is not None and \
+            {"nature", "seed", "verdict", "decided_at"} <= set(final.columns) else pd.DataFrame()
+        last = g.iloc[-1]
+        said, at = (row["verdict"].iloc[0], float(row["decided_at"].iloc[0])) if len(row) else verdict(g, alpha)
+        out.append({"nature": nature, "seed": seed, "t": float(last["t"]), "mean": float(last["mean"]),
+                    "low": float(last["low"]), "high": float(last["high"]), "verdict": said, "at": at})
+    return out
+
+
+def _rows_figure(groups: list, finals: list[dict], alpha: float, metric: str, title: str) -> Figure:
+    """:func:`comparison_figure` for many natures: the final intervals as rows above, the e-processes below."""
+    order = sorted(range(len(finals)), key=lambda i: (finals[i]["mean"], str(finals[i]["nature"])))
+    rows = 0.13 * len(finals)
+    fig = _new_figure((COLUMN_WIDTH, rows + 3.0))
+    top, bottom = fig.subplots(2, 1, gridspec_kw={"height_ratios": [rows + 0.5, 1.6]})
+    labels = []
+    for y, i in enumerate(order):
+        f = finals[i]
+        color = _VERDICT_COLORS.get(f["verdict"], "0.6")
+        top.plot([f["low"], f["high"]], [y, y], color=color, linewidth=1.6, solid_capstyle="butt",
+                 gid=f"cs:{f['nature']}:{f['seed']}")
+        top.plot([f["mean"]], [y], color=color, marker="o", markersize=3.5, markeredgecolor="white",
+                 markeredgewidth=0.4, linestyle="none", gid=f"mean:{f['nature']}:{f['seed']}")
+        decided = f["verdict"] != "undecided" and np.isfinite(f["at"])
+        labels.append(str(f["nature"]).replace("_", " ") + (f" (t = {int(f['at'])})" if decided else ""))
+    top.axvline(0.0, color="0.4", linewidth=0.6, zorder=0)
+    top.set_yticks(range(len(order)), labels, fontsize=6)
+    top.set_ylim(-0.7, len(order) - 0.3)
+    top.invert_yaxis()
+    top.tick_params(axis="y", length=0)
+    T = int(max(f["t"] for f in finals))
+    top.set_xlabel(f"{metric}: A \u2212 B at t = {T} and its CS\n(left of 0: A better)", fontsize=7)
+    fig.suptitle(title, fontsize=8)
+    handles = [Line2D([], [], color=c, linewidth=1.6, marker="o", markersize=3.5, markeredgecolor="white",
+                      markeredgewidth=0.4) for c in _VERDICT_COLORS.values()]
+    names = [f"{v} (from the round t named)" if v != "undecided" else "undecided (gray)" for v in _VERDICT_COLORS]
+    fig.legend(handles, names, loc="outside lower center", ncol=2, frameon=False, fontsize=6, handlelength=1.4,
+               columnspacing=0.8)
+    for (nature, seed), g in groups:
+        f = next(f for f in finals if f["nature"] == nature and f["seed"] == seed)
+        if not np.isfinite(g["e_a_better"]).any():
+            continue
+        t = g["t"].to_numpy(float)
+        decided = f["verdict"] != "undecided"
+        color, width = (_VERDICT_COLORS[f["verdict"]], 1.0) if decided else ("0.75", 0.6)
+        bottom.plot(t, g["e_a_better"], color=color, linewidth=width, gid=f"e_a:{nature}:{seed}",
+                    zorder=3 if decided else 2)
+        bottom.plot(t, g["e_b_better"], color=color, linewidth=width, linestyle=":", gid=f"e_b:{nature}:{seed}",
+                    zorder=3 if decided else 2)
+        if decided:  # named at its end: the verdict colors alone do not tell two natures apart
+            end = g["e_a_better"] if f["verdict"] == "A better" else g["e_b_better"]
+            bottom.annotate(str(nature).replace("_", " "), (t[-1], float(end.iloc[-1])), xytext=(2, 0),
+                            textcoords="offset points", fontsize=5.5, color=color, va="center", ha="left",
+                            annotation_clip=False)
+    _e_axes(bottom, alpha, gray_note=True)
+    return fig
+
+
+def _e_axes(ax, alpha: float, gray_note: bool = False) -> None:
+    """The e-value panel's axes: log scales, the threshold 1/alpha dashed and named, the labels; or a note
+    where there is no e-process (calibration)."""
+    if ax.lines:
+        ax.set_yscale("log")
+        ax.axhline(1 / alpha, color="0.3", linestyle="--", linewidth=0.8, gid="threshold")
+        ax.text(0.02, 1 / alpha, f"1/\u03b1 = {1 / alpha:g}: a verdict", transform=ax.get_yaxis_transform(),
+                fontsize=5.5, color="0.3", va="bottom", ha="left")
+        if gray_note:
+            ax.set_ylabel("e-value")
+            ax.set_title("e-values (solid: A better, dotted: B better)", fontsize=6.5)
+        else:
+            ax.set_ylabel("e-value (solid: A better,\ndotted: B better)")
+    else:
+        ax.text(0.5, 0.5, "no e-process for calibration", ha="center", va="center", transform=ax.transAxes,
+                color="0.4")
+    ax.set_xscale("log")
+    _plain_log_ticks(ax.xaxis)
+    ax.set_xlabel("round t (log scale)")
 
 
 __all__ = ["comparison_figure"]

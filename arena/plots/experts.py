@@ -155,7 +155,7 @@ def excess_risk_vs_n(table: pd.DataFrame, ax: Axes | None = None,
             label = label + " vs " + df["comparator"].astype(str)
         df = df.assign(forecaster=label, size=df["n"])  # mean_ci names its count column n
         stats = mean_ci(df, ["forecaster", "size"], "excess_risk")
-        # log-log as the rates need; a mean at or below zero is drawn on the floor, and the figure says so
+        # log-log as the rates need; a mean at or below zero is marked on the floor, and the legend says so
         floor = _log_floor(stats["mean"])
         styles = styles_for(stats["forecaster"].unique(), styles)
         for i, name in enumerate(order(stats["forecaster"].unique())):
@@ -168,17 +168,18 @@ def excess_risk_vs_n(table: pd.DataFrame, ax: Axes | None = None,
                     ax.plot(g.index, g.to_numpy(float), color=styles[name]["color"], linestyle="--",
                             linewidth=0.9, gid=f"bound:{name}")
         ax.set_xscale("log")
+        floored = []
         if floor is not None:
             ax.set_yscale("log")
             _plain_log_ticks(ax.yaxis)
-            _floor_note(ax, stats["mean"], floor)
+            floored = _floor_note(ax, stats["mean"], floor)
         _plain_log_ticks(ax.xaxis)
         ax.set_xlabel("training examples n (log scale)")
         ax.set_ylabel("excess test risk\n(risk \u2212 best comparator's)")
         ax.set_title(_seed_note(_seeds(stats)), fontsize=7)
         extra = [(Line2D([], [], color=_BOUND_COLOR, linestyle="--", linewidth=0.9), "log N / (λ n)")] \
             if "bound" in df and df["bound"].notna().any() else []
-        _legend(ax, extra, outside=own, loc="best")
+        _legend(ax, extra + floored, outside=own, loc="best")
     return fig
 
 

@@ -44,15 +44,19 @@ CAPTIONS = {
     "regret_linear": "Squared-loss regret to the best norm-bounded linear forecast against t on {nature}; "
                      "certified bounds dashed.",
     "bias": "Bias |\u03a3(p \u2212 y)| / t against t on {nature} (log scale); the bit-prediction bound dashed.",
-    "reliability": "Reliability diagrams on {nature}: mean forecast against observed frequency per bin "
-                   "(pooled over seeds); bars: share of forecasts per bin (right axis).",
+    "reliability": "Reliability diagrams on {nature}: observed frequency against mean forecast per bin "
+                   "(pooled over seeds; marker area: the bin's count); bars: share of the forecaster's forecasts "
+                   "per bin, on the scale right of each panel (its own).",
     # small multiples, one panel per nature (arena.plots.binary.curves_by_nature)
-    "smce_by_nature": "Smooth calibration error per round, smCE_t / t, against t, one panel per nature ({group}): "
-                      "certified bounds dashed in their forecaster's colour, the K29 guarantee (\u221d 1/\u221at) in grey.",
+    "smce_by_nature": "Smooth calibration error per round, smCE_t / t, against t, one panel per nature ({group}); "
+                      "{bounds}; the K29 guarantee (\u221d 1/\u221at) in grey.",
     "regret_linear_by_nature": "Squared-loss regret to the best norm-bounded linear forecast against t, one panel "
-                               "per nature ({group}); certified bounds dashed.",
-    "bias_by_nature": "Bias |\u03a3(p \u2212 y)| / t against t, one panel per nature ({group}, log scale); the "
-                      "bit-prediction bound dashed.",
+                               "per nature ({group}); {bounds}.",
+    "bias_by_nature": "Bias |\u03a3(p \u2212 y)| / t against t, one panel per nature ({group}, log scale); {bounds}.",
+    "compare": "Anytime-valid comparison of the leaderboard's two best forecasters, A and B, on each nature "
+               "(first seed): the mean score difference A \u2212 B at the last round with its 95% confidence "
+               "sequence, colored by the verdict (its round in brackets), and the e-values against t (a verdict "
+               "where one reaches 1/\u03b1 = 20).",
     "leaderboard": "Leaderboard heatmap of {metric}: mean over seeds per forecaster and nature.",
     "certificates": "Every certificate's observed value over its certified bound, per matchup "
                     "(right of the dashed line at 1: a failure, in red).",
@@ -156,12 +160,30 @@ def _rel(path: Path, root: Path) -> str:
 def _caption(kind: str, stem: Path, args: Sequence) -> str:
     nature = stem.name.split("__", 1)[1].replace("_", " ") if "__" in stem.name else ""
     metric = str(args[1]) if kind == "leaderboard" and len(args) > 1 else ""
-    group = ""
-    if kind == "by_nature" and len(args) > 4:  # (curves, curve, forecasters, styles, title)
+    group = bounds = ""
+    if kind == "by_nature" and len(args) > 4:  # (curves, curve, forecasters, styles, title[, span])
         kind = f"{args[1]}_by_nature"
         group = str(args[4] or "all forecasters")
+        bounds = _bounds_text(args[0], args[1], args[2])
     text = CAPTIONS.get(kind, stem.name.replace("_", " "))
-    return text.format(nature=nature or "every nature", metric=METRIC_LABELS.get(metric, metric), group=group)
+    return text.format(nature=nature or "every nature", metric=METRIC_LABELS.get(metric, metric), group=group,
+                       bounds=bounds)
+
+
+def _bounds_text(curves: pd.DataFrame, curve: str, forecasters: Sequence[str] | None) -> str:
+    """What the dashed lines of a figure of small multiples are: the certified bounds of the forecasters drawn
+    that have one in ``curves``, by name, or that none of them has one."""
+    from arena.plots.binary import _BY_NATURE
+
+    bound = _BY_NATURE.get(curve, (None, None))[1]
+    rows = curves.loc[curves["metric"] == bound] if bound and {"metric", "forecaster"} <= set(curves) else curves.iloc[:0]
+    if forecasters is not None:
+        rows = rows.loc[rows["forecaster"].isin(list(forecasters))]
+    names = sorted(rows["forecaster"].astype(str).unique()) if len(rows) else []
+    if not names:
+        return "no forecaster drawn certifies a bound on it"
+    return "dashed: the certified bound of " + ", ".join(n.replace("_", " ") for n in names) + \
+        (", in its colour" if len(names) == 1 else ", each in its forecaster's colour")
 
 
 def _tournament(out_dir: Path) -> str:

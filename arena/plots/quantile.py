@@ -138,7 +138,7 @@ def coverage_error_vs_T(curves: pd.DataFrame, nature: str | None = None, q: floa
                           (Line2D([], [], color=_BOUND_COLOR, linewidth=0.6, linestyle=":"),
                            "max(q, 1\u2212q)/(t\u22121) (printed)")]
             _rounds_axes(a, "coverage error |cov\u209c \u2212 q|\n(cov\u209c: fraction of y \u2264 p to t)", None)
-            _floor_note(a, part["mean"], floor)
+            extra += _floor_note(a, part["mean"], floor)
             _legend(a, extra, outside=own, loc="lower left")
         _panel_title(fig, panels, nature.replace("_", " ") if nature else None, _seed_note(_seeds(stats)), own)
     return fig

@@ -460,7 +460,10 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
     if html:
         from arena.plots.html import write_index
 
-        out.append(write_index(out_dir, summary, [(j[2], j[0], j[1]) for j in jobs["figures"]], out))
+        shown = [(j[2], j[0], j[1]) for j in jobs["figures"]]
+        shown += [(stem, "compare", ()) for stem in dict.fromkeys(f.with_suffix("") for f in compare_files
+                                                                   if f.suffix[1:] in FORMATS)]
+        out.append(write_index(out_dir, summary, shown, out))
     return out
 
 
@@ -494,7 +497,8 @@ def _top_comparisons(out_dir: Path, summary: pd.DataFrame, fig_dir: dict,
     for (game, T), c in curves.groupby(["game", "T"], sort=True):
         folder = fig_dir.get(game, next(iter(fig_dir.values())))
         stem = folder / f"compare__{_safe(c['forecaster_a'].iloc[0])}__{_safe(c['forecaster_b'].iloc[0])}__T{T}"
-        written += _save(comparison_figure(c), stem, formats)
+        rows = final.loc[(final["game"] == game) & (final["T"] == T)]
+        written += _save(comparison_figure(c, final=rows), stem, formats)
     return final, written
 
 

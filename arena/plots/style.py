@@ -156,7 +156,12 @@ class _DecadeFormatter(ticker.Formatter):
         k = np.log10(abs(v))
         if abs(k - round(k)) > 1e-9:
             return f"{v:.0e}"
-        return ("\u2212" if v < 0 else "") + "10" + str(int(round(k))).translate(_SUPERSCRIPT)
+        return ("\u2212" if v < 0 else "") + _power_of_ten(abs(v))
+
+
+def _power_of_ten(v: float) -> str:
+    """A power of ten as text: ``_power_of_ten(1e-4)`` is 10\u207b\u2074."""
+    return "10" + str(int(round(np.log10(v)))).translate(_SUPERSCRIPT)
 
 
 def _plain_log_ticks(axis) -> None:
