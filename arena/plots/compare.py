@@ -20,7 +20,6 @@ from matplotlib.lines import Line2D
 
 from arena.plots.style import _RC, COLUMN_WIDTH, FIGSIZE, METRIC_LABELS, PALETTE, _new_figure, _plain_log_ticks
 
-
 #: The colors of a comparison's verdicts (:func:`arena.compare.verdict`).
 _VERDICT_COLORS = {"A better": PALETTE[0], "B better": PALETTE[1], "undecided": "0.6"}
 #: Up to this many curves (natures and seeds), the confidence sequences are drawn against t; more
