@@ -39,17 +39,17 @@ MAX_ROWS = 200
 
 #: One-line captions of the figures, by figure name; ``{nature}`` is the nature's name.
 CAPTIONS = {
-    "smce_vs_T": "Smooth calibration error per round, smCE_t / t, against t on {nature}: forecasters' means, "
-                 "their certified bounds dashed in their colours, the K29 guarantee (\u221d 1/\u221at) in grey.",
-    "regret_linear": "Squared-loss regret to the best norm-bounded linear forecast against t on {nature}; "
-                     "certified bounds dashed.",
-    "bias": "Bias |\u03a3(p \u2212 y)| / t against t on {nature} (log scale); the bit-prediction bound dashed.",
+    "smce_vs_T": "Smooth calibration error per round, smCE_t / t, against t on {nature}: forecasters' means; "
+                 "{bounds}; the K29 guarantee \u221a(8t/3) / t (\u221d 1/\u221at: the paper's closed form) in grey.",
+    "regret_linear": "Squared-loss regret to the best norm-bounded linear forecast against t on {nature}; {bounds}.",
+    "bias": "Bias |\u03a3(p \u2212 y)| / t against t on {nature} (log scale); {bounds}.",
     "reliability": "Reliability diagrams on {nature}: observed frequency against mean forecast per bin "
                    "(pooled over seeds; marker area: the bin's count); bars: share of the forecaster's forecasts "
                    "per bin, on the scale right of each panel (its own).",
     # small multiples, one panel per nature (arena.plots.binary.curves_by_nature)
     "smce_by_nature": "Smooth calibration error per round, smCE_t / t, against t, one panel per nature ({group}); "
-                      "{bounds}; the K29 guarantee (\u221d 1/\u221at) in grey.",
+                      "{bounds}; the K29 guarantee \u221a(8t/3) / t (\u221d 1/\u221at: the paper's closed form, the same "
+                      "for every run) in grey.",
     "regret_linear_by_nature": "Squared-loss regret to the best norm-bounded linear forecast against t, one panel "
                                "per nature ({group}); {bounds}.",
     "bias_by_nature": "Bias |\u03a3(p \u2212 y)| / t against t, one panel per nature ({group}, log scale); {bounds}.",
@@ -165,9 +165,15 @@ def _caption(kind: str, stem: Path, args: Sequence) -> str:
         kind = f"{args[1]}_by_nature"
         group = str(args[4] or "all forecasters")
         bounds = _bounds_text(args[0], args[1], args[2])
+    elif kind in _PER_NATURE_CURVES and args and isinstance(args[0], pd.DataFrame):  # (curves, nature, styles)
+        bounds = _bounds_text(args[0], _PER_NATURE_CURVES[kind], None)
     text = CAPTIONS.get(kind, stem.name.replace("_", " "))
     return text.format(nature=nature or "every nature", metric=METRIC_LABELS.get(metric, metric), group=group,
                        bounds=bounds)
+
+
+#: The curve of each figure of one nature's curves (:mod:`arena.plots.binary`).
+_PER_NATURE_CURVES = {"smce_vs_T": "smce", "regret_linear": "regret_linear", "bias": "bias"}
 
 
 def _bounds_text(curves: pd.DataFrame, curve: str, forecasters: Sequence[str] | None) -> str:
@@ -183,7 +189,8 @@ def _bounds_text(curves: pd.DataFrame, curve: str, forecasters: Sequence[str] | 
     if not names:
         return "no forecaster drawn certifies a bound on it"
     return "dashed: the certified bound of " + ", ".join(n.replace("_", " ") for n in names) + \
-        (", in its colour" if len(names) == 1 else ", each in its forecaster's colour")
+        (", in its colour" if len(names) == 1 else ", each in its forecaster's colour") + \
+        " (as the referee computes it on the run's forecasts)"
 
 
 def _tournament(out_dir: Path) -> str:
