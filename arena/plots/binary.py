@@ -436,7 +436,11 @@ def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Se
         for h, lab in floored[:1]:  # the mark of values under the shared floor: one entry for every panel
             seen[lab] = h
         legend_cols = 5
-        top = g["title"] + g["legend_row"] * math.ceil(len(seen) / legend_cols) + 0.16
+        n = _seeds(stats)
+        heading = textwrap.wrap(f"{_BY_NATURE_TITLES[metric]}, " + (f"{title} " if title else "") + f"({_seed_note(n)})",
+                                width=int(FULL_WIDTH / 0.065))  # 8 pt characters: the lines the width holds
+        head = g["title"] + 0.14 * (len(heading) - 1)
+        top = head + g["legend_row"] * math.ceil(len(seen) / legend_cols) + 0.16
         height = g["bottom"] + nrows * g["height"] + (nrows - 1) * g["hgap"] + top
         fig.set_size_inches(FULL_WIDTH, height)
         for i, ax in enumerate(axes):
@@ -445,12 +449,10 @@ def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Se
                              (height - top - r * (g["height"] + g["hgap"]) - g["height"]) / height,
                              side / FULL_WIDTH, g["height"] / height))
         fig.legend(list(seen.values()), list(seen), loc="upper center", ncol=legend_cols,
-                   bbox_to_anchor=(0.5, 1 - g["title"] / height), **_LEGEND_STYLE)
+                   bbox_to_anchor=(0.5, 1 - head / height), **_LEGEND_STYLE)
         fig.supxlabel("round t (log scale)", y=0.04 / height, fontsize=8, va="bottom")
         fig.supylabel(ylabel, x=0.04 / FULL_WIDTH, fontsize=8, ha="left")
-        n = _seeds(stats)
-        fig.suptitle(f"{_BY_NATURE_TITLES[metric]}, " + (f"{title} " if title else "") + f"({_seed_note(n)})",
-                     y=1 - 0.04 / height, va="top", fontsize=8)
+        fig.suptitle("\n".join(heading), y=1 - 0.04 / height, va="top", fontsize=8)
     return fig
 
 
