@@ -329,4 +329,4 @@ def test_the_results_page_shows_the_top_comparison_with_its_caption(stored, tmp_
     assert len(figures) == 1
     page = (out / "index.html").read_text()
     caption = page.split(f'src="{figures[0].relative_to(out).as_posix()}"', 1)[1].split("</figure>", 1)[0]
-    assert "<figcaption>Anytime-valid comparison of the leaderboard&#x27;s two best forecasters" in caption
+    assert "<figcaption>Anytime-valid comparison of the two best forecasters, A and B, by mean Brier score" in caption

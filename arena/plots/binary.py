@@ -157,6 +157,8 @@ def _pool(reliability: pd.DataFrame | None, by: Sequence[str] = ()) -> pd.DataFr
 #: lower quarter of the panel, under the points (the counts share the panel's axes).
 _COUNT_TOP = 0.28
 _UNIT_TICKS = ([0.0, 0.5, 1.0], ["0", "0.5", "1"])
+#: A reliability line joins the bins holding at least this many forecasts and this share of them.
+_JOINED_MIN, _JOINED_SHARE = 5, 0.005
 
 
 def _reliability_frame(ax: Axes, title: str) -> None:
@@ -190,11 +192,15 @@ def _draw_reliability(ax: Axes, pooled: pd.DataFrame, style: Mapping[str, str], 
     _share_axis(ax, top, label=count_axis)
     size = 60 * count / count.max()
     mp, my = pooled["mean_p"].to_numpy(float), pooled["mean_y"].to_numpy(float)
-    ax.plot(mp, my, color=style["color"], linewidth=0.6, alpha=0.7, zorder=2)
+    # the line joins the bins that hold more than a handful of forecasts: a bin of the first rounds' few
+    # forecasts (p = 1/2 on every seed) has an observed frequency of noise, and the line's kink to it
+    # would be the figure's largest feature; its marker (area: its count) stays
+    joined = count >= max(_JOINED_MIN, _JOINED_SHARE * count.sum())
+    ax.plot(mp[joined], my[joined], color=style["color"], linewidth=0.6, alpha=0.7, zorder=2, gid="line")
     # a white edge sets filled markers apart; "+", "x", "1" are drawn by their edge, in the color
     edge = {"edgecolors": "white", "linewidths": 0.3} if MarkerStyle(style["marker"]).is_filled() else {
         "linewidths": 0.8}
-    ax.scatter(mp, my, s=np.maximum(size, 2), color=style["color"], marker=style["marker"], zorder=3,
+    ax.scatter(mp, my, s=np.maximum(size, 4), color=style["color"], marker=style["marker"], zorder=3,
                clip_on=False, gid="bins", **edge)
 
 

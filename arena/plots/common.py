@@ -473,6 +473,8 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
         norm, extend, note = _color_norm(finite)
         scale, unit = _cell_scale(finite)
         cmap = mpl.colormaps["viridis"].with_extremes(bad="0.85")
+        longest = max((len(_sig3(v / scale)) for v in finite), default=1)
+        fontsize = 6 * min(1.0, _CELL_CHARS / longest)  # every number fits its cell, in the data's own unit
         # no resampling: one flat cell per value (in PDF the 11 x 9 pixels themselves)
         im = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, norm=norm, aspect="auto", interpolation="none")
         for i, fc in enumerate(rows):
@@ -488,11 +490,11 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
                 text = "F" if all_f else (shown if np.isfinite(v) else "--") + \
                     (" F" if any_f else "")
                 light = np.isfinite(v) and np.mean(cmap(norm(v))[:3]) < 0.5
-                ax.text(j, i, text, ha="center", va="center", fontsize=6, color="white" if light else "black",
+                ax.text(j, i, text, ha="center", va="center", fontsize=fontsize, color="white" if light else "black",
                         gid=f"value:{fc}:{nat}", in_layout=False)  # inside its cell: nothing to lay out
         ax.set_xticks(range(len(cols)), [c.replace("_", " ") for c in cols], rotation=35, ha="right",
                       rotation_mode="anchor")
-        ax.set_yticks(range(len(rows)), rows)
+        ax.set_yticks(range(len(rows)), [r.replace("_", " ") for r in rows])  # as every other figure names them
         ax.set_xlabel("nature")
         ax.set_ylabel("forecaster")
         ax.tick_params(length=0)
@@ -570,23 +572,16 @@ def _cell_scale(finite: np.ndarray) -> tuple[float, str]:
     (0.0001, ' (\u00d710\u207b\u2074)')
     >>> _cell_scale(np.array([0.5, 0.02]))
     (1.0, '')
-    >>> _cell_scale(np.array([0.5, 0.000267]))  # 0.000267 does not fit a cell: 0.00267 (x10^-1) does
-    (0.1, ' (\u00d710\u207b\u00b9)')
     """
     nz = np.abs(finite[finite != 0]) if finite.size else finite
-    if not nz.size:
+    if not nz.size or 1e-3 <= nz.max() < 1e4:  # three significant digits read well from 0.00100 to 9999
         return 1.0, ""
-    # three significant digits read well from 0.00100 to 9999; a power of ten in common beyond
-    first = 0 if 1e-3 <= nz.max() < 1e4 else int(np.floor(np.log10(nz.max())))
-    for e in range(first, first - 4, -1):  # and one under which every cell's number fits its cell
-        if max(len(_sig3(v / 10.0 ** e)) for v in nz) <= _CELL_CHARS:
-            break
-    else:
-        e = first
-    return 10.0 ** e, f" (\u00d710{str(e).translate(_POWERS)})" if e else ""
+    e = int(np.floor(np.log10(nz.max())))
+    return 10.0 ** e, f" (\u00d710{str(e).translate(_POWERS)})"
 
 
-#: The most characters a heatmap's cell holds at 6 pt (a cell of the full width's grid of 12 natures).
+#: The most characters a heatmap's cell holds at 6 pt (a cell of the full width's grid of 12 natures); a
+#: heatmap with a longer number (0.000267 beside 0.5) writes them all smaller, never in another unit.
 _CELL_CHARS = 7
 
 
@@ -700,7 +695,7 @@ def certificate_margins(summary: pd.DataFrame, ax: Axes | None = None,
         else:
             ax.set_xlim(-1.08, max(1.1, high * 1.05))
         clipped = bool((ratios["ratio"] < -1).any())
-        ax.set_xlabel("certificate value / bound" + ("\n(black edge: < \u22121, drawn at \u22121)"
+        ax.set_xlabel("certificate value / bound at T (\u2264 1: holds)" + ("\n(black edge: < \u22121, drawn at \u22121)"
                                                                 if clipped else ""), loc="right")
         ax.text(1.0, 1.0, "bound ", transform=ax.get_xaxis_transform(), ha="right", va="bottom", fontsize=6,
                 color="0.35", gid="bound_label")

@@ -149,8 +149,8 @@ def _e_axes(ax, alpha: float, gray_note: bool = False) -> None:
     if ax.lines:
         ax.set_yscale("log")
         ax.axhline(1 / alpha, color="0.3", linestyle="--", linewidth=0.8, gid="threshold")
-        ax.text(0.02, 1 / alpha, f"1/\u03b1 = {1 / alpha:g}: a verdict", transform=ax.get_yaxis_transform(),
-                fontsize=5.5, color="0.3", va="bottom", ha="left")
+        ax.annotate(f"1/\u03b1 = {1 / alpha:g}: a verdict", (0.02, 1 / alpha), xycoords=ax.get_yaxis_transform(),
+                    xytext=(0, 1.5), textcoords="offset points", fontsize=5.5, color="0.3", va="bottom", ha="left")
         if gray_note:
             ax.set_ylabel("e-value")
             ax.set_title("e-values (solid: A better, dotted: B better)", fontsize=6.5)

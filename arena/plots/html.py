@@ -44,8 +44,9 @@ CAPTIONS = {
     "regret_linear": "Squared-loss regret to the best norm-bounded linear forecast against t on {nature}; {bounds}.",
     "bias": "Bias |\u03a3(p \u2212 y)| / t against t on {nature} (log scale); {bounds}.",
     "reliability": "Reliability diagrams on {nature}: observed frequency against mean forecast per bin "
-                   "(pooled over seeds; marker area: the bin's count); bars: share of the forecaster's forecasts "
-                   "per bin, on the scale right of each panel (its own).",
+                   "(pooled over seeds; marker area: the bin's count; the line joins the bins holding at least "
+                   "0.5% of the forecasts, and 5); bars: share of the forecaster's forecasts per bin, on the scale "
+                   "right of each panel (its own).",
     # small multiples, one panel per nature (arena.plots.binary.curves_by_nature)
     "smce_by_nature": "Smooth calibration error per round, smCE_t / t, against t, one panel per nature ({group}); "
                       "{bounds}; the K29 guarantee \u221a(8t/3) / t (\u221d 1/\u221at: the paper's closed form, the same "
@@ -53,13 +54,13 @@ CAPTIONS = {
     "regret_linear_by_nature": "Squared-loss regret to the best norm-bounded linear forecast against t, one panel "
                                "per nature ({group}); {bounds}.",
     "bias_by_nature": "Bias |\u03a3(p \u2212 y)| / t against t, one panel per nature ({group}, log scale); {bounds}.",
-    "compare": "Anytime-valid comparison of the leaderboard's two best forecasters, A and B, on each nature "
-               "(first seed): the mean score difference A \u2212 B at the last round with its 95% confidence "
+    "compare": "Anytime-valid comparison of the two best forecasters, A and B, by mean Brier score (the game's "
+               "proper score; pinball in the quantile game), on each nature (first seed only): the mean score difference A \u2212 B at the last round with its 95% confidence "
                "sequence, colored by the verdict (its round in brackets), and the e-values against t (a verdict "
                "where one reaches 1/\u03b1 = 20).",
     "leaderboard": "Leaderboard heatmap of {metric}: mean over seeds per forecaster and nature.",
-    "certificates": "Every certificate's observed value over its certified bound, per matchup "
-                    "(right of the dashed line at 1: a failure, in red).",
+    "certificates": "Every certificate's observed value over its certified bound at the last round T, per "
+                    "matchup (at most 1: it holds; right of the dashed line at 1: a failure, as a red cross).",
     "rolling_coverage": "Rolling coverage of the quantile forecast against t on {nature}, with the target q dotted.",
     "coverage_error_vs_T": "Coverage error |coverage_t \u2212 q| against t on {nature} (log-log); the marginal "
                            "bound max(q, 1 \u2212 q)/t in grey.",
