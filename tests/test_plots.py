@@ -800,6 +800,8 @@ def test_the_comparison_of_many_natures_is_one_row_each_colored_by_its_verdict()
         assert same_color(interval.get_color(), _VERDICT_COLORS["A better" if i == 0 else "undecided"])
         assert same_color(_line(evalues, f"e_a:{n}:0").get_color(), _VERDICT_COLORS["A better"] if i == 0 else "0.75")
     assert [tx.get_text() for tx in evalues.texts if tx.get_text() == "n0"] == ["n0"]  # named at its end
+    calibration = curves.assign(metric="calibration", e_a_better=np.nan, e_b_better=np.nan)
+    assert len(comparison_figure(calibration).axes) == 1  # no e-process: the rows only
     few = comparison_figure(curves.loc[curves["nature"].isin(natures[:2])], final=final)
     assert [ln.get_gid() for ln in few.axes[0].get_lines() if str(ln.get_gid()).startswith("mean:")] == \
         ["mean:n0:0", "mean:n1:0"]  # a few natures: the sequences against t, as before

@@ -39,10 +39,11 @@ def comparison_figure(curves: pd.DataFrame, alpha: float = 0.05, final: pd.DataF
     With more, the curves would overlap: above, one row per nature, the confidence sequence at the
     last round as an interval around the mean difference, colored by the verdict (A better, B
     better, undecided; the round of a verdict in the row's label); below, the e-processes of the
-    natures with a verdict in its color, named at their end, and the others in gray.
+    natures with a verdict in its color, named at their end, and the others in gray (for
+    calibration, which has no e-process, the rows only).
 
-    For calibration (no e-process) the lower panel says so. The band of a confidence sequence never
-    has zero width (it is no interval over seeds)."""
+    With a few curves, for calibration (no e-process) the lower panel says so. The band of a
+    confidence sequence never has zero width (it is no interval over seeds)."""
     first_seed = curves.groupby("nature")["seed"].transform("min")
     many = curves["nature"].nunique() > 1
     if many:  # one curve per nature: its first seed (the table has them all)
@@ -98,8 +99,10 @@ def _rows_figure(groups: list, finals: list[dict], alpha: float, metric: str, ti
     """:func:`comparison_figure` for many natures: the final intervals as rows above, the e-processes below."""
     order = sorted(range(len(finals)), key=lambda i: (finals[i]["mean"], str(finals[i]["nature"])))
     rows = 0.13 * len(finals)
-    fig = _new_figure((COLUMN_WIDTH, rows + 3.0))
-    top, bottom = fig.subplots(2, 1, gridspec_kw={"height_ratios": [rows + 0.5, 1.6]})
+    e_values = any(np.isfinite(g["e_a_better"]).any() for _, g in groups)  # none for calibration: no lower panel
+    fig = _new_figure((COLUMN_WIDTH, rows + (3.0 if e_values else 1.4)))
+    top, bottom = fig.subplots(2, 1, gridspec_kw={"height_ratios": [rows + 0.5, 1.6]}) if e_values else \
+        (fig.add_subplot(), None)
     labels = []
     for y, i in enumerate(order):
         f = finals[i]
@@ -116,13 +119,15 @@ def _rows_figure(groups: list, finals: list[dict], alpha: float, metric: str, ti
     top.invert_yaxis()
     top.tick_params(axis="y", length=0)
     T = int(max(f["t"] for f in finals))
-    top.set_xlabel(f"{metric}: A \u2212 B at t = {T} and its CS\n(left of 0: A better)", fontsize=7)
+    top.set_xlabel(f"{metric}: A \u2212 B at t = {T}\n(bar: its CS; left of 0: A better)", fontsize=6.5)
     fig.suptitle(title, fontsize=8)
     handles = [Line2D([], [], color=c, linewidth=1.6, marker="o", markersize=3.5, markeredgecolor="white",
                       markeredgewidth=0.4) for c in _VERDICT_COLORS.values()]
     names = [f"{v} (from the round t named)" if v != "undecided" else "undecided (gray)" for v in _VERDICT_COLORS]
     fig.legend(handles, names, loc="outside lower center", ncol=2, frameon=False, fontsize=6, handlelength=1.4,
                columnspacing=0.8)
+    if bottom is None:
+        return fig
     for (nature, seed), g in groups:
         f = next(f for f in finals if f["nature"] == nature and f["seed"] == seed)
         if not np.isfinite(g["e_a_better"]).any():
