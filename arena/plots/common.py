@@ -32,6 +32,7 @@ from arena.plots.style import (
     METRIC_LABELS,
     MIN_BAND_SEEDS,
     _axes,
+    _DecadeFormatter,
     _fmt,
     _new_figure,
     _plain_log_ticks,
@@ -504,6 +505,8 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
         if isinstance(norm, SymLogNorm):  # 0, then the decades of the log part (none inside the linear sliver)
             k = np.arange(np.ceil(np.log10(norm.linthresh)), np.floor(np.log10(norm.vmax)) + 1)
             cb.set_ticks([0.0, *10.0 ** k])
+        if isinstance(norm, (LogNorm, SymLogNorm)):  # decades written as on every log axis of the report
+            cb.ax.yaxis.set_major_formatter(_DecadeFormatter())
         if scale != 1.0:  # the colorbar in the cells' unit
             cb.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, pos: f"{v / scale:g}"))
         cb.set_label("mean over seeds" + unit + note, fontsize=6.5)
