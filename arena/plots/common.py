@@ -8,6 +8,7 @@ Every curve is a mean across seeds with its 95% Student-t interval as a band
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -187,6 +188,27 @@ def _log_floor(values: np.ndarray, decades: float = 3.0) -> float | None:
     if not pos.size:
         return None
     return float(10.0 ** np.floor(np.log10(max(pos.min(), pos.max() * 10.0 ** -decades))))
+
+
+def _edge_marks(ax: Axes, stats: pd.DataFrame, x: str, styles: Mapping[str, dict]) -> list[tuple]:
+    """Where robust y limits (set on ``ax`` already) leave out some of the means of ``stats``: a small
+    triangle on the axis' edge at each, in its forecaster's color, pointing out of the axis; returns the
+    legend entry of the mark as ``[(handle, label)]``, else ``[]``. A value never leaves a figure unsaid."""
+    lo, hi = ax.get_ylim()
+    out = False
+    for name, g in stats.groupby("forecaster", sort=False):
+        v, xs = g["mean"].to_numpy(float), g[x].to_numpy(float)
+        for mask, edge, marker in ((v > hi, hi, "^"), (v < lo, lo, "v")):
+            if mask.any():
+                out = True
+                ax.plot(xs[mask], np.full(int(mask.sum()), edge), linestyle="none", marker=marker, clip_on=False,
+                        color=styles_for([name], styles)[name]["color"], markeredgewidth=0,
+                        markersize=0.7 * mpl.rcParams["lines.markersize"], gid=f"beyond:{name}")
+    if not out:
+        return []
+    handle = Line2D([], [], linestyle="none", marker="^", color="0.35", markeredgewidth=0,
+                    markersize=0.7 * mpl.rcParams["lines.markersize"])
+    return [(handle, "beyond the axis (its limits: the middle 98% of the values)")]
 
 
 def _floor_note(ax: Axes, values: np.ndarray, floor: float | None) -> list[tuple]:
@@ -454,6 +476,7 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
     forfeit is hatched and marked "F" (only "F" when every seed forfeited). With several
     horizons T, the largest.
     """
+    own = ax is None
     with mpl.rc_context(_RC):
         if summary is None or any(c not in summary for c in ("forecaster", "nature", metric)) or \
                 _clean(summary, metric).empty:
@@ -467,7 +490,10 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
         cols = sorted(summary["nature"].astype(str).unique())
         grid = means.reindex(index=rows, columns=cols)
         values = grid.to_numpy(float)
-        wide = 1.4 + 0.55 * len(cols) > COLUMN_WIDTH  # a paper's column, or its full width
+        # a paper's column, or its full width where the row labels, the colorbar and a cell of 0.42 in for
+        # each nature (seven 6 pt digits) do not fit the column
+        labels = 0.05 * max(map(len, rows)) + 0.35
+        wide = labels + 1.1 + 0.42 * len(cols) > COLUMN_WIDTH
         size = (FULL_WIDTH if wide else COLUMN_WIDTH, max(1.6, 1.0 + 0.22 * len(rows)))
         fig, ax = _axes(ax, size)
         finite = values[np.isfinite(values)]
@@ -475,7 +501,10 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
         scale, unit = _cell_scale(finite)
         cmap = mpl.colormaps["viridis"].with_extremes(bad="0.85")
         longest = max((len(_sig3(v / scale)) for v in finite), default=1)
-        fontsize = 6 * min(1.0, _CELL_CHARS / longest)  # every number fits its cell, in the data's own unit
+        # every number fits its cell, in the data's own unit: the cell's width (the figure's, less the row
+        # labels, the axis label and the colorbar) in 6 pt digits (0.053 in each)
+        cell = (size[0] - labels - 0.75) / max(len(cols), 1)
+        fontsize = 6 * min(1.0, max(cell / 0.053 * 0.92, 3) / longest)
         # no resampling: one flat cell per value (in PDF the 11 x 9 pixels themselves)
         im = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, norm=norm, aspect="auto", interpolation="none")
         for i, fc in enumerate(rows):
@@ -512,8 +541,11 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
         cb.set_label("mean over seeds" + unit + note, fontsize=6.5)
         way = {"min": "; lower is better", "max": "; higher is better"}.get(direction(metric) or "", "")
         T = f", T = {int(summary['T'].max())}" if "T" in summary and summary["T"].notna().any() else ""
-        ax.set_title(f"{METRIC_LABELS.get(metric, metric)} ({metric}){T}, mean over seeds{way}", fontsize=7,
-                     loc="left")
+        title = f"{METRIC_LABELS.get(metric, metric)} ({metric}){T}, mean over seeds{way}"
+        if own:  # our own figure: the title over its whole width
+            fig.suptitle("\n".join(textwrap.wrap(title, width=int((size[0] - 0.2) / 0.052))), fontsize=7)
+        else:
+            ax.set_title(title, fontsize=7, loc="left")
         cb.ax.tick_params(labelsize=6)
     return fig
 
@@ -538,7 +570,7 @@ def _color_norm(finite: np.ndarray) -> tuple[Normalize, str, str]:
     pos = finite[finite > 0]
     if lo == 0 and pos.size >= 2 and hi / pos.min() > 100:  # zeros beside values over decades: log above the least
         return SymLogNorm(linthresh=float(pos.min()), linscale=0.25, vmin=0.0, vmax=hi), "neither", \
-            f"\nlog color scale from {_fmt(float(pos.min()), 2)} (0 at the bottom)"
+            f"\nlog color scale from {_fmt(float(pos.min()), 2)}\n(0 at the bottom)"
     q1, q3 = np.percentile(finite, [25, 75])
     inside = finite[(finite >= q1 - 3 * (q3 - q1)) & (finite <= q3 + 3 * (q3 - q1))]
     if inside.size >= 2 and (inside.min() > lo or inside.max() < hi):
@@ -583,9 +615,6 @@ def _cell_scale(finite: np.ndarray) -> tuple[float, str]:
     return 10.0 ** e, f" (\u00d710{str(e).translate(_POWERS)})"
 
 
-#: The most characters a heatmap's cell holds at 6 pt (a cell of the full width's grid of 12 natures); a
-#: heatmap with a longer number (0.000267 beside 0.5) writes them all smaller, never in another unit.
-_CELL_CHARS = 7
 
 
 def _certificate_ratios(summary: pd.DataFrame | None) -> pd.DataFrame:

@@ -12,6 +12,8 @@ Examples
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib as mpl
 import numpy as np
 import pandas as pd
@@ -72,7 +74,7 @@ def comparison_figure(curves: pd.DataFrame, alpha: float = 0.05, final: pd.DataF
                 bottom.plot(t, g["e_b_better"], color=color, linestyle=":", gid=f"e_b:{nature}:{seed}")
         top.axhline(0.0, color="0.6", linewidth=0.6, zorder=0)
         top.set_ylabel(f"{metric}: A \u2212 B\n(running mean; band: CS)")
-        top.set_title(title)
+        top.set_title("\n".join(textwrap.wrap(title, width=int(COLUMN_WIDTH / 0.058))))
         fig.legend(*top.get_legend_handles_labels(), loc="outside lower center", ncol=3, frameon=False, fontsize=6.5)
         _e_axes(bottom, alpha)
     return fig
@@ -120,10 +122,11 @@ def _rows_figure(groups: list, finals: list[dict], alpha: float, metric: str, ti
     top.tick_params(axis="y", length=0)
     T = int(max(f["t"] for f in finals))
     top.set_xlabel(f"{metric}: A \u2212 B at t = {T}\n(bar: its CS; left of 0: A better)", fontsize=6.5)
-    fig.suptitle(title, fontsize=8)
-    handles = [Line2D([], [], color=c, linewidth=1.6, marker="o", markersize=3.5, markeredgecolor="white",
-                      markeredgewidth=0.4) for c in _VERDICT_COLORS.values()]
-    names = [f"{v} (from the round t named)" if v != "undecided" else "undecided (gray)" for v in _VERDICT_COLORS]
+    fig.suptitle("\n".join(textwrap.wrap(title, width=int(COLUMN_WIDTH / 0.058))), fontsize=8)  # 8 pt: the column
+    present = [v for v in _VERDICT_COLORS if any(f["verdict"] == v for f in finals)]  # the verdicts drawn
+    handles = [Line2D([], [], color=_VERDICT_COLORS[v], linewidth=1.6, marker="o", markersize=3.5,
+                      markeredgecolor="white", markeredgewidth=0.4) for v in present]
+    names = [f"{v} (from the round t named)" if v != "undecided" else "undecided (gray)" for v in present]
     fig.legend(handles, names, loc="outside lower center", ncol=2, frameon=False, fontsize=6, handlelength=1.4,
                columnspacing=0.8)
     if bottom is None:

@@ -63,8 +63,10 @@ def expert_weights(curves: pd.DataFrame, nature: str | None = None, forecasters:
                    ncols: int = 6) -> Figure:
     """The weights each forecaster puts on the experts against t (log x), one panel per forecaster.
 
-    Curves ``weight:<j>`` (mean over seeds, band: its 95% interval) of :mod:`arena.games.experts`;
-    expert j is drawn in the j-th color of viridis, the same in every panel.
+    Curves ``weight:<j>`` of :mod:`arena.games.experts` on the first seed: weights are not averaged
+    over seeds (where the best expert differs between seeds, a mean splits the weight in a way no
+    run played; the other seeds are in ``curves.csv``); expert j is drawn in the j-th color of
+    viridis, the same in every panel.
 
     Examples
     --------
@@ -76,6 +78,9 @@ def expert_weights(curves: pd.DataFrame, nature: str | None = None, forecasters:
     """
     with mpl.rc_context(_RC):
         w = _restrict(_weight_curves(curves), nature=nature)
+        seed = w["seed"].min() if "seed" in w and not w.empty else None
+        if seed is not None:
+            w = w.loc[w["seed"] == seed]  # one run's weights (see above)
         names = [n for n in order(w["forecaster"].unique()) if forecasters is None or n in forecasters] \
             if not w.empty else []
         if not names:
@@ -117,7 +122,7 @@ def expert_weights(curves: pd.DataFrame, nature: str | None = None, forecasters:
         else:
             sm = mpl.cm.ScalarMappable(norm=mpl.colors.Normalize(0, n_exp - 1), cmap=cmap)
             fig.colorbar(sm, ax=axes.ravel().tolist(), label="expert j", fraction=0.03)
-        note = _seed_note(seeds)
+        note = f"seed {seed}; weights are not averaged over seeds" if seed is not None else _seed_note(seeds)
         fig.suptitle(f"expert weights: {nature.replace('_', ' ')} ({note})" if nature else note, fontsize=8)
     return fig
 

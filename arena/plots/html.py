@@ -44,8 +44,8 @@ CAPTIONS = {
     "regret_linear": "Squared-loss regret to the best norm-bounded linear forecast against t on {nature}; {bounds}.",
     "bias": "Bias |\u03a3(p \u2212 y)| / t against t on {nature} (log scale); {bounds}.",
     "reliability": "Reliability diagrams on {nature}: observed frequency against mean forecast per bin "
-                   "(pooled over seeds; marker area: the bin's count; the line joins the bins holding at least "
-                   "0.5% of the forecasts, and 5); bars: share of the forecaster's forecasts per bin, on the scale "
+                   "(pooled over seeds; marker area: the bin's count; a bin of fewer than 5 forecasts, or of "
+                   "under 0.5% of them, is not joined by the line); bars: share of the forecaster's forecasts per bin, on the scale "
                    "right of each panel (its own).",
     # small multiples, one panel per nature (arena.plots.binary.curves_by_nature)
     "smce_by_nature": "Smooth calibration error per round, smCE_t / t, against t, one panel per nature ({group}); "
@@ -56,20 +56,28 @@ CAPTIONS = {
                                "one panel per nature ({group}), each with its own y scale; {bounds}.",
     "bias_by_nature": "Bias |\u03a3(p \u2212 y)| / t against t, one panel per nature ({group}, log scale); {bounds}.",
     "compare": "Anytime-valid comparison of the two best forecasters, A and B, by mean Brier score (the game's "
-               "proper score; pinball in the quantile game), on each nature (first seed only): the mean score difference A \u2212 B at the last round with its 95% confidence "
-               "sequence, colored by the verdict (its round in brackets), and the e-values against t (a verdict "
-               "where one reaches 1/\u03b1 = 20).",
-    "leaderboard": "Leaderboard heatmap of {metric}: mean over seeds per forecaster and nature.",
+               "proper score; pinball in the quantile game), on each nature (first seed only): the mean score "
+               "difference A \u2212 B at the last round with its 95% confidence sequence, colored by the verdict, "
+               "and the e-values against t. A verdict is reached at the first round where an e-value reaches "
+               "1/\u03b1 = 20 (that round in brackets), valid whenever it comes; the confidence sequence at the "
+               "last round may still hold 0.",
+    "leaderboard": "Leaderboard heatmap of {metric}: mean over seeds per forecaster and nature. {leaderboard_note}",
     "certificates": "Every certificate's observed value over its certified bound at the last round T, per "
                     "matchup (at most 1: it holds; right of the dashed line at 1: a failure, as a red cross).",
-    "rolling_coverage": "Rolling coverage of the quantile forecast against t on {nature}, with the target q dotted.",
-    "coverage_error_vs_T": "Coverage error |coverage_t \u2212 q| against t on {nature} (log-log); the marginal "
-                           "bound max(q, 1 \u2212 q)/t in grey.",
+    "rolling_coverage": "Rolling coverage of the quantile forecast against t on {nature}, with the target q dotted. "
+                        + "{coverage_note}",
+    "coverage_error_vs_T": "Coverage error |coverage_t \u2212 q| against t on {nature} (log-log); in grey the "
+                           "marginal bound max(q, 1 \u2212 q)/t that is certified and the printed one "
+                           "max(q, 1 \u2212 q)/(t \u2212 1) (dotted), a forecaster's certified bound dashed in its "
+                           "colour. {coverage_note}",
     "group_coverage": "Coverage in each group of {nature}, with the target q dotted.",
-    "coverage_vs_L": "Coverage error against the Lipschitz constant L of nature's CDF.",
-    "regret_experts": "Regret to the best expert against t on {nature}; certified bounds dashed.",
-    "expert_weights": "Weights each forecaster puts on the experts against t on {nature}.",
-    "regret_decision": "Expected decision regret against t on {nature}.",
+    "coverage_vs_L": "Coverage error against the Lipschitz constant L of nature's CDF. {coverage_note}",
+    "regret_experts": "Regret to the best expert against t on {nature}, each panel with its own y scale; "
+                      "certified bounds dashed in their forecaster's colour.",
+    "expert_weights": "Weights each forecaster puts on the experts against t on {nature}, on the first seed (the "
+                      "best expert can differ between seeds: a mean over seeds would split weights no run played).",
+    "regret_decision": "Expected decision regret against t on {nature}, each panel with its own y scale; "
+                       "certified bounds dashed in their forecaster's colour.",
 }
 
 _STYLE = """
@@ -170,8 +178,17 @@ def _caption(kind: str, stem: Path, args: Sequence) -> str:
     elif kind in _PER_NATURE_CURVES and args and isinstance(args[0], pd.DataFrame):  # (curves, nature, styles)
         bounds = _bounds_text(args[0], _PER_NATURE_CURVES[kind], None)
     text = CAPTIONS.get(kind, stem.name.replace("_", " "))
+    coverage = metric.startswith(("coverage", "expected_coverage", "group_coverage")) or kind in _COVERAGE_FIGURES
     return text.format(nature=nature or "every nature", metric=METRIC_LABELS.get(metric, metric), group=group,
-                       bounds=bounds)
+                       bounds=bounds, coverage_note=_COVERAGE_NOTE,
+                       leaderboard_note=_COVERAGE_NOTE if coverage else "").strip()
+
+
+#: Figures of the quantile game that show coverage alone.
+_COVERAGE_FIGURES = ("rolling_coverage", "coverage_error_vs_T", "coverage_vs_L")
+#: Coverage can be had without information: say so wherever coverage is shown alone.
+_COVERAGE_NOTE = ("Coverage alone can be had without forecasting anything (playing the ends of the range, "
+                  "in proportion q, covers a fraction q of any sequence): read it beside the pinball loss.")
 
 
 #: The curve of each figure of one nature's curves (:mod:`arena.plots.binary`).

@@ -25,6 +25,7 @@ from arena.plots.common import (
     _CURVE_COLUMNS,
     _clean,
     _draw_curves,
+    _edge_marks,
     _facets,
     _floor_note,
     _legend,
@@ -87,14 +88,15 @@ def rolling_coverage(curves: pd.DataFrame, nature: str | None = None, q: float |
             lo, hi = min(lo, q), max(hi, q)
         pad = max(0.02, 0.08 * (hi - lo))
         for a, names in panels:
-            _draw_curves(a, stats.loc[stats["forecaster"].isin(names)], "t", False, styles)
+            part = stats.loc[stats["forecaster"].isin(names)]
+            _draw_curves(a, part, "t", False, styles)
             _target_line(a, q)
             a.set_ylim(max(-0.02, lo - pad), min(1.02, hi + pad))
             a.set_xlabel("round t")
             a.set_ylabel(f"coverage of the last {window} rounds\n(fraction of y \u2264 p)")
             extra = [(Line2D([], [], color=_BOUND_COLOR, linestyle=":", linewidth=0.7), f"target q = {q:g}")] \
                 if q is not None else []
-            _legend(a, extra, outside=own, loc="lower right")
+            _legend(a, extra + _edge_marks(a, part, "t", styles), outside=own, loc="lower right")
         _panel_title(fig, panels, nature.replace("_", " ") if nature else None, _seed_note(_seeds(stats)), own)
     return fig
 
@@ -132,8 +134,10 @@ def coverage_error_vs_T(curves: pd.DataFrame, nature: str | None = None, q: floa
             part = stats.loc[stats["forecaster"].isin(names)]
             extra = _draw_curves(a, part, "t", True, styles, bounds.loc[bounds["forecaster"].isin(names)], floor=floor)
             if m is not None:
-                a.plot(t, m / t, color=_BOUND_COLOR, linewidth=0.6, gid="reference:marginal")
-                a.plot(t, m / (t - 1), color=_BOUND_COLOR, linewidth=0.6, linestyle=":", gid="reference:printed")
+                # under the curves: a forecaster's own certified bound, the same curve dashed, shows over it
+                a.plot(t, m / t, color=_BOUND_COLOR, linewidth=0.6, gid="reference:marginal", zorder=1.5)
+                a.plot(t, m / (t - 1), color=_BOUND_COLOR, linewidth=0.6, linestyle=":", gid="reference:printed",
+                       zorder=1.5)
                 extra += [(Line2D([], [], color=_BOUND_COLOR, linewidth=0.6), "max(q, 1\u2212q)/t (certified, \u221d 1/t)"),
                           (Line2D([], [], color=_BOUND_COLOR, linewidth=0.6, linestyle=":"),
                            "max(q, 1\u2212q)/(t\u22121) (printed)")]
@@ -174,13 +178,14 @@ def group_coverage(summary: pd.DataFrame, nature: str, q: float | None = None, a
         lo, hi = (min(lo, q), max(hi, q)) if q is not None else (lo, hi)
         pad = max(0.02, 0.08 * (hi - lo))
         for a, names in panels:
-            _draw_curves(a, stats.loc[stats["forecaster"].isin(names)], "group", False, styles)
+            part = stats.loc[stats["forecaster"].isin(names)]
+            _draw_curves(a, part, "group", False, styles)
             _target_line(a, q)
             a.set_ylim(max(-0.02, lo - pad), min(1.02, hi + pad))
             a.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
             a.set_xlabel(_group_label(df))
             a.set_ylabel("coverage in the group\n(fraction of y \u2264 p)")
-            _legend(a, outside=own, loc="lower right")
+            _legend(a, _edge_marks(a, part, "group", styles), outside=own, loc="lower right")
         _panel_title(fig, panels, nature.replace("_", " "), _seed_note(_seeds(stats)), own)
     return fig
 
@@ -237,7 +242,7 @@ def coverage_vs_L(summary: pd.DataFrame, metric: str = "coverage_error", ax: Axe
         _plain_log_ticks(ax.xaxis)
         ax.set_xlabel("Lipschitz constant L of nature's CDF (log)")
         ax.set_ylabel(METRIC_LABELS.get(metric, metric) + " at T")
-        ax.set_title(_seed_note(_seeds(stats)) + "; points dodged in L", fontsize=7)
+        ax.set_title(_seed_note(_seeds(stats)) + ";\npoints dodged in L", fontsize=7)  # two lines: the column
         _legend(ax, outside=own, loc="best")
     return fig
 
