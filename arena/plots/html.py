@@ -168,7 +168,7 @@ def _rel(path: Path, root: Path) -> str:
 
 
 def _caption(kind: str, stem: Path, args: Sequence) -> str:
-    nature = stem.name.split("__", 1)[1].replace("_", " ") if "__" in stem.name else ""
+    nature = " ".join(stem.name.split("__", 1)[1].replace("_", " ").split()) if "__" in stem.name else ""
     metric = str(args[1]) if kind == "leaderboard" and len(args) > 1 else ""
     group = bounds = ""
     if kind == "by_nature" and len(args) > 4:  # (curves, curve, forecasters, styles, title[, span])
