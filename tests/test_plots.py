@@ -806,6 +806,10 @@ def test_the_comparison_of_many_natures_is_one_row_each_colored_by_its_verdict()
         assert same_color(interval.get_color(), _VERDICT_COLORS["A better" if i == 0 else "undecided"])
         assert same_color(_line(evalues, f"e_a:{n}:0").get_color(), _VERDICT_COLORS["A better"] if i == 0 else "0.75")
     assert [tx.get_text() for tx in evalues.texts if tx.get_text() == "n0"] == ["n0"]  # named at its end
+    one = curves.loc[curves["nature"] == "n0"]
+    seeds = pd.concat([one.assign(seed=k) for k in range(5)])  # one nature, five seeds: a row each, by seed
+    names = [tx.get_text().split(" (")[0] for tx in comparison_figure(seeds).axes[0].get_yticklabels()]
+    assert names == [f"seed {k}" for k in range(5)]
     calibration = curves.assign(metric="calibration", e_a_better=np.nan, e_b_better=np.nan)
     assert len(comparison_figure(calibration).axes) == 1  # no e-process: the rows only
     few = comparison_figure(curves.loc[curves["nature"].isin(natures[:2])], final=final)
@@ -900,17 +904,67 @@ def test_a_rolling_coverage_beyond_the_robust_limits_is_marked_on_the_edge():
     """Robust limits (the middle 98% of the values) left a forecaster's dip to 0.14 out of the figure unsaid:
     a value beyond them is a triangle on the axis' edge, in its forecaster's color, named in the legend."""
     t = np.arange(10, 1010, 10)
-    rows = [{"forecaster": "steady", "seed": 0, "t": tt, "metric": "rolling_coverage", "value": 0.9} for tt in t]
-    rows += [{"forecaster": "dips", "seed": 0, "t": tt, "metric": "rolling_coverage",
+    rows = [{"forecaster": "a_steady", "seed": 0, "t": tt, "metric": "rolling_coverage", "value": 0.9} for tt in t]
+    rows += [{"forecaster": "z_dips", "seed": 0, "t": tt, "metric": "rolling_coverage",
               "value": 0.14 if tt == 50 else 0.88} for tt in t]
-    fig = plots.rolling_coverage(pd.DataFrame(rows), q=0.9)
+    fig = plots.rolling_coverage(pd.DataFrame(rows), q=0.9)  # no styles given: the default ones
     ax = fig.axes[0]
     lo = ax.get_ylim()[0]
     assert lo > 0.14  # the dip is outside the robust limits
-    mark = _line(ax, "beyond:dips")
+    mark = _line(ax, "beyond:z_dips")
     np.testing.assert_array_equal(mark.get_xdata(), [50])
     np.testing.assert_allclose(mark.get_ydata(), [lo])
-    assert not [ln for ln in ax.get_lines() if ln.get_gid() == "beyond:steady"]
+    assert same_color(mark.get_color(), _line(ax, "mean:z_dips").get_color())  # its forecaster's color
+    assert not [ln for ln in ax.get_lines() if ln.get_gid() == "beyond:a_steady"]
     labels = [tx.get_text() for leg in [*fig.legends, *(a.get_legend() for a in fig.axes if a.get_legend())]
               for tx in leg.get_texts()]
     assert any(lab.startswith("beyond the axis") for lab in labels)
+
+
+def test_expert_weights_are_one_run_per_forecaster_whatever_seeds_and_natures_the_table_holds():
+    """Each forecaster's panel is the weights of its own first seed on one nature: a forecaster whose seeds start
+    at 1 keeps its panel, and a table of several natures is not averaged over them either."""
+    rows = [{"forecaster": f, "nature": nat, "seed": seed, "t": t, "metric": f"weight:{j}",
+             "value": (0.9 if j == (seed + k) % 2 else 0.1)}
+            for f, seeds in (("a", (0, 1)), ("b", (1, 2))) for k, nat in enumerate(("n1", "n2", "n3"))
+            for seed in seeds for t in (10, 100) for j in (0, 1)]
+    fig = plots.expert_weights(pd.DataFrame(rows))
+    panels = {ax.get_title(): ax for ax in fig.axes if ax.get_visible()}
+    assert set(panels) == {"a", "b"} and not any(ax.collections for ax in panels.values())  # no band
+    for name, seed in (("a", 0), ("b", 1)):  # its first seed, on the first nature n1 (k = 0)
+        for j in (0, 1):
+            want = 0.9 if j == seed % 2 else 0.1
+            np.testing.assert_allclose(_line(panels[name], f"weight:{name}:{j}").get_ydata(), [want, want])
+    assert "n1" in fig.get_suptitle() and "first seed" in fig.get_suptitle()
+
+
+def test_a_heatmap_with_forfeits_and_many_natures_keeps_every_text_in_its_cell():
+    """A cell with a forfeit reads "-0.0415 F": its length, not only its number's, sets the font size."""
+    natures = [f"nature_{j}" for j in range(17)]
+    s = pd.DataFrame([{"forecaster": f, "nature": nat, "seed": seed, "brier": -0.0415 - 0.001 * j,
+                       "status": "forfeit" if (seed == 1 and f == "a") else "ok", "T": 10}
+                      for f in ("a", "b", "c") for j, nat in enumerate(natures) for seed in (0, 1)])
+    s.loc[s["status"] == "forfeit", "brier"] = np.nan
+    fig = plots.leaderboard_heatmap(s, "brier")
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    cells = [tx for tx in ax.texts if str(tx.get_gid()).startswith("value:")]
+    assert any(tx.get_text().endswith(" F") for tx in cells)
+    width = ax.get_window_extent().width / len(natures)
+    assert all(tx.get_window_extent().width < width for tx in cells)
+
+
+def test_a_scaled_heatmap_colorbar_speaks_the_cells_unit():
+    """Values all under 0.001 share a power of ten with their cells; the colorbar's ticks and its note (the
+    log scale's start) are in that unit too."""
+    s = pd.DataFrame([{"forecaster": f, "nature": f"n{j}", "seed": 0, "bias": v, "status": "ok", "T": 10}
+                      for f, vs in (("a", [0.0, 5e-6, 8e-4]), ("b", [0.0, 1e-5, 2e-4])) for j, v in enumerate(vs)])
+    fig = plots.leaderboard_heatmap(s, "bias")
+    ax, cbar = fig.axes
+    label = cbar.get_ylabel()
+    assert "(\u00d710\u207b\u2074)" in label and "from 0.05" in label  # 5e-6 in units of 1e-4
+    fmt = cbar.yaxis.get_major_formatter()
+    fmt.set_locs([1e-5, 1e-4])
+    assert fmt(1e-4) == "1" and fmt(1e-5) == "0.1"
+    texts = {tx.get_gid(): tx.get_text() for tx in ax.texts if str(tx.get_gid()).startswith("value:")}
+    assert texts["value:a:n2"] == "8.00" and texts["value:b:n1"] == "0.100"

@@ -196,13 +196,14 @@ def _edge_marks(ax: Axes, stats: pd.DataFrame, x: str, styles: Mapping[str, dict
     legend entry of the mark as ``[(handle, label)]``, else ``[]``. A value never leaves a figure unsaid."""
     lo, hi = ax.get_ylim()
     out = False
+    styles = styles_for(stats["forecaster"].unique(), styles)  # as the lines were drawn (_draw_curves)
     for name, g in stats.groupby("forecaster", sort=False):
         v, xs = g["mean"].to_numpy(float), g[x].to_numpy(float)
         for mask, edge, marker in ((v > hi, hi, "^"), (v < lo, lo, "v")):
             if mask.any():
                 out = True
                 ax.plot(xs[mask], np.full(int(mask.sum()), edge), linestyle="none", marker=marker, clip_on=False,
-                        color=styles_for([name], styles)[name]["color"], markeredgewidth=0,
+                        color=styles[name]["color"], markeredgewidth=0,
                         markersize=0.7 * mpl.rcParams["lines.markersize"], gid=f"beyond:{name}")
     if not out:
         return []
@@ -221,7 +222,8 @@ def _floor_note(ax: Axes, values: np.ndarray, floor: float | None) -> list[tuple
     ax.set_ylim(bottom=floor / 1.25)
     handle = Line2D([], [], linestyle="none", marker=_FLOORED, color="0.35", markeredgewidth=0,
                     markersize=0.7 * mpl.rcParams["lines.markersize"])
-    return [(handle, f"under {_power_of_ten(floor)} (0 too), on the axis")]
+    written = f"{floor:g}" if 1e-3 <= floor < 1e4 else _power_of_ten(floor)  # as the axis writes it
+    return [(handle, f"under {written} (0 too), on the axis")]
 
 
 def _draw_bound(ax: Axes, b: pd.DataFrame, name: str, x: str, color: str, scale=1.0, label: str | None = None):
@@ -497,11 +499,19 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
         size = (FULL_WIDTH if wide else COLUMN_WIDTH, max(1.6, 1.0 + 0.22 * len(rows)))
         fig, ax = _axes(ax, size)
         finite = values[np.isfinite(values)]
-        norm, extend, note = _color_norm(finite)
         scale, unit = _cell_scale(finite)
+        norm, extend, note = _color_norm(finite, scale)
         cmap = mpl.colormaps["viridis"].with_extremes(bad="0.85")
-        longest = max((len(_sig3(v / scale)) for v in finite), default=1)
-        # every number fits its cell, in the data's own unit: the cell's width (the figure's, less the row
+        texts = {}  # the text of every cell drawn: its number, and F where a seed forfeited
+        for i, fc in enumerate(rows):
+            for j, nat in enumerate(cols):
+                if (fc, nat) in forfeits.index:
+                    v = values[i, j]
+                    any_f, all_f = forfeits.loc[(fc, nat)]
+                    texts[i, j] = "F" if all_f else (_sig3(v / scale) if np.isfinite(v) else "--") + \
+                        (" F" if any_f else "")
+        longest = max(map(len, texts.values()), default=1)
+        # every text fits its cell, in the data's own unit: the cell's width (the figure's, less the row
         # labels, the axis label and the colorbar) in 6 pt digits (0.053 in each)
         cell = (size[0] - labels - 0.75) / max(len(cols), 1)
         fontsize = 6 * min(1.0, max(cell / 0.053 * 0.92, 3) / longest)
@@ -514,11 +524,9 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
                 if any_f:
                     ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", edgecolor="0.3",
                                            linewidth=0, gid=f"forfeit:{fc}:{nat}"))
-                if (fc, nat) not in forfeits.index:
+                if (i, j) not in texts:
                     continue
-                shown = _sig3(v / scale)
-                text = "F" if all_f else (shown if np.isfinite(v) else "--") + \
-                    (" F" if any_f else "")
+                text = texts[i, j]
                 light = np.isfinite(v) and np.mean(cmap(norm(v))[:3]) < 0.5
                 ax.text(j, i, text, ha="center", va="center", fontsize=fontsize, color="white" if light else "black",
                         gid=f"value:{fc}:{nat}", in_layout=False)  # inside its cell: nothing to lay out
@@ -534,9 +542,9 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
         if isinstance(norm, SymLogNorm):  # 0, then the decades of the log part (none inside the linear sliver)
             k = np.arange(np.ceil(np.log10(norm.linthresh)), np.floor(np.log10(norm.vmax)) + 1)
             cb.set_ticks([0.0, *10.0 ** k])
-        if isinstance(norm, (LogNorm, SymLogNorm)):  # decades written as on every log axis of the report
-            cb.ax.yaxis.set_major_formatter(_DecadeFormatter())
-        if scale != 1.0:  # the colorbar in the cells' unit
+        if isinstance(norm, (LogNorm, SymLogNorm)):  # decades written as on every log axis, in the cells' unit
+            cb.ax.yaxis.set_major_formatter(_DecadeFormatter(scale))
+        elif scale != 1.0:  # the colorbar in the cells' unit
             cb.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, pos: f"{v / scale:g}"))
         cb.set_label("mean over seeds" + unit + note, fontsize=6.5)
         way = {"min": "; lower is better", "max": "; higher is better"}.get(direction(metric) or "", "")
@@ -550,11 +558,12 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
     return fig
 
 
-def _color_norm(finite: np.ndarray) -> tuple[Normalize, str, str]:
+def _color_norm(finite: np.ndarray, scale: float = 1.0) -> tuple[Normalize, str, str]:
     """The heatmap's color scale: log when the values are positive and span more than two decades;
     else linear, clipped to the values that are not outliers (within three interquartile ranges of
     the quartiles), so that one outlier does not wash out the rest (the colorbar's arrows and
-    label say so). Returns (norm, colorbar extend, note).
+    label say so). Returns (norm, colorbar extend, note); the note's values are divided by ``scale`` (the unit
+    of the heatmap's cells, :func:`_cell_scale`).
 
     Examples
     --------
@@ -570,13 +579,13 @@ def _color_norm(finite: np.ndarray) -> tuple[Normalize, str, str]:
     pos = finite[finite > 0]
     if lo == 0 and pos.size >= 2 and hi / pos.min() > 100:  # zeros beside values over decades: log above the least
         return SymLogNorm(linthresh=float(pos.min()), linscale=0.25, vmin=0.0, vmax=hi), "neither", \
-            f"\nlog color scale from {_fmt(float(pos.min()), 2)}\n(0 at the bottom)"
+            f"\nlog color scale from {_fmt(float(pos.min()) / scale, 2)}\n(0 at the bottom)"
     q1, q3 = np.percentile(finite, [25, 75])
     inside = finite[(finite >= q1 - 3 * (q3 - q1)) & (finite <= q3 + 3 * (q3 - q1))]
     if inside.size >= 2 and (inside.min() > lo or inside.max() < hi):
         a, b = float(inside.min()), float(inside.max())
         extend = {(True, True): "both", (True, False): "min", (False, True): "max"}[(a > lo, b < hi)]
-        return Normalize(a, b), extend, f"\ncolor clipped to [{_fmt(a, 2)}, {_fmt(b, 2)}]"
+        return Normalize(a, b), extend, f"\ncolor clipped to [{_fmt(a / scale, 2)}, {_fmt(b / scale, 2)}]"
     return Normalize(lo, hi), "neither", ""
 
 

@@ -106,6 +106,7 @@ def _rows_figure(groups: list, finals: list[dict], alpha: float, metric: str, ti
     top, bottom = fig.subplots(2, 1, gridspec_kw={"height_ratios": [rows + 0.5, 1.6]}) if e_values else \
         (fig.add_subplot(), None)
     labels = []
+    one_nature = len({str(f["nature"]) for f in finals}) == 1  # then the rows are its seeds
     for y, i in enumerate(order):
         f = finals[i]
         color = _VERDICT_COLORS.get(f["verdict"], "0.6")
@@ -114,7 +115,7 @@ def _rows_figure(groups: list, finals: list[dict], alpha: float, metric: str, ti
         top.plot([f["mean"]], [y], color=color, marker="o", markersize=3.5, markeredgecolor="white",
                  markeredgewidth=0.4, linestyle="none", gid=f"mean:{f['nature']}:{f['seed']}")
         decided = f["verdict"] != "undecided" and np.isfinite(f["at"])
-        labels.append(str(f["nature"]).replace("_", " ") + (f" (t = {int(f['at'])})" if decided else ""))
+        labels.append(_row_name(f, one_nature) + (f" (t = {int(f['at'])})" if decided else ""))
     top.axvline(0.0, color="0.4", linewidth=0.6, zorder=0)
     top.set_yticks(range(len(order)), labels, fontsize=6)
     top.set_ylim(-0.7, len(order) - 0.3)
@@ -144,11 +145,16 @@ def _rows_figure(groups: list, finals: list[dict], alpha: float, metric: str, ti
                     zorder=3 if decided else 2)
         if decided:  # named at its end: the verdict colors alone do not tell two natures apart
             end = g["e_a_better"] if f["verdict"] == "A better" else g["e_b_better"]
-            bottom.annotate(str(nature).replace("_", " "), (t[-1], float(end.iloc[-1])), xytext=(2, 0),
+            bottom.annotate(_row_name(f, one_nature), (t[-1], float(end.iloc[-1])), xytext=(2, 0),
                             textcoords="offset points", fontsize=5.5, color=color, va="center", ha="left",
                             annotation_clip=False)
     _e_axes(bottom, alpha, gray_note=True)
     return fig
+
+
+def _row_name(final: dict, by_seed: bool) -> str:
+    """A row's name: its nature, or its seed where every row is of one nature."""
+    return f"seed {final['seed']}" if by_seed else str(final["nature"]).replace("_", " ")
 
 
 def _e_axes(ax, alpha: float, gray_note: bool = False) -> None:

@@ -63,7 +63,8 @@ def expert_weights(curves: pd.DataFrame, nature: str | None = None, forecasters:
                    ncols: int = 6) -> Figure:
     """The weights each forecaster puts on the experts against t (log x), one panel per forecaster.
 
-    Curves ``weight:<j>`` of :mod:`arena.games.experts` on the first seed: weights are not averaged
+    Curves ``weight:<j>`` of :mod:`arena.games.experts` on each forecaster's first seed (and, without
+    ``nature``, the first nature of ``curves``): weights are not averaged
     over seeds (where the best expert differs between seeds, a mean splits the weight in a way no
     run played; the other seeds are in ``curves.csv``); expert j is drawn in the j-th color of
     viridis, the same in every panel.
@@ -78,9 +79,13 @@ def expert_weights(curves: pd.DataFrame, nature: str | None = None, forecasters:
     """
     with mpl.rc_context(_RC):
         w = _restrict(_weight_curves(curves), nature=nature)
-        seed = w["seed"].min() if "seed" in w and not w.empty else None
-        if seed is not None:
-            w = w.loc[w["seed"] == seed]  # one run's weights (see above)
+        if nature is None and "nature" in w and w["nature"].nunique() > 1:  # one nature's: the first
+            nature = min(w["nature"].astype(str).unique())
+            w = w.loc[w["nature"].astype(str) == nature]
+        seed = None
+        if "seed" in w and not w.empty:  # one run's weights per forecaster (see above): its first seed
+            w = w.loc[w["seed"] == w.groupby("forecaster")["seed"].transform("min")]
+            seed = int(w["seed"].min()) if w["seed"].nunique() == 1 else None
         names = [n for n in order(w["forecaster"].unique()) if forecasters is None or n in forecasters] \
             if not w.empty else []
         if not names:
@@ -94,11 +99,9 @@ def expert_weights(curves: pd.DataFrame, nature: str | None = None, forecasters:
         axes = fig.subplots(rows, cols, squeeze=False, sharey=True)
         n_exp = int(w["expert"].max()) + 1
         cmap = mpl.colormaps["viridis"]
-        seeds = 0
         for k, name in enumerate(names):
             ax = axes[k // cols][k % cols]
             g = mean_ci(w.loc[w["forecaster"] == name], ["expert", "t"])
-            seeds = max(seeds, int(g["n"].max()))
             for j, part in g.groupby("expert"):
                 color = cmap(j / max(n_exp - 1, 1))
                 ax.plot(part["t"], part["mean"], color=color, linewidth=0.9, gid=f"weight:{name}:{j}",
@@ -122,7 +125,8 @@ def expert_weights(curves: pd.DataFrame, nature: str | None = None, forecasters:
         else:
             sm = mpl.cm.ScalarMappable(norm=mpl.colors.Normalize(0, n_exp - 1), cmap=cmap)
             fig.colorbar(sm, ax=axes.ravel().tolist(), label="expert j", fraction=0.03)
-        note = f"seed {seed}; weights are not averaged over seeds" if seed is not None else _seed_note(seeds)
+        note = ("seed " + str(seed) if seed is not None else "each forecaster's first seed") + \
+            "; weights are not averaged over seeds"
         fig.suptitle(f"expert weights: {nature.replace('_', ' ')} ({note})" if nature else note, fontsize=8)
     return fig
 

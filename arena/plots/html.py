@@ -57,10 +57,11 @@ CAPTIONS = {
     "bias_by_nature": "Bias |\u03a3(p \u2212 y)| / t against t, one panel per nature ({group}, log scale); {bounds}.",
     "compare": "Anytime-valid comparison of the two best forecasters, A and B, by mean Brier score (the game's "
                "proper score; pinball in the quantile game), on each nature (first seed only): the mean score "
-               "difference A \u2212 B at the last round with its 95% confidence sequence, colored by the verdict, "
-               "and the e-values against t. A verdict is reached at the first round where an e-value reaches "
-               "1/\u03b1 = 20 (that round in brackets), valid whenever it comes; the confidence sequence at the "
-               "last round may still hold 0.",
+               "difference A \u2212 B with its 95% confidence sequence (with more than three natures, one row "
+               "each at the last round, colored by the verdict, its round in brackets; else against t) and the "
+               "e-values against t. A verdict is reached at the first round where an e-value reaches "
+               "1/\u03b1 = 20, valid whenever it comes; the confidence sequence at the last round may still "
+               "hold 0.",
     "leaderboard": "Leaderboard heatmap of {metric}: mean over seeds per forecaster and nature. {leaderboard_note}",
     "certificates": "Every certificate's observed value over its certified bound at the last round T, per "
                     "matchup (at most 1: it holds; right of the dashed line at 1: a failure, as a red cross).",

@@ -140,17 +140,24 @@ class _DecadeFormatter(ticker.Formatter):
     ['10', '100', '1000']
     >>> f.set_locs([1e3, 1e4, 1e5, 1e6]); [f(v) for v in f.ticks]
     ['10\u00b3', '10\u2074', '10\u2075', '10\u2076']
+
+    ``scale``: the values are written divided by it (a heatmap's colorbar in the unit of its cells).
     """
+
+    def __init__(self, scale: float = 1.0):
+        super().__init__()
+        self.scale = scale
 
     def set_locs(self, locs):
         self.ticks = list(locs)
         if self.axis is not None:  # only the ticks in view are labelled
             lo, hi = sorted(self.axis.get_view_interval())
             locs = [v for v in self.ticks if lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9)] or self.ticks
-        pos = [abs(v) for v in locs if v]
+        pos = [abs(v / self.scale) for v in locs if v]
         self.plain = not pos or (min(pos) >= 1e-3 and max(pos) < 1e4)
 
     def __call__(self, v, pos=None):
+        v = v / self.scale
         if v == 0 or getattr(self, "plain", True):
             return f"{v:g}"
         k = np.log10(abs(v))
