@@ -82,20 +82,18 @@ def workers_for(n_jobs: int) -> int:
 
 def _in_pool(workers: int, sweep: tuple, jobs: list[tuple[int, list[str]]]) -> list[JobReturn]:
     """Run ``jobs`` on ``workers`` processes forked from this one; their results in order."""
-    import multiprocessing
-    from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+    from concurrent.futures import FIRST_EXCEPTION, wait
     from concurrent.futures.process import BrokenProcessPool
 
-    from arena.supervise import ctrl_c_ignored, raise_if_interrupted
+    from arena.supervise import forked_pool, raise_if_interrupted
     from arena.tournament import warm_up
 
     warm_up(sweep[1])  # once, here, for every forked worker, not once a worker
     raise_if_interrupted()  # a Ctrl-C that came while Numba loaded (its callbacks drop it): before any worker starts
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_start_worker,
-                               initargs=(sweep,))
+    pool = None
     try:
-        with ctrl_c_ignored():  # the first submit forks every worker: none starts listening to Ctrl-C
-            futures = [pool.submit(_execute_in_worker, idx, overrides) for idx, overrides in jobs]
+        pool = forked_pool(workers, _start_worker, (sweep,))
+        futures = [pool.submit(_execute_in_worker, idx, overrides) for idx, overrides in jobs]
         _meanwhile(sweep[1])
         # the first failed job ends the run at once (not after every job before it), as on one process
         done, _ = wait(futures, return_when=FIRST_EXCEPTION)
@@ -113,10 +111,11 @@ def _in_pool(workers: int, sweep: tuple, jobs: list[tuple[int, list[str]]]) -> l
         raise SystemExit(1) from None
     finally:
         # Ctrl-C or an error: end the workers now (waiting would let running jobs finish first).
-        for process in list(getattr(pool, "_processes", {}).values()):
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
             if process.is_alive():
                 process.terminate()
-        pool.shutdown(wait=True, cancel_futures=True)
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _meanwhile(config: Any) -> None:

@@ -40,6 +40,9 @@ from arena.seeding import forecaster_rng, stream_seeds
 
 pd = LazyModule("pandas")  # imported when a table is read (curves, trace): playing a game does not load it
 
+#: The columns of a curves row (t, metric, value): the rows a game records, and the frame made of them.
+_CURVE_ROW = ("t", "metric", "value")
+
 
 @dataclass
 class Forfeit:
@@ -78,19 +81,20 @@ class Result:
     def _get_curves(self) -> pd.DataFrame:
         curves = self.__dict__["_curves"]
         if isinstance(curves, list):  # rows (t, metric, value): the frame, once
-            curves = self.__dict__["_curves"] = pd.DataFrame(curves, columns=["t", "metric", "value"])
+            curves = self.__dict__["_curves"] = pd.DataFrame(curves, columns=list(_CURVE_ROW))
         return curves
 
     def _set_curves(self, curves) -> None:
         self.__dict__["_curves"] = curves
 
-    def curves_columns(self) -> dict:
+    def curves_columns(self):
         """The curves as column -> values, as :func:`arena.results.save_matchup` stores them: from the rows
-        without pandas (a worker that plays and stores matchups never loads it), the same lists as the frame's."""
+        without pandas (a worker that plays and stores matchups never loads it), the same lists as the frame's;
+        a frame already made is handed over as it is."""
         curves = self.__dict__["_curves"]
         if isinstance(curves, list):
-            return {"t": [r[0] for r in curves], "metric": [r[1] for r in curves], "value": [r[2] for r in curves]}
-        return {c: curves[c] for c in curves.columns}
+            return {c: [r[k] for r in curves] for k, c in enumerate(_CURVE_ROW)}
+        return curves  # a frame: its columns as they are (arena.results._columns reads either)
 
     @property
     def trace(self) -> pd.DataFrame:

@@ -78,6 +78,30 @@ def leave_to_parent() -> None:
     exit_with_parent()
 
 
+def forked_pool(workers: int, initializer: Callable = leave_to_parent, initargs: tuple = ()):
+    """A standard process pool of ``workers`` processes forked from this one now (they inherit what it
+    has loaded; nothing is pickled on the way but each job's arguments), started with Ctrl-C ignored, so
+    that none listens to it before ``initializer`` (by default :func:`leave_to_parent`) runs. Raises what
+    starting them raises."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=initializer,
+                               initargs=initargs)
+    try:
+        with ctrl_c_ignored():  # the first submit forks every worker (a fork context starts them all at once)
+            ready = pool.submit(_ready)
+        ready.result()
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    return pool
+
+
+def _ready() -> None:
+    """Nothing: a worker that runs it was forked and answers."""
+
+
 def _on_ctrl_c(handler):
     """Set this process's Ctrl-C (SIGINT) handler, from the main thread only (a no-op in another: the
     signal is the process's); the previous handler, or None where none was set."""
@@ -244,5 +268,6 @@ def _child(out_dir: Path, items: Sequence[tuple[str, object]], play: Callable[[s
             os._exit(code)
 
 
-__all__ = ["clear_markers", "ctrl_c_remembered", "exit_with_parent", "leave_to_parent", "marker", "play_supervised",
+__all__ = ["clear_markers", "ctrl_c_remembered", "exit_with_parent", "forked_pool", "leave_to_parent", "marker",
+           "play_supervised",
            "raise_if_interrupted"]

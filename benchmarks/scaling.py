@@ -119,10 +119,11 @@ def main() -> None:
     rows = []
     print(f"{'side':<8} {'launcher':<8} {'workers':>7} {'seconds':>8} {'speed-up':>8} {'start':>6} {'play':>6} "
           f"{'tail':>6}  runs")
+    meds = {key: {k: statistics.median(r[k] for r in rs) for k in ("seconds", "start", "play", "tail")}
+            for key, rs in runs.items()}
     for (side, launcher, n), rs in runs.items():
-        med = {k: statistics.median(r[k] for r in rs) for k in ("seconds", "start", "play", "tail")}
-        one = statistics.median(r["seconds"] for r in runs[(side, launcher, workers[0])])
-        speedup = one / med["seconds"]
+        med = meds[(side, launcher, n)]
+        speedup = meds[(side, launcher, workers[0])]["seconds"] / med["seconds"]
         print(f"{side:<8} {launcher:<8} {n:>7} {med['seconds']:>8.2f} {speedup:>7.2f}x {med['start']:>6.2f} "
               f"{med['play']:>6.2f} {med['tail']:>6.2f}  " + " ".join(f"{r['seconds']:.2f}" for r in rs), flush=True)
         rows.append({"machine": _cpu(), "cores": n_cores, "T": args.T, "side": side, "launcher": launcher,
@@ -130,8 +131,7 @@ def main() -> None:
     for side in list(sides)[1:]:
         for launcher in args.launchers:
             for n in workers:
-                ratio = (statistics.median(r["seconds"] for r in runs[(side, launcher, n)])
-                         / statistics.median(r["seconds"] for r in runs[("today", launcher, n)]))
+                ratio = meds[(side, launcher, n)]["seconds"] / meds[("today", launcher, n)]["seconds"]
                 print(f"{side} / today, {launcher} on {n} worker(s): {ratio:.2f}x", flush=True)
     write_rows(rows, ROOT / "benchmarks" / "results" / "scaling.csv")
 

@@ -19,7 +19,6 @@ Perdomo & Recht, "In Defense of Defensive Forecasting", §8 (smooth calibration 
 from __future__ import annotations
 
 import math
-import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -63,6 +62,7 @@ from arena.plots.style import (
     FIGSIZE,
     FULL_WIDTH,
     _axes,
+    _lines,
     _new_figure,
     _safe,
     order,
@@ -106,14 +106,14 @@ def smce_vs_T(curves: pd.DataFrame, nature: str | None = None, ax: Axes | None =
         bounds = df.loc[(df["metric"] == "smce_bound") & (df["t"] > 0)]
         stats = mean_ci(obs, ["forecaster", "t"])
         fig, panels = _facets(ax, stats["forecaster"].unique(), styles, sharey=True)
-        t = np.geomspace(max(obs["t"].min(), 1), obs["t"].max(), 50)
-        floor = _log_floor(np.r_[stats["mean"].to_numpy(float), np.sqrt(8 * t / 3) / t])
+        t, k29 = _k29_guarantee(obs)
+        floor = _log_floor(np.r_[stats["mean"].to_numpy(float), k29])
         for a, names in panels:
             part = stats.loc[stats["forecaster"].isin(names)]
             extra = _draw_curves(a, part, "t", True, styles, bounds.loc[bounds["forecaster"].isin(names)],
                                  scale="x", floor=floor)
             # the K29 guarantee sqrt(8t/3)/t, a T^(-1/2) rate: the reference every curve is read against
-            a.plot(t, np.sqrt(8 * t / 3) / t, color=_BOUND_COLOR, linewidth=0.6, gid="reference:k29")
+            a.plot(t, k29, color=_BOUND_COLOR, linewidth=0.6, gid="reference:k29")
             _rounds_axes(a, "smCE\u209c / t (smooth calibration\nerror per round)", None)
             extra.append((Line2D([], [], color=_BOUND_COLOR, linewidth=0.6),
                           "\u221a(8t/3) / t \u221d 1/\u221at (K29 guarantee)"))
@@ -288,8 +288,8 @@ def _reliability_grid(pooled: dict[str, pd.DataFrame], nature: str, names: list[
     g["left"] += (width - g["left"] - g["right"] - ncols * g["side"] - (ncols - 1) * g["wgap"]) / 2  # centered
     widths = np.concatenate([(p["hi"] - p["lo"]).to_numpy(float) for p in pooled.values()] or [np.array([])])
     bins = f"{round(1 / np.median(widths))} equal bins; " if widths.size and np.median(widths) > 0 else ""
-    title = textwrap.wrap(f"reliability: {nature.replace('_', ' ')} ({bins}marker area: count per bin; bars: share of "
-                          "the forecasts per bin, scale right of each panel)", width=int(width / 0.065))  # 8 pt
+    title = _lines(f"reliability: {nature.replace('_', ' ')} ({bins}marker area: count per bin; bars: share of "
+                   "the forecasts per bin, scale right of each panel)", width, 0.065)  # 8 pt, with room to spare
     top = g["top"] + g["title_line"] * len(title)
     height = g["bottom"] + nrows * g["side"] + (nrows - 1) * g["hgap"] + top
     with mpl.rc_context(_RC):
@@ -369,7 +369,7 @@ def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Se
     styles : color and marker per forecaster (:func:`arena.plots.style.forecaster_styles`).
     ncols : panels per row.
     title : the figure's title (e.g. the family), before the number of seeds.
-    span : for a log axis, the (floor, top) of the axis (:func:`_log_span` of every forecaster's curves: the
+    span : for a log axis, the (floor, top) of the axis (:func:`_curve_span` of every forecaster's curves: the
         figures of one curve, a group of forecasters each, then share their scale); by default this
         figure's own.
 
@@ -396,10 +396,9 @@ def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Se
         bounds = df.loc[(df["metric"] == bound_name) & (df["t"] > 0)]
         natures = sorted(stats["nature"].astype(str).unique())
         styles = styles_for(stats["forecaster"].unique(), styles)
-        t = np.geomspace(max(obs["t"].min(), 1), obs["t"].max(), 50)
-        k29 = np.sqrt(8 * t / 3) / t
-        if logy and span is None:
-            span = _log_span(df.loc[df["t"] > 0], metric)
+        t, k29 = _k29_guarantee(obs)
+        if logy and span is None:  # this figure's own: its means (and the guarantee), its bounds
+            span = _log_span(np.r_[stats["mean"].to_numpy(float), k29 if per_t else []], bounds, bound_scale)
         floor = span[0] if logy and span is not None else None
         g = _MULTIPLES
         ncols = max(1, min(ncols, len(natures)))
@@ -443,8 +442,8 @@ def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Se
             seen[lab] = h
         legend_cols = 5
         n = _seeds(stats)
-        heading = textwrap.wrap(f"{_BY_NATURE_TITLES[metric]}, " + (f"{title} " if title else "") + f"({_seed_note(n)})",
-                                width=int(FULL_WIDTH / 0.058))  # 8 pt characters: the lines the width holds
+        heading = _lines(f"{_BY_NATURE_TITLES[metric]}, " + (f"{title} " if title else "") + f"({_seed_note(n)})",
+                         FULL_WIDTH)
         head = g["title"] + 0.14 * (len(heading) - 1)
         top = head + g["legend_row"] * math.ceil(len(seen) / legend_cols) + 0.16
         height = g["bottom"] + nrows * g["height"] + (nrows - 1) * g["hgap"] + top
@@ -470,25 +469,36 @@ def _by_nature_stats(obs: pd.DataFrame, per_t: bool) -> pd.DataFrame:
     return mean_ci(obs, ["nature", "forecaster", "t"])
 
 
-def _log_span(curves: pd.DataFrame, metric: str) -> tuple[float, float] | None:
-    """(floor, top) of the log axis of :func:`curves_by_nature` for ``metric``'s ``curves``: the floor of
-    :func:`arena.plots.common._log_floor` of the means drawn (and the K29 reference), the top the largest
-    of those and of the certified bounds drawn; None without a positive value."""
+def _k29_guarantee(obs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The K29 guarantee sqrt(8t/3) / t (a T^(-1/2) rate: the reference every smCE/t curve is read
+    against) at 50 rounds t spanning those of ``obs``: (t, its values)."""
+    t = np.geomspace(max(obs["t"].min(), 1), obs["t"].max(), 50)
+    return t, np.sqrt(8 * t / 3) / t
+
+
+def _log_span(values: np.ndarray, bounds: pd.DataFrame, bound_scale) -> tuple[float, float] | None:
+    """(floor, top) of the log axis of :func:`curves_by_nature`: the floor of
+    :func:`arena.plots.common._log_floor` of the ``values`` drawn (the means, and the K29 guarantee),
+    the top the largest of those and of the certified ``bounds`` as drawn (``bound_scale`` "x": divided
+    by t); None without a positive value."""
+    floor = _log_floor(values)
+    if floor is None:
+        return None
+    drawn = (bounds["value"] / (bounds["t"] if bound_scale == "x" else bound_scale)).to_numpy(float)
+    top = np.r_[values, drawn]
+    return floor, float(np.max(top[np.isfinite(top)]))
+
+
+def _curve_span(curves: pd.DataFrame, metric: str) -> tuple[float, float] | None:
+    """:func:`_log_span` of every forecaster's ``metric`` in ``curves``: the scale the figures of its
+    groups of forecasters share."""
     per_t, bound_name, bound_scale = _BY_NATURE[metric][:3]
     obs = curves.loc[(curves["metric"] == metric) & (curves["t"] > 0)]
     if obs.empty:
         return None
     values = _by_nature_stats(obs, per_t)["mean"].to_numpy(float)
-    if per_t:
-        t = np.geomspace(max(obs["t"].min(), 1), obs["t"].max(), 50)
-        values = np.r_[values, np.sqrt(8 * t / 3) / t]
-    floor = _log_floor(values)
-    if floor is None:
-        return None
-    b = curves.loc[(curves["metric"] == bound_name) & (curves["t"] > 0)]
-    drawn = (b["value"] / (b["t"] if bound_scale == "x" else bound_scale)).to_numpy(float)
-    top = np.r_[values, drawn]
-    return floor, float(np.max(top[np.isfinite(top)]))
+    bounds = curves.loc[(curves["metric"] == bound_name) & (curves["t"] > 0)]
+    return _log_span(np.r_[values, _k29_guarantee(obs)[1] if per_t else []], bounds, bound_scale)
 
 
 #: The figures of binary forecasts, by name (a report's job names its figure).
@@ -554,7 +564,7 @@ def jobs(summary: pd.DataFrame, curves: pd.DataFrame, rel: pd.DataFrame, fig_dir
         for kind, metric in wanted:
             cur = curves.loc[curves["metric"].isin([metric, _BY_NATURE[metric][1]])]
             # the figures of the groups share one log scale: a value sits at one height in each
-            span = _log_span(cur, metric) if _BY_NATURE[metric][3] else None
+            span = _curve_span(cur, metric) if _BY_NATURE[metric][3] else None
             for gname, (fam, part) in zip(_group_names(groups), groups):
                 title = _FAMILY_TITLES.get(str(fam), str(fam)) if fam else None
                 if title and gname[-1].isdigit():

@@ -8,7 +8,6 @@ Every curve is a mean across seeds with its 95% Student-t interval as a band
 from __future__ import annotations
 
 import math
-import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -35,6 +34,7 @@ from arena.plots.style import (
     _axes,
     _DecadeFormatter,
     _fmt,
+    _lines,
     _new_figure,
     _plain_log_ticks,
     _power_of_ten,
@@ -140,6 +140,13 @@ def _no_data(ax: Axes, what: str) -> None:
 _FLOORED = "v"
 
 
+def _mark(marker: str, color) -> dict:
+    """The style of a small mark on an axis (a value under its floor, or beyond its limits): no edge,
+    smaller than a line's markers."""
+    return {"linestyle": "none", "marker": marker, "color": color, "markeredgewidth": 0,
+            "markersize": 0.7 * mpl.rcParams["lines.markersize"]}
+
+
 def _draw_mean(ax: Axes, g: pd.DataFrame, name: str, x: str, log: bool, style: Mapping[str, str],
                scale: pd.Series | float = 1.0, floor: float | None = None, phase: int = 0):
     """A forecaster's mean line; its 95% interval as a band from :data:`MIN_BAND_SEEDS` seeds on.
@@ -159,14 +166,13 @@ def _draw_mean(ax: Axes, g: pd.DataFrame, name: str, x: str, log: bool, style: M
     (line,) = ax.plot(xs, shown, color=style["color"], marker=style["marker"],
                       markevery=(phase % every, every), label=name.replace("_", " "), gid=f"mean:{name}")
     if below.any():
-        size = 0.7 * mpl.rcParams["lines.markersize"]
-        ax.plot(xs[below], np.full(int(below.sum()), floor), linestyle="none", marker=_FLOORED, color=style["color"],
-                markersize=size, markeredgewidth=0, clip_on=False, gid=f"floored:{name}")
+        ax.plot(xs[below], np.full(int(below.sum()), floor), clip_on=False, gid=f"floored:{name}",
+                **_mark(_FLOORED, style["color"]))
         seen = np.isfinite(shown)
         alone = seen & ~np.r_[False, seen[:-1]] & ~np.r_[seen[1:], False]  # no segment reaches it
-        if alone.any():
-            ax.plot(xs[alone], shown[alone], linestyle="none", marker=style["marker"], color=style["color"],
-                    markersize=size, gid=f"alone:{name}")
+        if alone.any():  # its own marker (with its edge), at the marks' size
+            ax.plot(xs[alone], shown[alone], gid=f"alone:{name}",
+                    **{**_mark(style["marker"], style["color"]), "markeredgewidth": None})
     seeds = g["n"].to_numpy(float) if "n" in g else np.full(len(xs), np.inf)
     ok = np.isfinite(half) & (seeds >= MIN_BAND_SEEDS)
     if ok.any():
@@ -202,14 +208,11 @@ def _edge_marks(ax: Axes, stats: pd.DataFrame, x: str, styles: Mapping[str, dict
         for mask, edge, marker in ((v > hi, hi, "^"), (v < lo, lo, "v")):
             if mask.any():
                 out = True
-                ax.plot(xs[mask], np.full(int(mask.sum()), edge), linestyle="none", marker=marker, clip_on=False,
-                        color=styles[name]["color"], markeredgewidth=0,
-                        markersize=0.7 * mpl.rcParams["lines.markersize"], gid=f"beyond:{name}")
+                ax.plot(xs[mask], np.full(int(mask.sum()), edge), clip_on=False, gid=f"beyond:{name}",
+                        **_mark(marker, styles[name]["color"]))
     if not out:
         return []
-    handle = Line2D([], [], linestyle="none", marker="^", color="0.35", markeredgewidth=0,
-                    markersize=0.7 * mpl.rcParams["lines.markersize"])
-    return [(handle, "beyond the axis (its limits: the middle 98% of the values)")]
+    return [(Line2D([], [], **_mark("^", "0.35")), "beyond the axis (its limits: the middle 98% of the values)")]
 
 
 def _floor_note(ax: Axes, values: np.ndarray, floor: float | None) -> list[tuple]:
@@ -220,10 +223,9 @@ def _floor_note(ax: Axes, values: np.ndarray, floor: float | None) -> list[tuple
     if floor is None or not (v[np.isfinite(v)] < floor).any():
         return []
     ax.set_ylim(bottom=floor / 1.25)
-    handle = Line2D([], [], linestyle="none", marker=_FLOORED, color="0.35", markeredgewidth=0,
-                    markersize=0.7 * mpl.rcParams["lines.markersize"])
-    written = f"{floor:g}" if 1e-3 <= floor < 1e4 else _power_of_ten(floor)  # as the axis writes it
-    return [(handle, f"under {written} (0 too), on the axis")]
+    written = _DecadeFormatter()
+    written.set_locs([floor])  # the floor as the axis writes its decades
+    return [(Line2D([], [], **_mark(_FLOORED, "0.35")), f"under {written(floor)} (0 too), on the axis")]
 
 
 def _draw_bound(ax: Axes, b: pd.DataFrame, name: str, x: str, color: str, scale=1.0, label: str | None = None):
@@ -502,34 +504,29 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
         scale, unit = _cell_scale(finite)
         norm, extend, note = _color_norm(finite, scale)
         cmap = mpl.colormaps["viridis"].with_extremes(bad="0.85")
-        texts = {}  # the text of every cell drawn: its number, and F where a seed forfeited
+        cells = {}  # (row, column) -> the cell's text (its number, and F where a seed forfeited), a forfeit
         for i, fc in enumerate(rows):
             for j, nat in enumerate(cols):
                 if (fc, nat) in forfeits.index:
                     v = values[i, j]
                     any_f, all_f = forfeits.loc[(fc, nat)]
-                    texts[i, j] = "F" if all_f else (_sig3(v / scale) if np.isfinite(v) else "--") + \
-                        (" F" if any_f else "")
-        longest = max(map(len, texts.values()), default=1)
+                    text = "F" if all_f else (_sig3(v / scale) if np.isfinite(v) else "--") + (" F" if any_f else "")
+                    cells[i, j] = (text, any_f)
+        longest = max((len(text) for text, _ in cells.values()), default=1)
         # every text fits its cell, in the data's own unit: the cell's width (the figure's, less the row
         # labels, the axis label and the colorbar) in 6 pt digits (0.053 in each)
         cell = (size[0] - labels - 0.75) / max(len(cols), 1)
         fontsize = 6 * min(1.0, max(cell / 0.053 * 0.92, 3) / longest)
         # no resampling: one flat cell per value (in PDF the 11 x 9 pixels themselves)
         im = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, norm=norm, aspect="auto", interpolation="none")
-        for i, fc in enumerate(rows):
-            for j, nat in enumerate(cols):
-                v = values[i, j]
-                any_f, all_f = forfeits.loc[(fc, nat)] if (fc, nat) in forfeits.index else (False, False)
-                if any_f:
-                    ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", edgecolor="0.3",
-                                           linewidth=0, gid=f"forfeit:{fc}:{nat}"))
-                if (i, j) not in texts:
-                    continue
-                text = texts[i, j]
-                light = np.isfinite(v) and np.mean(cmap(norm(v))[:3]) < 0.5
-                ax.text(j, i, text, ha="center", va="center", fontsize=fontsize, color="white" if light else "black",
-                        gid=f"value:{fc}:{nat}", in_layout=False)  # inside its cell: nothing to lay out
+        for (i, j), (text, any_f) in cells.items():
+            v, fc, nat = values[i, j], rows[i], cols[j]
+            if any_f:
+                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", edgecolor="0.3",
+                                       linewidth=0, gid=f"forfeit:{fc}:{nat}"))
+            light = np.isfinite(v) and np.mean(cmap(norm(v))[:3]) < 0.5
+            ax.text(j, i, text, ha="center", va="center", fontsize=fontsize, color="white" if light else "black",
+                    gid=f"value:{fc}:{nat}", in_layout=False)  # inside its cell: nothing to lay out
         ax.set_xticks(range(len(cols)), [c.replace("_", " ") for c in cols], rotation=35, ha="right",
                       rotation_mode="anchor")
         ax.set_yticks(range(len(rows)), [r.replace("_", " ") for r in rows])  # as every other figure names them
@@ -551,7 +548,7 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
         T = f", T = {int(summary['T'].max())}" if "T" in summary and summary["T"].notna().any() else ""
         title = f"{METRIC_LABELS.get(metric, metric)} ({metric}){T}, mean over seeds{way}"
         if own:  # our own figure: the title over its whole width
-            fig.suptitle("\n".join(textwrap.wrap(title, width=int((size[0] - 0.2) / 0.052))), fontsize=7)
+            fig.suptitle("\n".join(_lines(title, size[0] - 0.2, 0.052)), fontsize=7)
         else:
             ax.set_title(title, fontsize=7, loc="left")
         cb.ax.tick_params(labelsize=6)
@@ -589,9 +586,6 @@ def _color_norm(finite: np.ndarray, scale: float = 1.0) -> tuple[Normalize, str,
     return Normalize(lo, hi), "neither", ""
 
 
-_POWERS = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
-
-
 def _sig3(v: float) -> str:
     """Three significant digits, written out with their trailing zeros.
 
@@ -621,9 +615,7 @@ def _cell_scale(finite: np.ndarray) -> tuple[float, str]:
     if not nz.size or 1e-3 <= nz.max() < 1e4:  # three significant digits read well from 0.00100 to 9999
         return 1.0, ""
     e = int(np.floor(np.log10(nz.max())))
-    return 10.0 ** e, f" (\u00d710{str(e).translate(_POWERS)})"
-
-
+    return 10.0 ** e, f" (\u00d7{_power_of_ten(10.0 ** e)})"
 
 
 def _certificate_ratios(summary: pd.DataFrame | None) -> pd.DataFrame:

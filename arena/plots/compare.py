@@ -12,15 +12,13 @@ Examples
 
 from __future__ import annotations
 
-import textwrap
-
 import matplotlib as mpl
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from arena.plots.style import _RC, COLUMN_WIDTH, FIGSIZE, METRIC_LABELS, PALETTE, _new_figure, _plain_log_ticks
+from arena.plots.style import _RC, COLUMN_WIDTH, FIGSIZE, METRIC_LABELS, PALETTE, _lines, _new_figure, _plain_log_ticks
 
 #: The colors of a comparison's verdicts (:func:`arena.compare.verdict`).
 _VERDICT_COLORS = {"A better": PALETTE[0], "B better": PALETTE[1], "undecided": "0.6"}
@@ -74,7 +72,7 @@ def comparison_figure(curves: pd.DataFrame, alpha: float = 0.05, final: pd.DataF
                 bottom.plot(t, g["e_b_better"], color=color, linestyle=":", gid=f"e_b:{nature}:{seed}")
         top.axhline(0.0, color="0.6", linewidth=0.6, zorder=0)
         top.set_ylabel(f"{metric}: A \u2212 B\n(running mean; band: CS)")
-        top.set_title("\n".join(textwrap.wrap(title, width=int(COLUMN_WIDTH / 0.058))))
+        top.set_title("\n".join(_lines(title, COLUMN_WIDTH)))
         fig.legend(*top.get_legend_handles_labels(), loc="outside lower center", ncol=3, frameon=False, fontsize=6.5)
         _e_axes(bottom, alpha)
     return fig
@@ -123,7 +121,7 @@ def _rows_figure(groups: list, finals: list[dict], alpha: float, metric: str, ti
     top.tick_params(axis="y", length=0)
     T = int(max(f["t"] for f in finals))
     top.set_xlabel(f"{metric}: A \u2212 B at t = {T}\n(bar: its CS; left of 0: A better)", fontsize=6.5)
-    fig.suptitle("\n".join(textwrap.wrap(title, width=int(COLUMN_WIDTH / 0.058))), fontsize=8)  # 8 pt: the column
+    fig.suptitle("\n".join(_lines(title, COLUMN_WIDTH)), fontsize=8)
     present = [v for v in _VERDICT_COLORS if any(f["verdict"] == v for f in finals)]  # the verdicts drawn
     handles = [Line2D([], [], color=_VERDICT_COLORS[v], linewidth=1.6, marker="o", markersize=3.5,
                       markeredgecolor="white", markeredgewidth=0.4) for v in present]
@@ -132,8 +130,7 @@ def _rows_figure(groups: list, finals: list[dict], alpha: float, metric: str, ti
                columnspacing=0.8)
     if bottom is None:
         return fig
-    for (nature, seed), g in groups:
-        f = next(f for f in finals if f["nature"] == nature and f["seed"] == seed)
+    for ((nature, seed), g), f in zip(groups, finals):  # finals come in the groups' order (_finals)
         if not np.isfinite(g["e_a_better"]).any():
             continue
         t = g["t"].to_numpy(float)

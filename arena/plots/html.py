@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from arena.aggregate import leaderboard
+from arena.plots.binary import _BY_NATURE, _CURVES
 from arena.plots.common import _sig3, _verdicts
 from arena.plots.style import METRIC_LABELS, order
 from arena.plots.tables import _headline
@@ -176,31 +177,23 @@ def _caption(kind: str, stem: Path, args: Sequence) -> str:
         kind = f"{args[1]}_by_nature"
         group = str(args[4] or "all forecasters")
         bounds = _bounds_text(args[0], args[1], args[2])
-    elif kind in _PER_NATURE_CURVES and args and isinstance(args[0], pd.DataFrame):  # (curves, nature, styles)
-        bounds = _bounds_text(args[0], _PER_NATURE_CURVES[kind], None)
+    elif kind in dict(_CURVES) and args and isinstance(args[0], pd.DataFrame):  # (curves, nature, styles)
+        bounds = _bounds_text(args[0], dict(_CURVES)[kind], None)
     text = CAPTIONS.get(kind, stem.name.replace("_", " "))
-    coverage = metric.startswith(("coverage", "expected_coverage", "group_coverage")) or kind in _COVERAGE_FIGURES
+    coverage = metric.startswith(("coverage", "expected_coverage", "group_coverage"))  # a leaderboard's metric
     return text.format(nature=nature or "every nature", metric=METRIC_LABELS.get(metric, metric), group=group,
                        bounds=bounds, coverage_note=_COVERAGE_NOTE,
                        leaderboard_note=_COVERAGE_NOTE if coverage else "").strip()
 
 
-#: Figures of the quantile game that show coverage alone.
-_COVERAGE_FIGURES = ("rolling_coverage", "coverage_error_vs_T", "coverage_vs_L")
 #: Coverage can be had without information: say so wherever coverage is shown alone.
 _COVERAGE_NOTE = ("Coverage alone can be had without forecasting anything (playing the ends of the range, "
                   "in proportion q, covers a fraction q of any sequence): read it beside the pinball loss.")
 
 
-#: The curve of each figure of one nature's curves (:mod:`arena.plots.binary`).
-_PER_NATURE_CURVES = {"smce_vs_T": "smce", "regret_linear": "regret_linear", "bias": "bias"}
-
-
 def _bounds_text(curves: pd.DataFrame, curve: str, forecasters: Sequence[str] | None) -> str:
     """What the dashed lines of a figure of small multiples are: the certified bounds of the forecasters drawn
     that have one in ``curves``, by name, or that none of them has one."""
-    from arena.plots.binary import _BY_NATURE
-
     bound = _BY_NATURE.get(curve, (None, None))[1]
     rows = curves.loc[curves["metric"] == bound] if bound and {"metric", "forecaster"} <= set(curves) else curves.iloc[:0]
     if forecasters is not None:

@@ -138,28 +138,15 @@ def _fork_pool(workers: int, jobs: list[tuple]):
     global _JOBS
     if not hasattr(os, "fork") or threading.active_count() > 1:
         return None
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from arena.supervise import forked_pool
 
-    from arena.supervise import ctrl_c_ignored, leave_to_parent
-
-    _JOBS, pool = jobs, None
+    _JOBS = jobs
     try:
-        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=leave_to_parent)
-        with ctrl_c_ignored():  # the first submit forks every worker: none starts listening to Ctrl-C
-            ready = pool.submit(_ready)
-        ready.result()
-        return pool
+        return forked_pool(workers)
     except Exception:  # noqa: BLE001  (no worker here: this process draws everything)
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
         return None
     finally:
         _JOBS = []  # this process's copy: the workers keep theirs
-
-
-def _ready() -> None:
-    """Nothing: a worker that runs it was forked and answers."""
 
 
 def _run_jobs(jobs: list[tuple], on_done=None, meanwhile=None) -> list[list[Path]]:
@@ -175,14 +162,18 @@ def _run_jobs(jobs: list[tuple], on_done=None, meanwhile=None) -> list[list[Path
     called by this process first (while the workers draw), e.g. to compute a table the figures do
     not need."""
     on_done = on_done or (lambda job: None)
+
+    def first() -> None:  # meanwhile(), then a Ctrl-C that a C library's callback dropped in it (Numba's)
+        if meanwhile is not None:
+            meanwhile()
+            raise_if_interrupted()
+
     workers = _processes(len(jobs)) - 1
     pool = _fork_pool(workers, jobs) if workers >= 1 else None
     if pool is None:
-        if meanwhile is not None:
-            meanwhile()
+        first()
         out = []
         for job in jobs:
-            raise_if_interrupted()
             out.append(_draw_job(job))
             on_done(job)
         return out
@@ -235,13 +226,10 @@ def _run_jobs(jobs: list[tuple], on_done=None, meanwhile=None) -> list[list[Path
     feeder = threading.Thread(target=feed, name="arena-plots-pool", daemon=True)
     feeder.start()
     try:
-        if meanwhile is not None:
-            meanwhile()
+        first()
         while (i := take(front=False)) is not None:
-            raise_if_interrupted()  # a Ctrl-C that a C library's callback dropped (the top comparison's Numba)
             results[i] = _draw_job(jobs[i])
             on_done(jobs[i])
-        raise_if_interrupted()
     finally:
         with lock:  # whatever happened here, the pool takes no more jobs
             span[0] = span[1]

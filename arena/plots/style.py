@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -164,6 +165,12 @@ class _DecadeFormatter(ticker.Formatter):
         if abs(k - round(k)) > 1e-9:
             return f"{v:.0e}"
         return ("\u2212" if v < 0 else "") + _power_of_ten(abs(v))
+
+
+def _lines(text: str, inches: float, char: float = 0.058) -> list[str]:
+    """``text`` wrapped into the lines that ``inches`` hold, ``char`` inches a character (an 8 pt
+    character of the figures' font takes about 0.058 in; a 7 pt one 0.052)."""
+    return textwrap.wrap(text, width=int(inches / char))
 
 
 def _power_of_ten(v: float) -> str:
