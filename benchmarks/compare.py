@@ -26,6 +26,13 @@ Measurements:
 - ``tournament``: the ``bench`` tournament at T = 10 (no work: only the serial, fixed costs),
   whole ``arena`` command on the default launcher settings, no figures; then the same in one
   process (``hydra.launcher.n_jobs=1``) with its jobs timed: the serial part is the rest.
+- floors (in ``cli`` and ``tournament``, taking turns with the rest): a fresh process that loads only the
+  libraries the command loads and runs nothing (:data:`_LIBRARIES`): pandas, Hydra, PyArrow's Parquet and
+  Numba with its CPU target (loaded by calling one of the project's compiled functions on three numbers),
+  and for a single matchup with its report matplotlib's Agg canvas too. A command cannot be quicker than
+  its libraries: the single matchup's floor is printed against 2x ``import pandas, hydra``, the tournament's
+  (the libraries, plus the jobs' time of the one-process run spread over this machine's cores) against a
+  third of the base's command.
 - ``--amdahl``: the same one-process run of ``bench`` at T = 10^4: its serial fraction and Amdahl's
   bound on the speed-up on 16 and 64 cores, today's and the base's (:func:`amdahl`).
 """
@@ -81,6 +88,19 @@ cli.main()
 total = time.perf_counter() - t0
 print(json.dumps({{"seconds": total - spent[0], "total": total, "jobs": spent[0]}}))
 """
+
+
+# What a command loads before it can do anything: every library it needs, and nothing run (arena.fastfs is
+# the project's module of compiled referee functions: one call on three numbers loads Numba's CPU target,
+# as the first compiled call of any run does). {figures}: matplotlib's Agg canvas, for a command that draws.
+_LIBRARIES = """
+import pandas, hydra, omegaconf, pyarrow.parquet
+{figures}
+import numpy as np
+from arena.fastfs import stable_argsort
+stable_argsort(np.zeros(3))
+"""
+_FIGURES = "import matplotlib.figure, matplotlib.backends.backend_agg"
 
 
 def build_base(base: str, scratch: Path) -> Path:
@@ -146,12 +166,17 @@ def bench_cli(python_today: Path, python_base: Path, rounds: int, tmp: Path) -> 
         return go
 
     imports = lambda: wall([str(python_today), "-c", "import pandas, hydra"], tmp)  # noqa: E731
-    res = turns({"imports": imports, "today": arena(python_today), "base": arena(python_base),
+    floor = lambda: wall([str(python_today), "-c", _LIBRARIES.format(figures=_FIGURES)], tmp)  # noqa: E731
+    res = turns({"imports": imports, "floor": floor, "today": arena(python_today), "base": arena(python_base),
                  "today_nr": arena(python_today, "report=false"), "base_nr": arena(python_base, "report=false")},
                 rounds)
     report("arena forecaster=k29 nature=iid_bernoulli T=1000", res["today"], res["base"])
     report("  the same, report=false", res["today_nr"], res["base_nr"])
     report("  python -c 'import pandas, hydra' (base column: the command)", res["imports"], res["today"])
+    report("  floor: its libraries loaded, nothing run (base: the command)", res["floor"], res["today"])
+    ref, low = (statistics.median(res[k]) for k in ("imports", "floor"))
+    print(f"  the libraries alone take {low / ref:.2f}x 'import pandas, hydra' (the target: the command "
+          f"within 2x); the command {statistics.median(res['today']) / ref:.2f}x", flush=True)
 
 
 def bench_tournament(python_today: Path, python_base: Path, rounds: int, tmp: Path) -> None:
@@ -162,8 +187,10 @@ def bench_tournament(python_today: Path, python_base: Path, rounds: int, tmp: Pa
                              f"results_root={d}"], Path(d))
         return go
 
-    res = turns({"today": arena(python_today), "base": arena(python_base)}, rounds)
-    report("tournament=bench at T=10 (serial, fixed costs)", res["today"], res["base"])
+    floor = lambda: wall([str(python_today), "-c", _LIBRARIES.format(figures="")], tmp)  # noqa: E731
+    whole = turns({"today": arena(python_today), "base": arena(python_base), "floor": floor}, rounds)
+    report("tournament=bench at T=10 (serial, fixed costs)", whole["today"], whole["base"])
+    report("  floor: its libraries loaded, nothing run (base: the command)", whole["floor"], whole["today"])
 
     def serial(python: Path):
         def go() -> dict:
@@ -174,6 +201,11 @@ def bench_tournament(python_today: Path, python_base: Path, rounds: int, tmp: Pa
     res = turns({"today": serial(python_today), "base": serial(python_base)}, rounds)
     report("  its serial part: one process, minus the jobs' time", res["today"], res["base"])
     report("  the jobs' time in that process (the parallel part)", res["today"], res["base"], key="jobs")
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    low = statistics.median(whole["floor"]) + statistics.median(r["jobs"] for r in res["today"]) / cores
+    print(f"  the command's floor, its libraries plus its jobs spread over {cores} cores: {low:.3f} s, against a "
+          f"third of the base's command, {statistics.median(whole['base']) / 3:.3f} s; today "
+          f"{statistics.median(whole['today']):.3f} s", flush=True)
 
 
 def amdahl(python_today: Path, python_base: Path, rounds: int, tmp: Path, T: int = 10_000,

@@ -95,6 +95,27 @@ class _Mixed(Nature):
         return Bernoulli(1.0 / (1.0 + np.exp(-x[0])))
 
 
+class _Phases(Nature):
+    """Oblivious, no context: one Bernoulli law for rounds 1..20000 (a whole chunk of answers and part of the
+    next), then a law per round, then another law and plain outcomes among them from round 30001."""
+
+    name = "test_phases"
+    adaptive = False
+
+    def reset(self, rng):
+        super().reset(rng)
+        self.law = Bernoulli(0.3)
+
+    def respond(self, t, x, forecast):
+        if t <= 20_000:
+            return self.law
+        if t > 30_000 and t % 7 == 0:
+            return _TwoCoins(0.6)
+        if t > 30_000 and t % 5 == 0:
+            return float(t % 2)
+        return Bernoulli((t % 10) / 10)
+
+
 class _BadAt(Nature):
     """Oblivious; breaks the protocol (outcome 2) at round ``t_bad``."""
 
@@ -285,6 +306,7 @@ def test_batched_uniforms_equal_single_draws() -> None:
     ("linear_df", {}, "sinusoid", 2000),
     ("k29", {}, _Mixed(), 2000),
     ("kernel_df", {"kernel": SUM_KERNEL}, _Mixed(), 1000),
+    ("k29", {}, _Phases(), 40_000),
 ])
 def test_oblivious_fast_path_records_the_same_game(forecaster, params, nature, T) -> None:
     runs = [play("binary", forecaster, nature, T=T, seed=11, forecaster_params=params, keep_forecasts=False,
