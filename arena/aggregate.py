@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from arena.results import (KEY_COLUMNS, MACHINE_COLUMNS, MACHINE_PREFIXES, code_version, collect, selected_ids,
-                           write_table, write_text_atomic)
+                           stored_ids, write_table, write_text_atomic)
 
 #: Confidence level of every interval.
 LEVEL = 0.95
@@ -456,6 +456,36 @@ def write_tables(out_dir: Path | str, only: set[str] | None = None) -> dict[str,
     return written
 
 
-__all__ = ["ACROSS", "DIRECTION", "TABLES_STAMP", "current_tables", "LEVEL", "direction", "leaderboard", "mean_ci", "metric_columns", "n_effective",
+def finish(out_dir: Path, report: bool = True, only: set[str] | None = None, options: dict | None = None) -> None:
+    """Aggregate a results directory (the matchups ``only``, when given) into tables and figures, and say
+    where they are; ``options`` go to :func:`arena.plots.report` (formats, paper, quiet)."""
+    tables = write_tables(out_dir, only)
+    figures = []
+    if report:
+        from arena.plots import report as draw
+
+        figures = draw(out_dir, **(options or {}))
+    print(f"[arena] results: {Path(out_dir).resolve()}")
+    if only is not None:
+        others = stored_ids(out_dir) - only
+        if others:
+            print(f"[arena]   {len(others)} stored matchups of another config or code version are not in the summary")
+    for name, path in tables.items():
+        print(f"[arena]   {name}: {path} (+ .csv)")
+    if not set(ACROSS) & set(tables):
+        print(f"[arena]   {', '.join(ACROSS)}: not written for a single matchup (no two forecasters to compare, "
+              "no forecaster x nature game to solve)")
+    if figures:
+        folder = Path(out_dir).resolve() / ("paper" if (options or {}).get("paper") else "figures")
+        inside = sum(1 for f in figures if folder in Path(f).resolve().parents)  # not summary.md, index.html
+        print(f"[arena]   figures: {inside} files in {folder}")
+        page = Path(out_dir) / "index.html"
+        if page in figures:
+            print(f"[arena]   results page: {page.resolve()}")
+    if (Path(out_dir) / "summary.md").is_file():
+        print(f"[arena]   read first: {(Path(out_dir) / 'summary.md').resolve()} (the verdicts, with the figures)")
+
+
+__all__ = ["ACROSS", "DIRECTION", "TABLES_STAMP", "current_tables", "LEVEL", "direction", "finish", "leaderboard", "mean_ci", "metric_columns", "n_effective",
            "paired", "seed_invariant", "seed_stats", "single_matchup", "t_half_width", "t_quantile", "write_aggregates",
            "write_tables"]

@@ -24,13 +24,11 @@ from pathlib import Path
 # Python's default threshold (a collection every 700 new objects) the collector ran some 400 times and went
 # over all of them several times, 0.15 s of a single matchup and 0.3 s of a tournament's serial part. The
 # entry points' module collects every 10,000 new objects instead (the other thresholds are Python's).
+# Each entry point imports what it needs when it runs (``arena-report`` needs neither Hydra nor Numba to
+# start drawing: a quarter of a second).
 gc.set_threshold(10_000, *gc.get_threshold()[1:])
 
-from arena.config import CONFIG_MODULE, config_dir, prepare  # noqa: E402 (after the threshold: its imports count)
 from arena.errors import ConfigError  # noqa: E402
-from arena.results import planned  # noqa: E402
-from arena.tournament import (DRIVER_PID, finish, interrupted_text, metrics_text, rerun, run_job,  # noqa: E402
-                              shard_configs_composed_once, stored_row)
 
 #: Options that print something about the config instead of running it.
 INFORMATIONAL = {"--help", "-h", "--hydra-help", "--cfg", "-c", "--info", "--shell-completion", "-sc"}
@@ -95,7 +93,9 @@ def main(argv: list[str] | None = None) -> None:
     """``arena``: validate the configuration, then hand over to Hydra."""
     import hydra
 
+    from arena.config import CONFIG_MODULE, config_dir, prepare
     from arena.registry import use_search_path_plugin
+    from arena.tournament import DRIVER_PID, interrupted_text, run_job, shard_configs_composed_once
 
     _no_collection_at_exit()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -167,6 +167,7 @@ def redteam_main(argv: list[str] | None = None) -> None:
     """``arena-redteam``: search a forecaster's worst case (config ``redteam``: Hydra overrides, -m sweeps)."""
     import hydra
 
+    from arena.config import CONFIG_MODULE, config_dir
     from arena.redteam.job import run_job as redteam_job
     from arena.registry import use_search_path_plugin
 
@@ -202,7 +203,9 @@ def report_main(argv: list[str] | None = None) -> None:
 def _report(argv: list[str] | None) -> None:
     import argparse
 
+    from arena.aggregate import finish
     from arena.plots.report import FORMATS
+    from arena.results import planned
 
     ap = argparse.ArgumentParser(prog="arena-report", description=report_main.__doc__.split("\n\n")[0].split(": ", 1)[1])
     ap.add_argument("results_dir", type=Path, help="a results directory (of a tournament or a sweep)")
@@ -243,6 +246,8 @@ def rerun_main(argv: list[str] | None = None) -> None:
     """
     import argparse
     import tempfile
+
+    from arena.tournament import metrics_text, rerun, stored_row
 
     ap = argparse.ArgumentParser(prog="arena-rerun", description=rerun_main.__doc__.split("\n\n")[1],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)

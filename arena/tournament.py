@@ -13,7 +13,7 @@ in its id) is not played again, and the summary covers the matchups of the curre
 The Hydra job of every run (:func:`run_job`) plays its matchups here (:func:`run_matchup`: a
 composed config, :func:`arena.matchup.matchup_from_config`, played and stored under its id),
 prints the tournament's progress (:class:`Progress`), and :class:`SummaryCallback` aggregates
-the results directory once the jobs are done (:func:`finish`). :func:`rerun` plays a stored
+the results directory once the jobs are done (:func:`arena.aggregate.finish`). :func:`rerun` plays a stored
 row again from the config it records (``arena-rerun``).
 """
 
@@ -340,7 +340,7 @@ def warm_up(cfg: DictConfig | None = None) -> None:
 
 
 def warm_up_summary() -> None:
-    """Load what :func:`finish` loads to write the summary's tables (pandas, pyarrow, SciPy's linear programs and
+    """Load what :func:`arena.aggregate.finish` loads to write the summary's tables (pandas, pyarrow, SciPy's linear programs and
     special functions, some 0.35 s): the arena's launcher calls it while its workers play, when the ``arena``
     process would otherwise wait."""
     import pyarrow.parquet  # noqa: F401
@@ -510,38 +510,6 @@ def start_tournament(cfg: DictConfig, out_dir: Path) -> dict:
     return info
 
 
-def finish(out_dir: Path, report: bool = True, only: set[str] | None = None, options: dict | None = None) -> None:
-    """Aggregate a results directory (the matchups ``only``, when given) into tables and figures, and say
-    where they are; ``options`` go to :func:`arena.plots.report` (formats, paper, quiet)."""
-    from arena.aggregate import ACROSS, write_tables
-
-    tables = write_tables(out_dir, only)
-    figures = []
-    if report:
-        from arena.plots import report as draw
-
-        figures = draw(out_dir, **(options or {}))
-    print(f"[arena] results: {Path(out_dir).resolve()}")
-    if only is not None:
-        others = stored_ids(out_dir) - only
-        if others:
-            print(f"[arena]   {len(others)} stored matchups of another config or code version are not in the summary")
-    for name, path in tables.items():
-        print(f"[arena]   {name}: {path} (+ .csv)")
-    if not set(ACROSS) & set(tables):
-        print(f"[arena]   {', '.join(ACROSS)}: not written for a single matchup (no two forecasters to compare, "
-              "no forecaster x nature game to solve)")
-    if figures:
-        folder = Path(out_dir).resolve() / ("paper" if (options or {}).get("paper") else "figures")
-        inside = sum(1 for f in figures if folder in Path(f).resolve().parents)  # not summary.md, index.html
-        print(f"[arena]   figures: {inside} files in {folder}")
-        page = Path(out_dir) / "index.html"
-        if page in figures:
-            print(f"[arena]   results page: {page.resolve()}")
-    if (Path(out_dir) / "summary.md").is_file():
-        print(f"[arena]   read first: {(Path(out_dir) / 'summary.md').resolve()} (the verdicts, with the figures)")
-
-
 try:
     from hydra.experimental.callback import Callback
 except ImportError:  # pragma: no cover
@@ -629,6 +597,8 @@ class SummaryCallback(Callback):
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         out_dir = Path(config.hydra.sweep.dir)
+        from arena.aggregate import finish
+
         with one_line_errors(out_dir):
             finish(out_dir, bool(config.get("report", True)), planned(out_dir))
         from arena.lock import release
@@ -636,6 +606,8 @@ class SummaryCallback(Callback):
         release(out_dir)
 
     def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
+        from arena.aggregate import finish
+
         with one_line_errors():
             finish(Path(config.hydra.run.dir), bool(config.get("report", True)))
 

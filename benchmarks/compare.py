@@ -67,11 +67,12 @@ print(json.dumps({{"seconds": time.perf_counter() - t0,
 
 # The serial part of a tournament: the whole command in one process (``n_jobs=1``) minus its jobs' time.
 _SERIAL = """
-import functools, json, sys, time
+import functools, importlib, json, sys, time
 t0 = time.perf_counter()
 import arena.cli as cli
-name = "run_job" if hasattr(cli, "run_job") else "_job"  # the Hydra task function (66466cc: _job)
-job, spent = getattr(cli, name), [0.0]
+# the Hydra task function: arena.tournament.run_job, which arena.cli.main imports when it runs (66466cc: cli._job)
+mod, name = (cli, "_job") if hasattr(cli, "_job") else (importlib.import_module("arena.tournament"), "run_job")
+job, spent = getattr(mod, name), [0.0]
 
 @functools.wraps(job)
 def timed(*args, **kwargs):
@@ -81,7 +82,7 @@ def timed(*args, **kwargs):
     finally:
         spent[0] += time.perf_counter() - t
 
-setattr(cli, name, timed)
+setattr(mod, name, timed)
 sys.argv = ["arena", "tournament=bench", "tournament.T=[{T}]", "report=false", "results_root=r",
             "hydra.launcher.n_jobs=1"]
 cli.main()

@@ -477,7 +477,7 @@ def test_the_end_of_a_run_names_summary_md(tmp_path, monkeypatch, capsys):
     """(Figures of an earlier plan that a report does not draw again are removed by the report itself.)"""
     import arena.aggregate
     import arena.plots
-    from arena.tournament import finish
+    from arena.aggregate import finish
 
     def draw(out_dir, **options):  # stands in for the report: it writes summary.md
         (tmp_path / "summary.md").write_text("# verdicts\n")
