@@ -126,3 +126,21 @@ def test_formats_and_paper_from_the_command_line(small, tmp_path, capsys):
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert "'png,jpg'" in err and "pdf, png, svg" in err
+
+
+@pytest.mark.parametrize(("loss", "drawn"), [("squared", ["brier", "regret_experts_over_T"]),
+                                             ("log", ["brier", "loss", "regret_experts_over_T"])])
+def test_a_leaderboard_with_the_values_of_an_earlier_one_is_drawn_once(tmp_path, loss, drawn):
+    # the experts game's `loss` under the squared loss is the Brier score of the same forecasts, matchup by
+    # matchup: one heatmap of it, named brier; under the log loss the two differ and both are drawn
+    from arena import play
+    from arena.games import get_game
+
+    rows = [{**play(get_game("experts", loss=loss), f, n, T=200, seed=s).row(), "forecaster_plugin": f}
+            for f in ("hedge", "uniform_average") for n in ("expert_constants", "expert_switching") for s in (0, 1)]
+    s = pd.DataFrame(rows)
+    assert (s["loss"] == s["brier"]).all() == (loss == "squared")
+    jobs = driver._jobs_of_game(s, pd.DataFrame(), pd.DataFrame(), tmp_path, ("png",), {}, {}, ("brier",),
+                                facet=True)
+    boards = sorted(Path(j[2]).name.removeprefix("leaderboard__") for j in jobs if j[0] == "leaderboard")
+    assert boards == drawn

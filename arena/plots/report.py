@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import matplotlib as mpl
+import numpy as np
 import pandas as pd
 
 # not ``from arena.plots import ...``: that is the package's __init__, which imports this module
@@ -467,7 +468,24 @@ def _jobs_of_game(s: pd.DataFrame, c: pd.DataFrame, r: pd.DataFrame, fig_dir: Pa
         game_jobs.append(("certificates", (_only(s, prefix="cert."), styles), fig_dir / "certificates", formats, rc))
     if single_matchup(s):
         game_jobs = [j for j in game_jobs if j[0] != "leaderboard"]
-    return game_jobs
+    return _distinct_leaderboards(game_jobs)
+
+
+def _distinct_leaderboards(jobs: list[tuple]) -> list[tuple]:
+    """The jobs without a leaderboard whose metric takes the values of an earlier leaderboard's on every
+    matchup (the experts game's ``loss`` under the squared loss is its ``brier``): two identical heatmaps
+    under two names say nothing one does not; the earlier one is kept."""
+    seen: list[np.ndarray] = []
+    out = []
+    for job in jobs:
+        if job[0] == "leaderboard":
+            table, metric = job[1]
+            values = pd.to_numeric(table[metric], errors="coerce").to_numpy(float)
+            if any(v.shape == values.shape and np.array_equal(v, values, equal_nan=True) for v in seen):
+                continue
+            seen.append(values)
+        out.append(job)
+    return out
 
 
 def _top_comparisons(out_dir: Path, summary: pd.DataFrame, fig_dir: dict,
