@@ -588,6 +588,17 @@ def test_every_curve_has_a_band_with_enough_seeds(results):
                 want = first.loc[(first["forecaster"] == name) & (first["metric"] == f"weight:{j}")].sort_values("t")
                 np.testing.assert_allclose(ln.get_ydata(), want["value"].to_numpy(float))
     assert "seed 0" in fig.get_suptitle()
+    # a tournament of two horizons: the weights of the longer run, not both runs' points on one line
+    two = pd.concat([w.assign(T=100), w.assign(T=30, value=w["value"] / 2).loc[lambda d: d["t"] <= 30]])
+    fig = plots.expert_weights(two)
+    for ax in fig.axes:
+        if ax.get_visible():
+            name = ax.get_title().replace(" ", "_")
+            for ln in ax.get_lines():
+                j = ln.get_gid().rsplit(":", 1)[1]
+                want = first.loc[(first["forecaster"] == name) & (first["metric"] == f"weight:{j}")].sort_values("t")
+                np.testing.assert_array_equal(ln.get_xdata(), want["t"].to_numpy())
+                np.testing.assert_allclose(ln.get_ydata(), want["value"].to_numpy(float))
 
 
 def test_band_is_the_student_t_interval(results):

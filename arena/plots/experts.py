@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import matplotlib as mpl
-import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -39,7 +38,6 @@ from arena.plots.style import (
     _RC,
     COLUMN_WIDTH,
     FULL_WIDTH,
-    MIN_BAND_SEEDS,
     _axes,
     _new_figure,
     _plain_log_ticks,
@@ -63,8 +61,8 @@ def expert_weights(curves: pd.DataFrame, nature: str | None = None, forecasters:
                    ncols: int = 6) -> Figure:
     """The weights each forecaster puts on the experts against t (log x), one panel per forecaster.
 
-    Curves ``weight:<j>`` of :mod:`arena.games.experts` on each forecaster's first seed (and, without
-    ``nature``, the first nature of ``curves``): weights are not averaged
+    Curves ``weight:<j>`` of :mod:`arena.games.experts` of one run per forecaster, its first seed at its
+    largest T (and, without ``nature``, the first nature of ``curves``): weights are not averaged
     over seeds (where the best expert differs between seeds, a mean splits the weight in a way no
     run played; the other seeds are in ``curves.csv``); expert j is drawn in the j-th color of
     viridis, the same in every panel.
@@ -83,7 +81,9 @@ def expert_weights(curves: pd.DataFrame, nature: str | None = None, forecasters:
             nature = min(w["nature"].astype(str).unique())
             w = w.loc[w["nature"].astype(str) == nature]
         seed = None
-        if "seed" in w and not w.empty:  # one run's weights per forecaster (see above): its first seed
+        if "T" in w and not w.empty:  # one run's weights per forecaster (see above): at its largest T,
+            w = w.loc[w["T"] == w.groupby("forecaster")["T"].transform("max")]
+        if "seed" in w and not w.empty:  # on its first seed
             w = w.loc[w["seed"] == w.groupby("forecaster")["seed"].transform("min")]
             seed = int(w["seed"].min()) if w["seed"].nunique() == 1 else None
         names = [n for n in order(w["forecaster"].unique()) if forecasters is None or n in forecasters] \
@@ -101,15 +101,9 @@ def expert_weights(curves: pd.DataFrame, nature: str | None = None, forecasters:
         cmap = mpl.colormaps["viridis"]
         for k, name in enumerate(names):
             ax = axes[k // cols][k % cols]
-            g = mean_ci(w.loc[w["forecaster"] == name], ["expert", "t"])
-            for j, part in g.groupby("expert"):
-                color = cmap(j / max(n_exp - 1, 1))
-                ax.plot(part["t"], part["mean"], color=color, linewidth=0.9, gid=f"weight:{name}:{j}",
-                        label=f"expert {j}" if k == 0 else None)
-                ok = np.isfinite(part["half"]) & (part["n"] >= MIN_BAND_SEEDS)
-                if ok.any():  # from MIN_BAND_SEEDS seeds on: with two, a t-interval fills [0, 1]
-                    ax.fill_between(part["t"], part["ci_low"], part["ci_high"], where=ok, color=color, alpha=0.1,
-                                    linewidth=0, gid=f"band:{name}:{j}")
+            for j, part in w.loc[w["forecaster"] == name].sort_values("t").groupby("expert"):  # one run: no band
+                ax.plot(part["t"], part["value"], color=cmap(j / max(n_exp - 1, 1)), linewidth=0.9,
+                        gid=f"weight:{name}:{j}", label=f"expert {j}" if k == 0 else None)
             ax.set_xscale("log")
             _plain_log_ticks(ax.xaxis)
             ax.set_ylim(-0.02, 1.02)
