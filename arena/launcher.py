@@ -110,10 +110,12 @@ def _in_pool(workers: int, sweep: tuple, jobs: list[tuple[int, list[str]]]) -> l
               flush=True)
         raise SystemExit(1) from None
     finally:
-        # Ctrl-C or an error: end the workers now (waiting would let running jobs finish first).
-        for process in list((getattr(pool, "_processes", None) or {}).values()):
-            if process.is_alive():
-                process.terminate()
+        # Ctrl-C or an error: end the workers now (waiting would let running jobs finish first). They are this
+        # process's only children started by multiprocessing (a shard's supervised child is forked by its worker).
+        import multiprocessing
+
+        for process in multiprocessing.active_children():
+            process.terminate()
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
 
