@@ -90,6 +90,9 @@ def _in_pool(workers: int, sweep: tuple, jobs: list[tuple[int, list[str]]]) -> l
 
     warm_up(sweep[1])  # once, here, for every forked worker, not once a worker
     raise_if_interrupted()  # a Ctrl-C that came while Numba loaded (its callbacks drop it): before any worker starts
+    import multiprocessing
+
+    others = set(multiprocessing.active_children())  # children of this process not of the pool (a notebook's)
     pool = None
     try:
         pool = forked_pool(workers, _start_worker, (sweep,))
@@ -110,11 +113,9 @@ def _in_pool(workers: int, sweep: tuple, jobs: list[tuple[int, list[str]]]) -> l
               flush=True)
         raise SystemExit(1) from None
     finally:
-        # Ctrl-C or an error: end the workers now (waiting would let running jobs finish first). They are this
-        # process's only children started by multiprocessing (a shard's supervised child is forked by its worker).
-        import multiprocessing
-
-        for process in multiprocessing.active_children():
+        # Ctrl-C or an error: end the workers now (waiting would let running jobs finish first): the children that
+        # multiprocessing started since the pool was made (a shard's supervised child is forked by its worker)
+        for process in set(multiprocessing.active_children()) - others:
             process.terminate()
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)

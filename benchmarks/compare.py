@@ -70,8 +70,10 @@ _SERIAL = """
 import functools, importlib, json, sys, time
 t0 = time.perf_counter()
 import arena.cli as cli
-# the Hydra task function: arena.tournament.run_job, which arena.cli.main imports when it runs (66466cc: cli._job)
-mod, name = (cli, "_job") if hasattr(cli, "_job") else (importlib.import_module("arena.tournament"), "run_job")
+# the Hydra task function, where arena.cli.main finds it: arena.cli's own name for it where it has one (run_job;
+# 66466cc: _job), else arena.tournament.run_job, which main imports when it runs
+mod, name = next(((cli, n) for n in ("run_job", "_job") if hasattr(cli, n)),
+                 (importlib.import_module("arena.tournament"), "run_job"))
 job, spent = getattr(mod, name), [0.0]
 
 @functools.wraps(job)

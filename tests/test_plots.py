@@ -591,6 +591,7 @@ def test_every_curve_has_a_band_with_enough_seeds(results):
     # a tournament of two horizons: the weights of the longer run, not both runs' points on one line
     two = pd.concat([w.assign(T=100), w.assign(T=30, value=w["value"] / 2).loc[lambda d: d["t"] <= 30]])
     fig = plots.expert_weights(two)
+    checked = 0
     for ax in fig.axes:
         if ax.get_visible():
             name = ax.get_title().replace(" ", "_")
@@ -599,6 +600,8 @@ def test_every_curve_has_a_band_with_enough_seeds(results):
                 want = first.loc[(first["forecaster"] == name) & (first["metric"] == f"weight:{j}")].sort_values("t")
                 np.testing.assert_array_equal(ln.get_xdata(), want["t"].to_numpy())
                 np.testing.assert_allclose(ln.get_ydata(), want["value"].to_numpy(float))
+                checked += 1
+    assert checked == 4  # two forecasters, two experts
 
 
 def test_band_is_the_student_t_interval(results):

@@ -92,7 +92,7 @@ def _read_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     (:func:`arena.aggregate.current_tables`: made from the stored matchups of the directory's plan by
     this code, unchanged since), else :func:`arena.results.collect` of those matchups (all of them
     when the directory has no plan). Reading three files instead of one per matchup saves seconds
-    when :func:`arena.tournament.finish` has just aggregated the directory."""
+    when :func:`arena.aggregate.finish` has just aggregated the directory."""
     from arena.aggregate import current_tables
     from arena.results import collect, planned
 
@@ -475,13 +475,14 @@ def _distinct_leaderboards(jobs: list[tuple]) -> list[tuple]:
     """The jobs without a leaderboard whose metric takes the values of an earlier leaderboard's on every
     matchup (the experts game's ``loss`` under the squared loss is its ``brier``): two identical heatmaps
     under two names say nothing one does not; the earlier one is kept."""
-    seen: list[np.ndarray] = []
+    seen: list[pd.Series] = []
     out = []
     for job in jobs:
         if job[0] == "leaderboard":
             table, metric = job[1]
-            values = pd.to_numeric(table[metric], errors="coerce").to_numpy(float)
-            if any(v.shape == values.shape and np.array_equal(v, values, equal_nan=True) for v in seen):
+            values = pd.to_numeric(table[metric], errors="coerce")  # with its index: the same matchups
+            if any(v.index.equals(values.index) and np.array_equal(v.to_numpy(float), values.to_numpy(float),
+                                                                   equal_nan=True) for v in seen):
                 continue
             seen.append(values)
         out.append(job)
