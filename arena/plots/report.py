@@ -353,9 +353,10 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
     skipped. Unless a single matchup, the figures a paper needs (:func:`paper_jobs`) also go to
     ``out_dir/paper/`` in ``paper_formats`` (none: no ``paper/``), with each game's LaTeX table; a
     figure in both folders is drawn once. Then the anytime-valid comparison of each game's two best forecasters
-    (:func:`arena.compare.top_pairs`, computed and drawn while worker processes draw: ``compare_top.parquet``/
-    ``.csv`` and a figure ``compare__<A>__<B>__T<T>``, when their per-round records can be had), ``summary.md``
-    (:func:`markdown_summary`) and ``index.html`` (:func:`arena.plots.html.write_index`). The
+    (:func:`arena.compare.top_pairs`: ``compare_top.parquet``/``.csv`` and a figure ``compare__<A>__<B>__T<T>``,
+    when their per-round records can be had), ``summary.md`` (:func:`markdown_summary`) and ``index.html``
+    (:func:`arena.plots.html.write_index`); these and the LaTeX tables are written by this process while worker
+    processes draw the figures (they name the figures' files, which are fixed before any is drawn). The
     paths come in that order, whatever the number of processes.
 
     Only figures whose inputs changed are drawn: ``figures/.manifest.json`` (and ``paper/``'s)
@@ -416,43 +417,51 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
             game_jobs = _jobs_of_game(s, c, r, fig_dir[where][game], fmts, rc, styles, leaderboard_metrics,
                                       facet=where == "figures")
             jobs[where] += paper_jobs(game, s, game_jobs) if where == "paper" else game_jobs
-    # the comparison of the top forecasters (it replays matchups) and its figure: done while the workers draw
-    compared: list = []
-    top = (lambda: compared.append(_top_comparisons(out_dir, summary, fig_dir["figures"],
-                                                    formats))) if "figures" in roots and not summary.empty else None
-    written = _draw(out_dir, jobs, quiet, top)
-    comparisons, compare_files = compared[0] if compared else (None, [])
-    for game, s, *_ in parts:
-        metrics = _headline(game, s, leaderboard_metrics)
-        if not metrics:
-            continue
-        for where in roots:
-            path = fig_dir[where][game] / (f"{game or 'results'}_table.tex" if where == "paper" else "table.tex")
-            n = s["seed"].nunique() if "seed" in s else 1
-            write_text_atomic(f"% {game or 'all games'}: mean over natures of the mean over {n} seed(s), "
-                              "+- the half-width of its 95% interval (none: one seed, or one value on every seed); "
-                              "best in bold (arena.plots.latex_table)\n"
-                              + latex_table(s, metrics) + "\n", path)
-            written[where].append(path)
-    for where in roots:
-        _remove_stale(out_dir / where, written[where] + (compare_files if where == "figures" else []))
-    if paper:
-        return written["paper"]
-    figures = written["figures"] + compare_files
-    if not summary.empty:
-        path = out_dir / "summary.md"
-        page = [out_dir / "index.html"] if html else []  # written below; the summary links it too
-        write_text_atomic(markdown_summary(summary, [*figures, *written.get("paper", []), *page], out_dir,
-                                           leaderboard_metrics, comparisons), path)
-        figures.append(path)
-    out = [*figures, *written.get("paper", [])]
-    if html:
-        from arena.plots.html import write_index
+    written = {where: _files(js) for where, js in jobs.items()}  # every job's files, drawn now or kept
+    done: list = []
 
-        shown = [(j[2], j[0], j[1]) for j in jobs["figures"]]
-        shown += [(stem, "compare", ()) for stem in dict.fromkeys(f.with_suffix("") for f in compare_files
-                                                                   if f.suffix[1:] in FORMATS)]
-        out.append(write_index(out_dir, summary, shown, out))
+    def meanwhile() -> None:
+        """What the figures do not need, done by this process while the workers draw them: the comparison of
+        the top forecasters (it replays matchups) and its figure, each game's LaTeX table, ``summary.md`` and
+        ``index.html`` (they name the figures' files, which the jobs fix before any is drawn)."""
+        comparisons, compare_files = _top_comparisons(out_dir, summary, fig_dir["figures"], formats) \
+            if "figures" in roots and not summary.empty else (None, [])
+        tables: dict[str, list[Path]] = {where: [] for where in roots}
+        for game, s, *_ in parts:
+            metrics = _headline(game, s, leaderboard_metrics)
+            if not metrics:
+                continue
+            for where in roots:
+                path = fig_dir[where][game] / (f"{game or 'results'}_table.tex" if where == "paper" else "table.tex")
+                n = s["seed"].nunique() if "seed" in s else 1
+                write_text_atomic(f"% {game or 'all games'}: mean over natures of the mean over {n} seed(s), "
+                                  "+- the half-width of its 95% interval (none: one seed, or one value on every "
+                                  "seed); best in bold (arena.plots.latex_table)\n" + latex_table(s, metrics) + "\n",
+                                  path)
+                tables[where].append(path)
+        out = [*written.get("paper", []), *tables.get("paper", [])]
+        if not paper:
+            figures = [*written["figures"], *tables["figures"], *compare_files]
+            if not summary.empty:
+                path = out_dir / "summary.md"
+                page = [out_dir / "index.html"] if html else []  # written below; the summary links it too
+                write_text_atomic(markdown_summary(summary, [*figures, *out, *page], out_dir, leaderboard_metrics,
+                                                   comparisons), path)
+                figures.append(path)
+            out = [*figures, *out]
+            if html:
+                from arena.plots.html import write_index
+
+                shown = [(j[2], j[0], j[1]) for j in jobs["figures"]]
+                shown += [(stem, "compare", ()) for stem in dict.fromkeys(f.with_suffix("") for f in compare_files
+                                                                           if f.suffix[1:] in FORMATS)]
+                out.append(write_index(out_dir, summary, shown, out))
+        done.append((tables, compare_files, out))
+
+    _draw(out_dir, jobs, quiet, meanwhile)
+    tables, compare_files, out = done[0]
+    for where in roots:
+        _remove_stale(out_dir / where, written[where] + tables[where] + (compare_files if where == "figures" else []))
     return out
 
 
@@ -509,13 +518,13 @@ def _top_comparisons(out_dir: Path, summary: pd.DataFrame, fig_dir: dict,
     return final, written
 
 
-def _draw(out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool, meanwhile=None) -> dict[str, list[Path]]:
+def _draw(out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool, meanwhile=None) -> None:
     """Draw the jobs (per folder of ``out_dir``: ``figures``, ``paper``) whose inputs changed since
     the folder's manifest was written, all in one pool, each figure once: a paper's figure that
-    the report draws too is saved in both places from one drawing. Return every job's files,
-    drawn now or kept, per folder."""
+    the report draws too is saved in both places from one drawing; ``meanwhile()`` is called by this
+    process while the pool draws (:func:`_run_jobs`)."""
     todo: dict[str, list[tuple]] = {}  # what a figure shows -> the jobs to draw that show it
-    files, manifests = {}, {}
+    manifests = {}
     for where, js in jobs.items():
         root = out_dir / where
         old = _read_manifest(root / MANIFEST)
@@ -523,12 +532,11 @@ def _draw(out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool, meanwhile
             (k, repr(v)) for k, v in js[0][4].items())).encode()).hexdigest()[:16] if js else ""
         data = [_data_key(job) for job in js]
         keys = [_job_key(job, base, d) for job, d in zip(js, data)]
-        fs = [[Path(job[2]).with_name(f"{Path(job[2]).name}.{ext}") for ext in job[3]] for job in js]
+        fs = [_files([job]) for job in js]
         rel = [Path(job[2]).relative_to(root).as_posix() for job in js]
         for i, job in enumerate(js):
             if old.get(rel[i]) != keys[i] or not all(f.exists() for f in fs[i]):
                 todo.setdefault(data[i], []).append(job)
-        files[where] = [f for f_ in fs for f in f_]
         if js or old:
             manifests[root / MANIFEST] = dict(zip(rel, keys))
     merged = [(*same[0][:5], tuple((j[2], j[3]) for j in same[1:])) if len(same) > 1 else same[0]
@@ -542,7 +550,11 @@ def _draw(out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool, meanwhile
         _run_jobs(merged, on_done=_Progress(len(merged), quiet), meanwhile=meanwhile)
     for path, entries in manifests.items():
         write_text_atomic(json.dumps(entries, indent=0, sort_keys=True), path)
-    return files
+
+
+def _files(jobs: Sequence[tuple]) -> list[Path]:
+    """The files of the jobs, in their order: each figure in each of its formats."""
+    return [Path(job[2]).with_name(f"{Path(job[2]).name}.{ext}") for job in jobs for ext in job[3]]
 
 
 def _remove_stale(root: Path, written: list[Path]) -> None:
