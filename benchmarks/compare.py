@@ -168,8 +168,8 @@ def bench_cli(python_today: Path, python_base: Path, rounds: int, tmp: Path) -> 
                 return wall([*cmd, f"results_root={d}"], Path(d))
         return go
 
-    imports = lambda: wall([str(python_today), "-c", "import pandas, hydra"], tmp)  # noqa: E731
-    floor = lambda: wall([str(python_today), "-c", _LIBRARIES.format(figures=_FIGURES)], tmp)  # noqa: E731
+    imports = lambda: wall([str(python_today), "-c", "import pandas, hydra"], tmp)
+    floor = lambda: wall([str(python_today), "-c", _LIBRARIES.format(figures=_FIGURES)], tmp)
     res = turns({"imports": imports, "floor": floor, "today": arena(python_today), "base": arena(python_base),
                  "today_nr": arena(python_today, "report=false"), "base_nr": arena(python_base, "report=false")},
                 rounds)
@@ -190,7 +190,7 @@ def bench_tournament(python_today: Path, python_base: Path, rounds: int, tmp: Pa
                              f"results_root={d}"], Path(d))
         return go
 
-    floor = lambda: wall([str(python_today), "-c", _LIBRARIES.format(figures="")], tmp)  # noqa: E731
+    floor = lambda: wall([str(python_today), "-c", _LIBRARIES.format(figures="")], tmp)
     whole = turns({"today": arena(python_today), "base": arena(python_base), "floor": floor}, rounds)
     report("tournament=bench at T=10 (serial, fixed costs)", whole["today"], whole["base"])
     report("  floor: its libraries loaded, nothing run (base: the command)", whole["floor"], whole["today"])
