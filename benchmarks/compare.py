@@ -4,7 +4,7 @@ Usage (from the repository root, in the project's environment)::
 
     python benchmarks/compare.py                   # against commit 66466cc, every measurement
     python benchmarks/compare.py --base abc1234    # against another commit
-    python benchmarks/compare.py --only k29 cli    # a subset (k29 adaptive cli tournament)
+    python benchmarks/compare.py --only k29 cli    # a subset (k29 adaptive cli cold tournament)
     python benchmarks/compare.py --rounds 5        # more turns (default 3)
     python benchmarks/compare.py --only tournament --amdahl   # + the serial fraction at T = 10^4
 
@@ -23,6 +23,9 @@ Measurements:
 - ``adaptive``: K29 against ``anti_forecaster`` (the step loop), T = 10^5, same warm-up.
 - ``cli``: ``arena forecaster=k29 nature=iid_bernoulli T=1000`` (with its report, and without)
   against ``python -c "import pandas, hydra"``, wall time of the whole command.
+- ``cold``: a fresh install's first matchups (K29 against ``iid_bernoulli`` and ``anti_forecaster``,
+  ``kernel_df`` against ``logistic``, T = 300) with an empty Numba cache (``NUMBA_CACHE_DIR`` a new
+  folder), so that every compiled function they use is compiled: the wait before a first run's results.
 - ``tournament``: the ``bench`` tournament at T = 10 (no work: only the serial, fixed costs),
   whole ``arena`` command on the default launcher settings, no figures; then the same in one
   process (``hydra.launcher.n_jobs=1``) with its jobs timed: the serial part is the rest.
@@ -125,9 +128,10 @@ def run_snippet(python: Path, code: str, cwd: Path) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def wall(cmd: list[str], cwd: Path) -> float:
+def wall(cmd: list[str], cwd: Path, env: dict | None = None) -> float:
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd,
+                   env=None if env is None else {**os.environ, **env})
     return time.perf_counter() - t0
 
 
@@ -180,6 +184,25 @@ def bench_cli(python_today: Path, python_base: Path, rounds: int, tmp: Path) -> 
     ref, low = (statistics.median(res[k]) for k in ("imports", "floor"))
     print(f"  the libraries alone take {low / ref:.2f}x 'import pandas, hydra' (the target: the command "
           f"within 2x); the command {statistics.median(res['today']) / ref:.2f}x", flush=True)
+
+
+# A fresh install's first matchups: every compiled function they use is compiled (Numba's cache is empty).
+_COLD = """
+import arena
+for f, n in (("k29", "iid_bernoulli"), ("k29", "anti_forecaster"), ("kernel_df", "logistic")):
+    arena.play("binary", f, n, T=300, seed=0)
+"""
+
+
+def bench_cold(python_today: Path, python_base: Path, rounds: int, tmp: Path) -> None:
+    def side(python: Path):
+        def go() -> float:
+            with tempfile.TemporaryDirectory(dir=tmp) as cache:  # an empty cache: everything compiles
+                return wall([str(python), "-c", _COLD], tmp, {"NUMBA_CACHE_DIR": cache})
+        return go
+
+    res = turns({"today": side(python_today), "base": side(python_base)}, rounds)
+    report("first matchups of a fresh install (empty Numba cache)", res["today"], res["base"])
 
 
 def bench_tournament(python_today: Path, python_base: Path, rounds: int, tmp: Path) -> None:
@@ -240,7 +263,7 @@ def main() -> None:
     ap.add_argument("--base", default="66466cc", help="the commit to compare against (default 66466cc)")
     ap.add_argument("--scratch", type=Path, default=None, help="where to build it (reused when present)")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--only", nargs="*", default=None, help="subset of: k29 adaptive cli tournament")
+    ap.add_argument("--only", nargs="*", default=None, help="subset of: k29 adaptive cli cold tournament")
     ap.add_argument("--amdahl", action="store_true", help="also play the bench tournament at T=10^4 in one "
                     "process (today's and the base's, in turns) and print its serial fraction and Amdahl's bound "
                     "for 16 and 64 cores")
@@ -257,6 +280,7 @@ def main() -> None:
             "k29": lambda: bench_play(python_today, python_base, args.rounds, "iid_bernoulli", 10**6, tmp),
             "adaptive": lambda: bench_play(python_today, python_base, args.rounds, "anti_forecaster", 10**5, tmp),
             "cli": lambda: bench_cli(python_today, python_base, args.rounds, tmp),
+            "cold": lambda: bench_cold(python_today, python_base, args.rounds, tmp),
             "tournament": lambda: bench_tournament(python_today, python_base, args.rounds, tmp),
         }
         for name, fn in benches.items():
