@@ -53,7 +53,7 @@ def stable_argsort(a: np.ndarray) -> np.ndarray:
     """
     order = np.argsort(a)
     runs = np.empty(2 * (len(order) // (_SHORT_RUN + 1) + 1), dtype=np.int64)
-    for start, end in runs[: 2 * _ties_in_index_order(a, order, runs)].reshape(-1, 2).tolist():
+    for start, end in runs[: 2 * _ties_in_index_order(a, order, runs, _SHORT_RUN)].reshape(-1, 2).tolist():
         order[start:end].sort()  # a long run: numpy's sort, in place
     return order
 
@@ -63,10 +63,10 @@ _SHORT_RUN = 16
 
 
 @numba.njit(cache=True)
-def _ties_in_index_order(a, order, runs):
-    # each short run of equal values sorted in place; each longer one's [start, end) written to ``runs``
-    # for numpy to sort; returns how many (no np.sort and no slice assignment here: the first run after an
-    # install compiles this in a tenth of the time)
+def _ties_in_index_order(a, order, runs, short):
+    # each run of at most ``short`` equal values sorted in place; each longer one's [start, end) written to
+    # ``runs`` (room for len(order) // (short + 1) + 1 pairs) for numpy to sort; returns how many (no np.sort
+    # and no slice assignment here: the first run after an install compiles this in a tenth of the time)
     n = order.shape[0]
     k = 0
     i = 0
@@ -74,7 +74,7 @@ def _ties_in_index_order(a, order, runs):
         j = i + 1
         while j < n and a[order[j]] == a[order[i]]:
             j += 1
-        if j - i > _SHORT_RUN:
+        if j - i > short:
             runs[2 * k] = i
             runs[2 * k + 1] = j
             k += 1
@@ -92,7 +92,10 @@ def _ties_in_index_order(a, order, runs):
 
 @numba.njit(cache=True)
 def _largest(x):
-    """``x.max()`` of a non-empty array by a loop (numba's own max compiles for a third of a second)."""
+    """``x.max()`` of an array by a loop (numba's own max compiles for a third of a second); -1 for an empty
+    one (the kernels' callers return before they call them with no rounds)."""
+    if x.shape[0] == 0:
+        return -1
     m = x[0]
     for i in range(1, x.shape[0]):
         if x[i] > m:

@@ -144,3 +144,27 @@ def test_a_leaderboard_with_the_values_of_an_earlier_one_is_drawn_once(tmp_path,
                                 facet=True)
     boards = sorted(Path(j[2]).name.removeprefix("leaderboard__") for j in jobs if j[0] == "leaderboard")
     assert boards == drawn
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_a_figure_that_fails_leaves_the_pages_of_the_last_report(small, tmp_path, monkeypatch, processes):
+    # summary.md and index.html are made while the figures are drawn, but written only once every figure is:
+    # a report that fails on a figure never leaves a page that shows figures which are not there
+    out = tmp_path / "r"
+    shutil.copytree(small, out)
+    driver.report(out, formats=("png",))
+    pages = {name: (out / name).read_bytes() for name in ("summary.md", "index.html")}
+    tables = {k: pd.read_parquet(out / f"{k}.parquet") for k in ("summary", "curves", "reliability")}
+    tables["summary"].loc[0, "bias"] += 0.5  # the bias leaderboard is drawn again; its page text changes
+
+    def broken(*args):
+        raise RuntimeError("a figure that cannot be drawn")
+
+    monkeypatch.setenv("ARENA_PLOT_JOBS", processes)
+    monkeypatch.setitem(driver.FIGURES, "leaderboard", broken)
+    with pytest.raises(RuntimeError, match="cannot be drawn"):
+        driver.report(out, tables=tables, formats=("png",))
+    assert {name: (out / name).read_bytes() for name in pages} == pages
+    monkeypatch.undo()
+    driver.report(out, tables=tables, formats=("png",))  # drawn: the new pages
+    assert (out / "summary.md").read_bytes() != pages["summary.md"]

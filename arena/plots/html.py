@@ -30,7 +30,6 @@ from arena.plots.binary import _BY_NATURE, _CURVES
 from arena.plots.common import _sig3, _verdicts
 from arena.plots.style import METRIC_LABELS, order
 from arena.plots.tables import _headline
-from arena.results import write_text_atomic
 
 #: Tables of the results directory that the page shows in sections of their own (or not at all:
 #: one row per matchup or per point of a curve is for download, not for reading).
@@ -217,9 +216,9 @@ def _tournament(out_dir: Path) -> str:
         return ""
 
 
-def write_index(out_dir: Path, summary: pd.DataFrame, figures: Sequence[tuple[Path, str, Sequence]],
-                written: Sequence[Path]) -> Path:
-    """Write ``out_dir/index.html`` and return its path.
+def index_page(out_dir: Path, summary: pd.DataFrame, figures: Sequence[tuple[Path, str, Sequence]],
+               written: Sequence[Path]) -> str:
+    """The text of ``out_dir/index.html``, the results page (:func:`arena.plots.report` writes it).
 
     Parameters
     ----------
@@ -227,7 +226,8 @@ def write_index(out_dir: Path, summary: pd.DataFrame, figures: Sequence[tuple[Pa
     summary : its summary table (one row per matchup).
     figures : (stem, figure name, the figure's data) of each figure drawn; shown as PNG (else SVG)
         with a link to its PDF, when those files are among ``written``.
-    written : the files of the report.
+    written : the files of the report (those of ``out_dir`` itself, e.g. ``summary.md``, are listed
+        with its tables even before they are written).
     """
     out_dir = Path(out_dir)
     have = {Path(p).resolve() for p in written}
@@ -291,13 +291,13 @@ def write_index(out_dir: Path, summary: pd.DataFrame, figures: Sequence[tuple[Pa
         parts.append(f'<figure><img src="{_rel(shown, out_dir)}" alt="{html.escape(stem.name)}">'
                      f"<figcaption>{caption}{link}</figcaption></figure>")
     # downloads
-    files = sorted(p for p in out_dir.glob("*") if p.suffix in (".parquet", ".csv", ".md"))
+    kinds = (".parquet", ".csv", ".md")
+    files = sorted({p.name: p for p in [*out_dir.glob("*"), *map(Path, written)]
+                    if p.suffix in kinds and p.parent.resolve() == out_dir.resolve()}.values(), key=lambda p: p.name)
     parts.append("<h2 id=files>Tables</h2><ul>" + "".join(
         f'<li><a href="{_rel(p, out_dir)}">{html.escape(p.name)}</a></li>' for p in files) + "</ul>")
     page = ("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
             "<meta name=viewport content='width=device-width, initial-scale=1'>"
             f"<title>Arena results{': ' + html.escape(name) if name else ''}</title><style>{_STYLE}</style></head>"
             "<body>" + "\n".join(parts) + f"<script>{_SCRIPT}</script></body></html>\n")
-    path = out_dir / "index.html"
-    write_text_atomic(page, path)
-    return path
+    return page

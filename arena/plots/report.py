@@ -355,9 +355,10 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
     figure in both folders is drawn once. Then the anytime-valid comparison of each game's two best forecasters
     (:func:`arena.compare.top_pairs`: ``compare_top.parquet``/``.csv`` and a figure ``compare__<A>__<B>__T<T>``,
     when their per-round records can be had), ``summary.md`` (:func:`markdown_summary`) and ``index.html``
-    (:func:`arena.plots.html.write_index`); these and the LaTeX tables are written by this process while worker
-    processes draw the figures (they name the figures' files, which are fixed before any is drawn). The
-    paths come in that order, whatever the number of processes.
+    (:func:`arena.plots.html.index_page`): the comparison and the LaTeX tables are made by this process while
+    worker processes draw the figures, and so is the text of the two pages (they name the figures' files,
+    fixed before any is drawn), written once every figure is. The paths come in that order, whatever the
+    number of processes.
 
     Only figures whose inputs changed are drawn: ``figures/.manifest.json`` (and ``paper/``'s)
     keeps, per figure, a digest of its data, formats and the plotting code; a figure whose digest
@@ -422,8 +423,9 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
 
     def meanwhile() -> None:
         """What the figures do not need, done by this process while the workers draw them: the comparison of
-        the top forecasters (it replays matchups) and its figure, each game's LaTeX table, ``summary.md`` and
-        ``index.html`` (they name the figures' files, which the jobs fix before any is drawn)."""
+        the top forecasters (it replays matchups) and its figure, each game's LaTeX table, and the text of
+        ``summary.md`` and ``index.html`` (they name the figures' files, which the jobs fix before any is
+        drawn; the pages are written once every figure is)."""
         comparisons, compare_files = _top_comparisons(out_dir, summary, fig_dir["figures"], formats) \
             if "figures" in roots and not summary.empty else (None, [])
         tables: dict[str, list[Path]] = {where: [] for where in roots}
@@ -440,26 +442,30 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
                                   path)
                 tables[where].append(path)
         out = [*written.get("paper", []), *tables.get("paper", [])]
+        pages: list[tuple[str, Path]] = []
         if not paper:
             figures = [*written["figures"], *tables["figures"], *compare_files]
             if not summary.empty:
                 path = out_dir / "summary.md"
                 page = [out_dir / "index.html"] if html else []  # written below; the summary links it too
-                write_text_atomic(markdown_summary(summary, [*figures, *out, *page], out_dir, leaderboard_metrics,
-                                                   comparisons), path)
+                pages.append((markdown_summary(summary, [*figures, *out, *page], out_dir, leaderboard_metrics,
+                                               comparisons), path))
                 figures.append(path)
             out = [*figures, *out]
             if html:
-                from arena.plots.html import write_index
+                from arena.plots.html import index_page
 
                 shown = [(j[2], j[0], j[1]) for j in jobs["figures"]]
                 shown += [(stem, "compare", ()) for stem in dict.fromkeys(f.with_suffix("") for f in compare_files
                                                                            if f.suffix[1:] in FORMATS)]
-                out.append(write_index(out_dir, summary, shown, out))
-        done.append((tables, compare_files, out))
+                pages.append((index_page(out_dir, summary, shown, out), out_dir / "index.html"))
+                out.append(out_dir / "index.html")
+        done.append((tables, compare_files, pages, out))
 
     _draw(out_dir, jobs, quiet, meanwhile)
-    tables, compare_files, out = done[0]
+    tables, compare_files, pages, out = done[0]
+    for text, path in pages:  # every figure is drawn: the pages that show them
+        write_text_atomic(text, path)
     for where in roots:
         _remove_stale(out_dir / where, written[where] + tables[where] + (compare_files if where == "figures" else []))
     return out
