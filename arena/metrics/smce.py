@@ -421,7 +421,7 @@ def _pm_value_kernel(v, W, lip):
     # Stored position = actual position - shift, where shift = W_1 + ... + W_k is
     # the common translation applied since; so keys never need updating.
     h = np.empty(2 * n, dtype=np.float64)  # the breakpoints: (stored position, slope weight), an interval heap
-    cnt = 0
+    cnt = np.int64(0)  # not the literal 0: _ih_push is compiled once, for int64
     shift = 0.0
     # C(U) = -U + beta left of every breakpoint (the left slope is -1 after clamping).
     beta = 0.0
