@@ -14,7 +14,7 @@ under ``--scratch``, default ``$TMPDIR/arena-bench-BASE``, then ``python -m venv
 the base's taking turns (A B A B ...) so that a change in the machine's load hits both alike;
 the table gives the medians and their ratio (base / today: above 1, today is faster), the peak
 resident memory of the whole process where it matters, and the machine. It writes
-``benchmarks/results/compare.csv``.
+``benchmarks/results/compare.csv`` (with ``--only``, the rows of the measurements it ran; the others stay).
 
 Measurements:
 
@@ -43,6 +43,7 @@ Measurements:
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import statistics
@@ -288,7 +289,12 @@ def main() -> None:
                 fn()
         if args.amdahl:
             amdahl(python_today, python_base, args.rounds, tmp)
-    write_rows(ROWS, ROOT / "benchmarks" / "results" / "compare.csv")
+    out = ROOT / "benchmarks" / "results" / "compare.csv"
+    if args.only is not None and out.is_file():  # a subset: the other measurements' rows stay as they were
+        with out.open(newline="") as fh:
+            ran = {r["measurement"] for r in ROWS}
+            ROWS[:0] = [r for r in csv.DictReader(fh) if r["measurement"] not in ran]
+    write_rows(ROWS, out)
 
 
 if __name__ == "__main__":
