@@ -82,6 +82,7 @@ def workers_for(n_jobs: int) -> int:
 
 def _in_pool(workers: int, sweep: tuple, jobs: list[tuple[int, list[str]]]) -> list[JobReturn]:
     """Run ``jobs`` on ``workers`` processes forked from this one; their results in order."""
+    import multiprocessing
     from concurrent.futures import FIRST_EXCEPTION, wait
     from concurrent.futures.process import BrokenProcessPool
 
@@ -90,8 +91,6 @@ def _in_pool(workers: int, sweep: tuple, jobs: list[tuple[int, list[str]]]) -> l
 
     warm_up(sweep[1])  # once, here, for every forked worker, not once a worker
     raise_if_interrupted()  # a Ctrl-C that came while Numba loaded (its callbacks drop it): before any worker starts
-    import multiprocessing
-
     others = set(multiprocessing.active_children())  # children of this process not of the pool (a notebook's)
     pool = None
     try:

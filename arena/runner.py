@@ -568,12 +568,10 @@ def _oblivious_outcomes(env: ForecastEnv, timed: bool = False) -> tuple[np.ndarr
             answers = list(map(nature.respond, range(i + 1, stop + 1), repeat(x), repeat(shown)))
             if pending == 0 and first == 0:  # Bernoulli laws so far: their p in an array
                 law = answers[0]
-                if type(law) is Bernoulli and all(map(operator.is_, answers, repeat(law))):
-                    q[i:stop] = law.p  # the same law every round (an i.i.d. nature): no list of its p
-                    i = stop
-                    continue
-                if set(map(type, answers)) == {Bernoulli}:
-                    q[i:stop] = list(map(_law_p, answers))
+                # the same law every round (an i.i.d. nature): its p, without a list of it
+                same = type(law) is Bernoulli and all(map(operator.is_, answers, repeat(law)))
+                if same or set(map(type, answers)) == {Bernoulli}:
+                    q[i:stop] = law.p if same else list(map(_law_p, answers))
                     i = stop
                     continue
             if first == 0:  # the rounds before this chunk were all Bernoulli laws: to the lists

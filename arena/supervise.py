@@ -269,5 +269,4 @@ def _child(out_dir: Path, items: Sequence[tuple[str, object]], play: Callable[[s
 
 
 __all__ = ["clear_markers", "ctrl_c_remembered", "exit_with_parent", "forked_pool", "leave_to_parent", "marker",
-           "play_supervised",
-           "raise_if_interrupted"]
+           "play_supervised", "raise_if_interrupted"]

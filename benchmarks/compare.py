@@ -55,6 +55,8 @@ from pathlib import Path
 
 from run import _cpu, write_rows  # benchmarks/run.py (this script's folder is on sys.path)
 
+from arena.supervise import cores  # the cores this process may use
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # A snippet prints one JSON line: the seconds it timed and the process's peak RSS (MiB).
@@ -228,9 +230,9 @@ def bench_tournament(python_today: Path, python_base: Path, rounds: int, tmp: Pa
     res = turns({"today": serial(python_today), "base": serial(python_base)}, rounds)
     report("  its serial part: one process, minus the jobs' time", res["today"], res["base"])
     report("  the jobs' time in that process (the parallel part)", res["today"], res["base"], key="jobs")
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    low = statistics.median(whole["floor"]) + statistics.median(r["jobs"] for r in res["today"]) / cores
-    print(f"  the command's floor, its libraries plus its jobs spread over {cores} cores: {low:.3f} s, against a "
+    n = cores()
+    low = statistics.median(whole["floor"]) + statistics.median(r["jobs"] for r in res["today"]) / n
+    print(f"  the command's floor, its libraries plus its jobs spread over {n} cores: {low:.3f} s, against a "
           f"third of the base's command, {statistics.median(whole['base']) / 3:.3f} s; today "
           f"{statistics.median(whole['today']):.3f} s", flush=True)
 

@@ -37,6 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare import build_base  # noqa: E402  (the one way the base commit is built)
 from run import _cpu  # noqa: E402  (the benchmark suite's CPU name)
 
+from arena.supervise import cores  # the cores this process may use
+
 
 def _timed(cmd: list[str]) -> tuple[float, float]:
     """Wall-clock seconds of ``cmd`` and the CPU seconds (user + system) of it and its worker processes:
@@ -87,11 +89,12 @@ def main(argv: list[str] | None = None) -> None:
               f"   cpu {r['median_cpu_seconds']:>7.2f} s (base/this {r['cpu_ratio_base_over_this']:.2f}x)")
     print(f"machine: {name}, {os.cpu_count()} CPUs; {args.repeats} repeats each, turn about")
     # however well its processes share the cores, a report takes at least its CPU time over the cores
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    floor = cpu["ours"] / cores
-    print(f"this tree's report (default) cannot take less than its CPU time over {cores} cores, "
+    n = cores()
+    floor = cpu["ours"] / n
+    print(f"this tree's report (default) cannot take less than its CPU time over {n} cores, "
           f"{floor:.2f} s: {wall['base'] / floor:.2f}x the base's wall time at most")
-    rows.append({**rows[1], "name": f"arena-report default run: ours, its CPU time over {cores} cores (a floor)",
+    ours = next(r for r in rows if r["name"] == "arena-report default run: ours")
+    rows.append({**ours, "name": f"arena-report default run: ours, its CPU time over {n} cores (a floor)",
                  "median_seconds": round(floor, 3), "ratio_base_over_this": round(wall["base"] / floor, 2)})
     out = ROOT / "benchmarks" / "results" / "report_vs_base.csv"
     with out.open("w", newline="") as f:

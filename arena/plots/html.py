@@ -176,8 +176,8 @@ def _caption(kind: str, stem: Path, args: Sequence) -> str:
         kind = f"{args[1]}_by_nature"
         group = str(args[4] or "all forecasters")
         bounds = _bounds_text(args[0], args[1], args[2])
-    elif kind in dict(_CURVES) and args and isinstance(args[0], pd.DataFrame):  # (curves, nature, styles)
-        bounds = _bounds_text(args[0], dict(_CURVES)[kind], None)
+    elif (curve := dict(_CURVES).get(kind)) and args and isinstance(args[0], pd.DataFrame):  # (curves, nature, styles)
+        bounds = _bounds_text(args[0], curve, None)
     text = CAPTIONS.get(kind, stem.name.replace("_", " "))
     coverage = metric.startswith(("coverage", "expected_coverage", "group_coverage"))  # a leaderboard's metric
     return text.format(nature=nature or "every nature", metric=METRIC_LABELS.get(metric, metric), group=group,
