@@ -330,3 +330,50 @@ def test_the_results_page_shows_the_top_comparison_with_its_caption(stored, tmp_
     page = (out / "index.html").read_text()
     caption = page.split(f'src="{figures[0].relative_to(out).as_posix()}"', 1)[1].split("</figure>", 1)[0]
     assert "<figcaption>Anytime-valid comparison of the two best forecasters, A and B, by mean Brier score" in caption
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_a_rerun_with_nothing_new_does_not_compare_the_top_pair_again(stored, tmp_path, monkeypatch, processes):
+    """The top pair's comparison (its replays, table and figure) is kept like a figure whose inputs did not
+    change: a rerun reads it back and gives the same pages; a changed summary compares again. In one process
+    and with a worker (which draws the comparison there)."""
+    import shutil
+
+    import arena.compare
+    from arena.plots import report
+
+    monkeypatch.setenv("ARENA_PLOT_JOBS", processes)
+    out = tmp_path / "results"
+    shutil.copytree(stored[0], out)
+    first = report(out, quiet=True)
+    kept = [p for p in first if p.name.startswith("compare")]
+    assert {p.suffix for p in kept} == {".parquet", ".png"} and (out / "compare_top.csv").is_file()
+    times = {p: p.stat().st_mtime_ns for p in kept}
+    pages = {name: (out / name).read_bytes() for name in ("summary.md", "index.html")}
+    log = tmp_path / "compared"  # a worker compares in its own process: each call leaves a line here
+    log.touch()
+    real = arena.compare.top_pairs
+
+    def counted(*a, **k):
+        with log.open("a") as f:
+            f.write("1")
+        return real(*a, **k)
+
+    def calls() -> int:
+        return len(log.read_text())
+
+    monkeypatch.setattr(arena.compare, "top_pairs", counted)
+    again = report(out, quiet=True)
+    assert calls() == 0 and again == first
+    assert {p: p.stat().st_mtime_ns for p in kept} == times  # not one file written again
+    assert {name: (out / name).read_bytes() for name in pages} == pages
+    # a file of it gone: compared again
+    next(p for p in kept if p.suffix == ".png").unlink()
+    assert report(out, quiet=True) == first and calls() == 1
+    # another summary: compared again
+    from arena.results import collect
+
+    tables = collect(out)
+    tables["summary"].loc[tables["summary"].index[0], "brier"] += 0.01
+    report(out, tables=tables, quiet=True)
+    assert calls() == 2

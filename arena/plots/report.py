@@ -55,12 +55,18 @@ FIGURES = {
 _LOCAL_RC = ("backend", "backend_fallback", "interactive")
 
 
+#: The job of the top pair's comparison (:func:`_top_comparisons`), and its entry in the figures' manifest.
+COMPARE = "compare_top"
+
+
 def _draw_job(job: tuple) -> list[Path]:
     """Draw one figure and save it in every format: ``(figure, args, stem, formats, rc[, copies])``;
     ``copies``: more ``(stem, formats)`` to save the same figure as (e.g. a paper's PDF of a
-    figure of the report)."""
+    figure of the report). The :data:`COMPARE` job returns what :func:`_top_comparisons` does."""
     kind, args, stem, formats, rc, *copies = job
     with mpl.rc_context(rc):  # the rcParams of the process that made the job
+        if kind == COMPARE:  # not one figure: the top pair's comparison, its table and figures
+            return _top_comparisons(*args, formats)
         fig = FIGURES[kind](*args)
         return [*_save(fig, stem, formats), *(p for st, fm in (copies[0] if copies else ()) for p in _save(fig, st, fm))]
 
@@ -150,7 +156,7 @@ def _fork_pool(workers: int, jobs: list[tuple]):
         _JOBS = []  # this process's copy: the workers keep theirs
 
 
-def _run_jobs(jobs: list[tuple], on_done=None, meanwhile=None) -> list[list[Path]]:
+def _run_jobs(jobs: list[tuple], on_done=None, meanwhile=None, then: Mapping | None = None) -> list[list[Path]]:
     """Draw every job; the results come in the jobs' order, whichever process drew them.
 
     This process draws jobs from the end of the list at once; worker processes forked from it (a
@@ -161,24 +167,30 @@ def _run_jobs(jobs: list[tuple], on_done=None, meanwhile=None) -> list[list[Path
     (Windows), this process draws every job. ``on_done(job)``, when given, is called as each job is
     drawn (from this thread or the pool's), e.g. to print progress. ``meanwhile()``, when given, is
     called by this process first (while the workers draw), e.g. to compute a table the figures do
-    not need."""
+    not need. ``then``: ``{i: fn}``, ``fn(result of job i)`` called by this process once job i is
+    drawn (by any process), between two of its own jobs or at the end."""
     on_done = on_done or (lambda job: None)
+    results: list = [None] * len(jobs)
+    hooks = dict(then or {})
 
     def first() -> None:  # meanwhile(), then a Ctrl-C that a C library's callback dropped in it (Numba's)
         if meanwhile is not None:
             meanwhile()
             raise_if_interrupted()
 
+    def ready() -> None:  # the hooks of the jobs drawn so far (a worker's result is set by the feeder thread)
+        for i in [i for i in hooks if results[i] is not None]:
+            hooks.pop(i)(results[i])
+
     workers = _processes(len(jobs)) - 1
     pool = _fork_pool(workers, jobs) if workers >= 1 else None
     if pool is None:
         first()
-        out = []
-        for job in jobs:
-            out.append(_draw_job(job))
+        for i, job in enumerate(jobs):
+            results[i] = _draw_job(job)
             on_done(job)
-        return out
-    results: list[list[Path] | None] = [None] * len(jobs)
+            ready()
+        return results
     lock = threading.Lock()
     span = [0, len(jobs)]  # jobs span[0]:span[1] are not taken yet
     left: list[int] = []  # jobs the pool took but could not draw
@@ -229,6 +241,7 @@ def _run_jobs(jobs: list[tuple], on_done=None, meanwhile=None) -> list[list[Path
     try:
         first()
         while (i := take(front=False)) is not None:
+            ready()
             results[i] = _draw_job(jobs[i])
             on_done(jobs[i])
     finally:
@@ -241,7 +254,8 @@ def _run_jobs(jobs: list[tuple], on_done=None, meanwhile=None) -> list[list[Path
     for i in sorted(left):
         results[i] = _draw_job(jobs[i])
         on_done(jobs[i])
-    return results  # type: ignore[return-value]
+    ready()
+    return results
 
 
 #: Formats a figure can be saved in (``arena-report --format``).
@@ -355,14 +369,15 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
     figure in both folders is drawn once. Then the anytime-valid comparison of each game's two best forecasters
     (:func:`arena.compare.top_pairs`: ``compare_top.parquet``/``.csv`` and a figure ``compare__<A>__<B>__T<T>``,
     when their per-round records can be had), ``summary.md`` (:func:`markdown_summary`) and ``index.html``
-    (:func:`arena.plots.html.index_page`): the comparison and the LaTeX tables are made by this process while
-    worker processes draw the figures, and so is the text of the two pages (they name the figures' files,
-    fixed before any is drawn), written once every figure is. The paths come in that order, whatever the
-    number of processes.
+    (:func:`arena.plots.html.index_page`): the comparison (it replays matchups) is a job of the pool, the first
+    a worker takes; the LaTeX tables are made by this process while the workers draw, and so is the text of
+    the two pages once the comparison is had (they name the figures' files, fixed before any is drawn),
+    written once every figure is. The paths come in that order, whatever the number of processes.
 
     Only figures whose inputs changed are drawn: ``figures/.manifest.json`` (and ``paper/``'s)
     keeps, per figure, a digest of its data, formats and the plotting code; a figure whose digest
-    is unchanged and whose files are there is kept as it is. Files of ``figures/`` and ``paper/``
+    is unchanged and whose files are there is kept as it is; so is the comparison (its table and
+    figures), under a digest of the summary, the formats and the code. Files of ``figures/`` and ``paper/``
     (figures and tables) that this report did not produce are stale, and removed. Progress is printed as the figures are drawn
     (unless ``quiet``).
 
@@ -419,16 +434,15 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
                                       facet=where == "figures")
             jobs[where] += paper_jobs(game, s, game_jobs) if where == "paper" else game_jobs
     written = {where: _files(js) for where, js in jobs.items()}  # every job's files, drawn now or kept
+    # the top pair's comparison: a job of the pool (it replays matchups), kept like a figure when nothing changed
+    compare = (COMPARE, (out_dir, summary, fig_dir["figures"]), out_dir / COMPARE, formats, rc) \
+        if "figures" in roots and not summary.empty else None
+    tables: dict[str, list[Path]] = {where: [] for where in roots}
     done: list = []
 
     def meanwhile() -> None:
-        """What the figures do not need, done by this process while the workers draw them: the comparison of
-        the top forecasters (it replays matchups) and its figure, each game's LaTeX table, and the text of
-        ``summary.md`` and ``index.html`` (they name the figures' files, which the jobs fix before any is
-        drawn; the pages are written once every figure is)."""
-        comparisons, compare_files = _top_comparisons(out_dir, summary, fig_dir["figures"], formats) \
-            if "figures" in roots and not summary.empty else (None, [])
-        tables: dict[str, list[Path]] = {where: [] for where in roots}
+        """What the figures do not need, done by this process while the workers draw them: each game's LaTeX
+        table."""
         for game, s, *_ in parts:
             metrics = _headline(game, s, leaderboard_metrics)
             if not metrics:
@@ -441,14 +455,19 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
                                   "seed); best in bold (arena.plots.latex_table)\n" + latex_table(s, metrics) + "\n",
                                   path)
                 tables[where].append(path)
+
+    def pages(comparisons: pd.DataFrame | None, compare_files: list[Path]) -> None:
+        """The text of ``summary.md`` and ``index.html``, made by this process once the comparison is had (while
+        the workers may still draw: the pages name the figures' files, which the jobs fix before any is drawn;
+        they are written once every figure is)."""
         out = [*written.get("paper", []), *tables.get("paper", [])]
-        pages: list[tuple[str, Path]] = []
+        texts: list[tuple[str, Path]] = []
         if not paper:
             figures = [*written["figures"], *tables["figures"], *compare_files]
             if not summary.empty:
                 path = out_dir / "summary.md"
                 page = [out_dir / "index.html"] if html else []  # written below; the summary links it too
-                pages.append((markdown_summary(summary, [*figures, *out, *page], out_dir, leaderboard_metrics,
+                texts.append((markdown_summary(summary, [*figures, *out, *page], out_dir, leaderboard_metrics,
                                                comparisons), path))
                 figures.append(path)
             out = [*figures, *out]
@@ -458,13 +477,13 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
                 shown = [(j[2], j[0], j[1]) for j in jobs["figures"]]
                 shown += [(stem, "compare", ()) for stem in dict.fromkeys(f.with_suffix("") for f in compare_files
                                                                            if f.suffix[1:] in FORMATS)]
-                pages.append((index_page(out_dir, summary, shown, out), out_dir / "index.html"))
+                texts.append((index_page(out_dir, summary, shown, out), out_dir / "index.html"))
                 out.append(out_dir / "index.html")
-        done.append((tables, compare_files, pages, out))
+        done.append((compare_files, texts, out))
 
-    _draw(out_dir, jobs, quiet, meanwhile)
-    tables, compare_files, pages, out = done[0]
-    for text, path in pages:  # every figure is drawn: the pages that show them
+    _draw(out_dir, jobs, quiet, meanwhile, compare, pages)
+    compare_files, texts, out = done[0]
+    for text, path in texts:  # every figure is drawn: the pages that show them
         write_text_atomic(text, path)
     for where in roots:
         _remove_stale(out_dir / where, written[where] + tables[where] + (compare_files if where == "figures" else []))
@@ -507,7 +526,9 @@ def _distinct_leaderboards(jobs: list[tuple]) -> list[tuple]:
 def _top_comparisons(out_dir: Path, summary: pd.DataFrame, fig_dir: dict,
                      formats: Sequence[str]) -> tuple[pd.DataFrame, list[Path]]:
     """The anytime-valid comparison of each game's top pair (:func:`arena.compare.top_pairs`), and the files
-    written for it: its table ``compare_top.csv`` and its figure ``compare__<A>__<B>`` per game and T."""
+    written for it: its table ``compare_top.parquet``/``.csv`` and its figure ``compare__<A>__<B>__T<T>`` per
+    game and T (none when nothing could be compared: ``final`` gives the reason, and the next report asks
+    again, which is quick then)."""
     from arena.compare import top_pairs
     from arena.plots.compare import comparison_figure
     from arena.results import write_table
@@ -515,7 +536,7 @@ def _top_comparisons(out_dir: Path, summary: pd.DataFrame, fig_dir: dict,
     final, curves = top_pairs(out_dir, summary)
     if curves.empty:  # nothing compared (no per-round records): summary.md gives the reason
         return final, []
-    written = [write_table(final, out_dir, "compare_top")]
+    written = [write_table(final, out_dir, COMPARE)]
     for (game, T), c in curves.groupby(["game", "T"], sort=True):
         folder = fig_dir.get(game, next(iter(fig_dir.values())))
         stem = folder / f"compare__{_safe(c['forecaster_a'].iloc[0])}__{_safe(c['forecaster_b'].iloc[0])}__T{T}"
@@ -524,17 +545,20 @@ def _top_comparisons(out_dir: Path, summary: pd.DataFrame, fig_dir: dict,
     return final, written
 
 
-def _draw(out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool, meanwhile=None) -> None:
+def _draw(out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool, meanwhile=None, compare: tuple | None = None,
+          then=None) -> None:
     """Draw the jobs (per folder of ``out_dir``: ``figures``, ``paper``) whose inputs changed since
     the folder's manifest was written, all in one pool, each figure once: a paper's figure that
     the report draws too is saved in both places from one drawing; ``meanwhile()`` is called by this
-    process while the pool draws (:func:`_run_jobs`)."""
+    process while the pool draws (:func:`_run_jobs`). ``compare``: the :data:`COMPARE` job, done by the
+    pool like a figure unless ``figures``' manifest holds it with the same inputs (and its files are
+    there); ``then(final, files)`` is called with its result by this process as soon as it is had."""
     todo: dict[str, list[tuple]] = {}  # what a figure shows -> the jobs to draw that show it
-    manifests = {}
+    manifests, bases, old_compare = {}, {}, None
     for where, js in jobs.items():
         root = out_dir / where
         old = _read_manifest(root / MANIFEST)
-        base = _code_version() + hashlib.sha256(repr(sorted(
+        base = bases[where] = _code_version() + hashlib.sha256(repr(sorted(
             (k, repr(v)) for k, v in js[0][4].items())).encode()).hexdigest()[:16] if js else ""
         data = [_data_key(job) for job in js]
         keys = [_job_key(job, base, d) for job, d in zip(js, data)]
@@ -545,17 +569,57 @@ def _draw(out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool, meanwhile
                 todo.setdefault(data[i], []).append(job)
         if js or old:
             manifests[root / MANIFEST] = dict(zip(rel, keys))
+        if where == "figures":
+            old_compare = old.get(COMPARE)
     merged = [(*same[0][:5], tuple((j[2], j[3]) for j in same[1:])) if len(same) > 1 else same[0]
               for same in todo.values()]
+    hooks, had = {}, (None, [])  # no comparison: then(None, []) at once
+    if compare is not None:
+        from arena.results import code_version  # the replays' code: a change to it compares again
+
+        key = _job_key(compare, f"{bases.get('figures', '')}|{code_version()}")
+        had = _stored_comparison(out_dir, old_compare, key)
+        if had is None:
+            merged.insert(0, compare)  # first to a worker: the longest job, from the start
+            if then is not None:
+                hooks[0] = lambda result: then(*result)
+    if compare is None or had is not None:  # had now: then() while the pool draws, after meanwhile()
+        before = meanwhile
+
+        def meanwhile() -> None:
+            if before is not None:
+                before()
+            if then is not None:
+                then(*had)
     if not quiet:
         n = sum(map(len, jobs.values()))
         drawn = sum(map(len, todo.values()))
         print(f"[arena] figures: {drawn} to draw, {n - drawn} up to date in "
-              + ", ".join(str(out_dir / w) for w in jobs), flush=True)
+              + ", ".join(str(out_dir / w) for w in jobs)
+              + ("; and the top pair's comparison" if had is None else ""), flush=True)
     with _frozen():
-        _run_jobs(merged, on_done=_Progress(len(merged), quiet), meanwhile=meanwhile)
+        results = _run_jobs(merged, on_done=_Progress(len(merged), quiet), meanwhile=meanwhile, then=hooks)
+    if compare is not None and (files := (results[0] if had is None else had)[1]):  # kept only when compared
+        manifests.setdefault(out_dir / "figures" / MANIFEST, {})[COMPARE] = [
+            key, *(Path(f).relative_to(out_dir).as_posix() for f in files)]
     for path, entries in manifests.items():
         write_text_atomic(json.dumps(entries, indent=0, sort_keys=True), path)
+
+
+def _stored_comparison(out_dir: Path, entry, key: str) -> tuple[pd.DataFrame, list[Path]] | None:
+    """The comparison of the top pair that the figures' manifest ``entry`` (``[key, file, ...]``, from a
+    results directory: untrusted) records for inputs of digest ``key``, when its files are all there inside
+    ``out_dir`` and its table reads back; else None."""
+    table = out_dir / f"{COMPARE}.parquet"
+    if not (isinstance(entry, list) and entry and entry[0] == key and all(isinstance(f, str) for f in entry[1:])):
+        return None
+    try:
+        files = [inside(out_dir, out_dir / f) for f in entry[1:]]
+        if table not in files or not all(f.is_file() for f in files):
+            return None
+        return pd.read_parquet(table), files
+    except (OSError, ValueError):  # outside the directory, unreadable: compared again
+        return None
 
 
 def _files(jobs: Sequence[tuple]) -> list[Path]:
