@@ -106,6 +106,7 @@ class Result:
 
         fparams, nparams = _jsonable(self.forecaster.params()), _jsonable(self.nature.params())
         row = {"game": self.game, "forecaster": self.forecaster.name, "nature": self.nature.name,
+               "forecaster_family": str(getattr(self.forecaster, "family", "baseline")),
                "seed": self.seed, "T": self.T, "rounds": self.recorder.n,
                "status": "forfeit" if self.forfeit else "ok",
                "forfeit_who": self.forfeit.who if self.forfeit else "",

@@ -168,3 +168,23 @@ def test_a_figure_that_fails_leaves_the_pages_of_the_last_report(small, tmp_path
     monkeypatch.undo()
     driver.report(out, tables=tables, formats=("png",))  # drawn: the new pages
     assert (out / "summary.md").read_bytes() != pages["summary.md"]
+
+
+def test_each_forecasters_family_is_read_from_its_rows_without_loading_the_plugins(small):
+    """A matchup's row stores its forecaster's family (the class attribute); the report reads it there instead
+    of importing every plugin (and Numba) before it forks its workers; results stored without the column get
+    it from the plugins, as before."""
+    from forecasters.baselines import RunningMean
+    from forecasters.defensive import K29
+
+    summary = pd.read_parquet(small / "summary.parquet")
+    want = {"k29": K29.family, "running_mean": RunningMean.family}
+    assert want == {"k29": "defensive", "running_mean": "baseline"}
+    assert dict(zip(summary["forecaster"], summary["forecaster_family"])) == want
+    code = ("import sys, importlib, pandas as pd; families = importlib.import_module('arena.plots.report')._families("
+            "pd.read_parquet(sys.argv[1])); print(sorted(families.items()), 'numba' in sys.modules, "
+            "any(m.split('.')[0] == 'forecasters' for m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code, str(small / "summary.parquet")], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.split() == [*str(sorted(want.items())).split(), "False", "False"]
+    assert driver._families(summary.drop(columns="forecaster_family")) == want

@@ -41,7 +41,7 @@ from arena.plots.common import (
     leaderboard_heatmap,
 )
 from arena.plots.style import _safe, _save, forecaster_styles
-from arena.plots.tables import _headline, latex_table, markdown_summary
+from arena.plots.tables import _headline, latex_table, markdown_body, markdown_page
 from arena.results import inside, write_text_atomic
 from arena.supervise import raise_if_interrupted
 
@@ -440,9 +440,12 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
     tables: dict[str, list[Path]] = {where: [] for where in roots}
     done: list = []
 
+    heads: dict = {}  # the pages' text before the comparison (meanwhile), ended by pages()
+
     def meanwhile() -> None:
-        """What the figures do not need, done by this process while the workers draw them: each game's LaTeX
-        table."""
+        """What the figures and the comparison do not need, done by this process while the workers draw them and
+        compare: each game's LaTeX table, and most of the text of ``summary.md`` and ``index.html`` (their
+        tables: :func:`pages` ends them)."""
         for game, s, *_ in parts:
             metrics = _headline(game, s, leaderboard_metrics)
             if not metrics:
@@ -455,9 +458,16 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
                                   "seed); best in bold (arena.plots.latex_table)\n" + latex_table(s, metrics) + "\n",
                                   path)
                 tables[where].append(path)
+        if not paper:
+            if not summary.empty:
+                heads["md"] = markdown_body(summary, leaderboard_metrics)
+            if html:
+                from arena.plots.html import index_head
+
+                heads["html"] = index_head(out_dir, summary)
 
     def pages(comparisons: pd.DataFrame | None, compare_files: list[Path]) -> None:
-        """The text of ``summary.md`` and ``index.html``, made by this process once the comparison is had (while
+        """The text of ``summary.md`` and ``index.html`` ended, by this process once the comparison is had (while
         the workers may still draw: the pages name the figures' files, which the jobs fix before any is drawn;
         they are written once every figure is)."""
         out = [*written.get("paper", []), *tables.get("paper", [])]
@@ -467,17 +477,16 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
             if not summary.empty:
                 path = out_dir / "summary.md"
                 page = [out_dir / "index.html"] if html else []  # written below; the summary links it too
-                texts.append((markdown_summary(summary, [*figures, *out, *page], out_dir, leaderboard_metrics,
-                                               comparisons), path))
+                texts.append((markdown_page(heads["md"], [*figures, *out, *page], out_dir, comparisons), path))
                 figures.append(path)
             out = [*figures, *out]
             if html:
-                from arena.plots.html import index_page
+                from arena.plots.html import index_tail
 
                 shown = [(j[2], j[0], j[1]) for j in jobs["figures"]]
                 shown += [(stem, "compare", ()) for stem in dict.fromkeys(f.with_suffix("") for f in compare_files
                                                                            if f.suffix[1:] in FORMATS)]
-                texts.append((index_page(out_dir, summary, shown, out), out_dir / "index.html"))
+                texts.append((index_tail(out_dir, heads["html"], shown, out), out_dir / "index.html"))
                 out.append(out_dir / "index.html")
         done.append((compare_files, texts, out))
 
@@ -667,19 +676,25 @@ def paper_jobs(game: str | None, summary: pd.DataFrame, jobs: list[tuple]) -> li
 
 
 def _families(summary: pd.DataFrame) -> dict[str, str]:
-    """Each forecaster's family (:attr:`arena.protocols.Forecaster.family`), looked up from its plugin
-    (the ``forecaster_plugin`` column); a plugin that is not installed here counts as a baseline."""
+    """Each forecaster's family (:attr:`arena.protocols.Forecaster.family`): its rows' ``forecaster_family``
+    (stored with each matchup), else looked up from its plugin (the ``forecaster_plugin`` column: results
+    stored before the family was), which imports the plugins (and Numba); a plugin that is not installed
+    here counts as a baseline."""
     if summary is None or "forecaster" not in summary:
         return {}
+    names = summary["forecaster"].astype(str)
+    stored = summary["forecaster_family"] if "forecaster_family" in summary else pd.Series(None, index=summary.index)
+    out = {n: str(f) for n, f in zip(names, stored) if isinstance(f, str) and f}
     plugin = summary["forecaster_plugin"] if "forecaster_plugin" in summary else summary["forecaster"]
-    pairs = dict(zip(summary["forecaster"].astype(str), plugin.astype(str)))
+    pairs = {n: p for n, p in zip(names, plugin.astype(str)) if n not in out}
+    if not pairs:
+        return out
     try:
         from arena.registry import forecaster_class, load_plugins
 
         load_plugins()
     except Exception:  # noqa: BLE001  (no plugins here: every forecaster a baseline)
-        return {}
-    out = {}
+        return {**out, **dict.fromkeys(pairs, "baseline")}
     for name, plug in pairs.items():
         try:
             out[name] = str(getattr(forecaster_class(plug), "family", "baseline"))

@@ -268,7 +268,8 @@ def markdown_summary(summary: pd.DataFrame, files: Sequence[Path] = (), root: Pa
       :func:`arena.compare.top_pairs`), when given;
 
     then, per game, the certificates' verdict counts and the forfeits, and links to ``files``
-    (figures as PDF and PNG, tables), relative to ``root``.
+    (figures as PDF and PNG, tables), relative to ``root``. In two steps: :func:`markdown_body` (the
+    tables: a report makes it while its comparison is under way) and :func:`markdown_page`.
 
     Examples
     --------
@@ -281,6 +282,13 @@ def markdown_summary(summary: pd.DataFrame, files: Sequence[Path] = (), root: Pa
     >>> "| b | n | 0 | 10 | forecaster | 3 | p = 2 out of [0, 1] |" in md
     True
     """
+    return markdown_page(markdown_body(summary, leaderboard_metrics), files, root, comparisons)
+
+
+def markdown_body(summary: pd.DataFrame, leaderboard_metrics: Sequence[str] = ("smce_over_T", "brier", "bias")
+                  ) -> list[str | tuple]:
+    """The lines of :func:`markdown_summary` but its files, with a ``(game, T)`` in place of each anytime-valid
+    comparison of the top pair (:func:`markdown_page` fills them in)."""
     from arena.minimax import minimax_table
 
     n_forfeit = int((summary["status"] == "forfeit").sum()) if "status" in summary else 0
@@ -322,8 +330,16 @@ def markdown_summary(summary: pd.DataFrame, files: Sequence[Path] = (), root: Pa
                     mix.get("metric", pd.Series(dtype=str)) == metric] if not mix.empty else mix
                 lines += _md_leaderboard(bm, metric, mm)
                 lines += _md_top_paired(at_T, metric, bm)
-            lines += _md_sequential(comparisons, game, T)
+            lines.append((game, T))  # the comparison of the top pair, when there is one
         lines += ["### Certificates", "", *_md_certificates(s), "### Forfeits", "", *_md_forfeits(s)]
+    return lines
+
+
+def markdown_page(body: Sequence[str | tuple], files: Sequence[Path] = (), root: Path | str | None = None,
+                  comparisons: pd.DataFrame | None = None) -> str:
+    """:func:`markdown_summary` from its :func:`markdown_body`: each ``(game, T)`` the anytime-valid comparison of
+    the top pair there (``comparisons``; none when not given), then the links to ``files``."""
+    lines = [x for line in body for x in (_md_sequential(comparisons, *line) if isinstance(line, tuple) else [line])]
     if files:
         root = Path(root) if root is not None else Path(".")
         stems: dict[Path, list[Path]] = {}
