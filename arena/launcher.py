@@ -82,16 +82,15 @@ def workers_for(n_jobs: int) -> int:
 
 def _in_pool(workers: int, sweep: tuple, jobs: list[tuple[int, list[str]]]) -> list[JobReturn]:
     """Run ``jobs`` on ``workers`` processes forked from this one; their results in order."""
-    import multiprocessing
     from concurrent.futures import FIRST_EXCEPTION, wait
     from concurrent.futures.process import BrokenProcessPool
 
-    from arena.supervise import forked_pool, raise_if_interrupted
+    from arena.supervise import children, end_children_since, forked_pool, raise_if_interrupted
     from arena.tournament import warm_up
 
     warm_up(sweep[1])  # once, here, for every forked worker, not once a worker
     raise_if_interrupted()  # a Ctrl-C that came while Numba loaded (its callbacks drop it): before any worker starts
-    others = set(multiprocessing.active_children())  # children of this process not of the pool (a notebook's)
+    others = children()  # children of this process not of the pool (a notebook's)
     pool = None
     try:
         pool = forked_pool(workers, _start_worker, (sweep,))
@@ -114,8 +113,7 @@ def _in_pool(workers: int, sweep: tuple, jobs: list[tuple[int, list[str]]]) -> l
     finally:
         # Ctrl-C or an error: end the workers now (waiting would let running jobs finish first): the children that
         # multiprocessing started since the pool was made (a shard's supervised child is forked by its worker)
-        for process in set(multiprocessing.active_children()) - others:
-            process.terminate()
+        end_children_since(others)
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
 

@@ -78,6 +78,20 @@ def leave_to_parent() -> None:
     exit_with_parent()
 
 
+def children() -> set:
+    """The processes that :mod:`multiprocessing` started from this one and that still run (a pool's workers, ...)."""
+    import multiprocessing
+
+    return set(multiprocessing.active_children())
+
+
+def end_children_since(others: set) -> None:
+    """End at once (SIGTERM) the processes started from this one since ``others`` (:func:`children` then) were
+    listed: a pool's workers on Ctrl-C or an error, where waiting would let their jobs run to the end."""
+    for process in children() - others:
+        process.terminate()
+
+
 def forked_pool(workers: int, initializer: Callable = leave_to_parent, initargs: tuple = ()):
     """A standard process pool of ``workers`` processes forked from this one now (they inherit what it
     has loaded; nothing is pickled on the way but each job's arguments), started with Ctrl-C ignored, so

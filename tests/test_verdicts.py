@@ -377,3 +377,82 @@ def test_a_rerun_with_nothing_new_does_not_compare_the_top_pair_again(stored, tm
     tables["summary"].loc[tables["summary"].index[0], "brier"] += 0.01
     report(out, tables=tables, quiet=True)
     assert calls() == 2
+
+
+def test_a_comparison_not_wholly_had_or_altered_since_is_made_again(stored, tmp_path, monkeypatch):
+    """The report keeps a comparison only when every pair was compared (a pair that failed, for any reason, is
+    asked again next time), and reads it back only while its table is the one it wrote, with its CSV."""
+    import shutil
+
+    import arena.compare
+    from arena.plots import report
+
+    monkeypatch.setenv("ARENA_PLOT_JOBS", "1")
+    out = tmp_path / "results"
+    shutil.copytree(stored[0], out)
+    real, calls = arena.compare.top_pairs, []
+
+    def one_pair_fails(*a, **k):  # a second pair that could not be compared (e.g. a trace unreadable this time)
+        calls.append(1)
+        final, curves = real(*a, **k)
+        if len(calls) == 1:  # as top_pairs reports a pair it could not compare: a row with the reason
+            final = final.assign(error=["OSError: a trace could not be read", *[np.nan] * (len(final) - 1)])
+        return final, curves
+
+    monkeypatch.setattr(arena.compare, "top_pairs", one_pair_fails)
+    report(out, quiet=True)
+    assert "not available (OSError: a trace could not be read)" in (out / "summary.md").read_text()
+    report(out, quiet=True)  # asked again: the whole comparison this time, kept
+    assert len(calls) == 2 and "could not be read" not in (out / "summary.md").read_text()
+    report(out, quiet=True)
+    assert len(calls) == 2
+    table = out / "compare_top.parquet"
+    pd.read_parquet(table).assign(verdict="A better").to_parquet(table)  # altered since: not read back
+    report(out, quiet=True)
+    assert len(calls) == 3
+    (out / "compare_top.csv").unlink()  # its CSV gone: written again
+    report(out, quiet=True)
+    assert len(calls) == 4 and (out / "compare_top.csv").is_file()
+
+
+SLOW_COMPARISON = """
+import sys, time
+from pathlib import Path
+import arena.compare
+from arena.cli import report_main
+
+def slow(*a, **k):  # a comparison whose replays take a minute
+    Path(sys.argv[2]).write_text("comparing")
+    time.sleep(60)
+
+arena.compare.top_pairs = slow
+report_main([sys.argv[1]])
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads a process's children from /proc (Linux)")
+def test_ctrl_c_ends_a_worker_that_compares_at_once(stored, tmp_path):
+    """The comparison runs in a worker of the report's pool: Ctrl-C ends it at once, not after its replays."""
+    import os
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out, started = tmp_path / "results", tmp_path / "started"
+    shutil.copytree(stored[0], out)
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_COMPARISON, str(out), str(started)], start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "ARENA_PLOT_JOBS": "2", "MPLBACKEND": "Agg"})
+    deadline = time.monotonic() + 60
+    while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert started.exists(), proc.communicate()[1][-2000:]
+    workers = [int(p) for p in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()]
+    t0 = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal does: the whole foreground group
+    _, err = proc.communicate(timeout=50)
+    assert proc.returncode == 130 and time.monotonic() - t0 < 15, err[-2000:]
+    assert err.strip().splitlines()[-1].startswith("interrupted:"), err[-2000:]
+    assert workers and not any(Path(f"/proc/{p}").exists() for p in workers)

@@ -43,7 +43,7 @@ from arena.plots.common import (
 from arena.plots.style import _safe, _save, forecaster_styles
 from arena.plots.tables import _headline, latex_table, markdown_body, markdown_page
 from arena.results import inside, write_text_atomic
-from arena.supervise import raise_if_interrupted
+from arena.supervise import children, end_children_since, raise_if_interrupted
 
 #: Every figure :func:`report` draws, by name.
 FIGURES = {
@@ -66,7 +66,9 @@ def _draw_job(job: tuple) -> list[Path]:
     kind, args, stem, formats, rc, *copies = job
     with mpl.rc_context(rc):  # the rcParams of the process that made the job
         if kind == COMPARE:  # not one figure: the top pair's comparison, its table and figures
-            return _top_comparisons(*args, formats)
+            out = _top_comparisons(*args, formats)
+            raise_if_interrupted()  # a Ctrl-C that Numba's callbacks dropped while it replayed
+            return out
         fig = FIGURES[kind](*args)
         return [*_save(fig, stem, formats), *(p for st, fm in (copies[0] if copies else ()) for p in _save(fig, st, fm))]
 
@@ -183,6 +185,7 @@ def _run_jobs(jobs: list[tuple], on_done=None, meanwhile=None, then: Mapping | N
             hooks.pop(i)(results[i])
 
     workers = _processes(len(jobs)) - 1
+    others = children()
     pool = _fork_pool(workers, jobs) if workers >= 1 else None
     if pool is None:
         first()
@@ -244,6 +247,11 @@ def _run_jobs(jobs: list[tuple], on_done=None, meanwhile=None, then: Mapping | N
             ready()
             results[i] = _draw_job(jobs[i])
             on_done(jobs[i])
+    except BaseException:  # Ctrl-C or an error: the workers end now (the comparison's replays can take a minute)
+        with lock:
+            span[0] = span[1]
+        end_children_since(others)
+        raise
     finally:
         with lock:  # whatever happened here, the pool takes no more jobs
             span[0] = span[1]
@@ -608,27 +616,46 @@ def _draw(out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool, meanwhile
               + ("; and the top pair's comparison" if had is None else ""), flush=True)
     with _frozen():
         results = _run_jobs(merged, on_done=_Progress(len(merged), quiet), meanwhile=meanwhile, then=hooks)
-    if compare is not None and (files := (results[0] if had is None else had)[1]):  # kept only when compared
-        manifests.setdefault(out_dir / "figures" / MANIFEST, {})[COMPARE] = [
-            key, *(Path(f).relative_to(out_dir).as_posix() for f in files)]
+    if compare is not None and had is None and _clean_comparison(*results[0]):  # else the next report compares again
+        manifests.setdefault(out_dir / "figures" / MANIFEST, {})[COMPARE] = {
+            "key": key, "table": _sha256(out_dir / f"{COMPARE}.parquet"),
+            "files": [Path(f).relative_to(out_dir).as_posix() for f in results[0][1]]}
     for path, entries in manifests.items():
         write_text_atomic(json.dumps(entries, indent=0, sort_keys=True), path)
 
 
+#: The columns of a comparison's table that the pages read (:func:`arena.compare.top_pairs`).
+_COMPARE_COLUMNS = ("game", "T", "metric", "forecaster_a", "forecaster_b", "nature", "verdict")
+
+
+def _clean_comparison(final: pd.DataFrame, files: list[Path]) -> bool:
+    """Whether a comparison is one to keep: every pair compared (a pair that could not be, for whatever reason,
+    is asked again by the next report), its table and figures written."""
+    return bool(files) and not final.empty and ("error" not in final or final["error"].isna().all())
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def _stored_comparison(out_dir: Path, entry, key: str) -> tuple[pd.DataFrame, list[Path]] | None:
-    """The comparison of the top pair that the figures' manifest ``entry`` (``[key, file, ...]``, from a
+    """The comparison of the top pair that the figures' manifest ``entry`` (``{"key", "table", "files"}``, from a
     results directory: untrusted) records for inputs of digest ``key``, when its files are all there inside
-    ``out_dir`` and its table reads back; else None."""
+    ``out_dir``, its table (``compare_top.parquet``, and its CSV) is the one it wrote (its SHA-256) and reads
+    back with the columns the pages need; else None."""
     table = out_dir / f"{COMPARE}.parquet"
-    if not (isinstance(entry, list) and entry and entry[0] == key and all(isinstance(f, str) for f in entry[1:])):
+    if not (isinstance(entry, dict) and entry.get("key") == key and isinstance(entry.get("table"), str)
+            and isinstance(entry.get("files"), list) and all(isinstance(f, str) for f in entry["files"])):
         return None
     try:
-        files = [inside(out_dir, out_dir / f) for f in entry[1:]]
-        if table not in files or not all(f.is_file() for f in files):
+        files = [inside(out_dir, out_dir / f) for f in entry["files"]]
+        if table not in files or not all(f.is_file() for f in [*files, table.with_suffix(".csv")]) \
+                or _sha256(table) != entry["table"]:
             return None
-        return pd.read_parquet(table), files
-    except (OSError, ValueError):  # outside the directory, unreadable: compared again
+        final = pd.read_parquet(table)
+    except Exception:  # noqa: BLE001  (outside the directory, unreadable, a file pyarrow refuses: compared again)
         return None
+    return (final, files) if all(c in final for c in _COMPARE_COLUMNS) and _clean_comparison(final, files) else None
 
 
 def _files(jobs: Sequence[tuple]) -> list[Path]:
