@@ -320,6 +320,7 @@ def _play_game(env: ForecastEnv, fc: Forecaster, seed: int, fast_path: bool,
                 if t_fc is not None and dog is not None:
                     dog.stop()
             except _Timeout:  # over its budget: the step loop replays the game, each call timed
+                dog.caught()
                 t_fc, env.t = None, -1
         if t_fc is not None:
             return t_fc, None
@@ -429,32 +430,39 @@ class _Watchdog:
         """Time nothing until the next call (the loop's own work in between)."""
         self.progress[:] = [None] * len(self.progress)
 
+    def caught(self) -> None:
+        """Its interrupt reached the playing thread, whose handler caught it: none is on its way any more."""
+        self._pending = False
+
     def forfeit(self) -> Forfeit:
-        """The forfeit of the call that ran too long (nature's context of round t + 1 is fetched in round t)."""
+        """The forfeit of the call that ran too long (nature's context of round t + 1 is fetched in round t), from
+        the handler that caught its interrupt."""
+        self.caught()
         call, t = self.overrun
         who = "forecaster" if call in ("predict", "update", "play_oblivious") else "nature"
         return Forfeit(who, max(t, 1), f"{call} exceeded the time limit of {self.limit:g} s")
 
     def stop(self) -> None:
         """Stop watching and restore the signal handler; an interrupt already on its way is
-        absorbed here, so that none is raised after the game."""
+        absorbed here, so that none is raised after the game. An asynchronous exception on its way
+        is taken here too (it comes at this thread's next instruction), never withdrawn: on CPython
+        3.11, ``PyThreadState_SetAsyncExc(id, NULL)`` leaves the interpreter's eval breaker set for
+        good, and then any function called under a trace function (a debugger, coverage,
+        Hypothesis) loops forever on its first instruction."""
         while True:
             try:
                 with self._lock:
                     self._done.set()  # no interrupt after this
-                if self._pending and self._signal:
-                    deadline = time.monotonic() + 1.0
-                    while self._pending and time.monotonic() < deadline:
-                        time.sleep(0.001)  # the handler raises here
-                elif self._pending:
-                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._ident), None)  # withdrawn
-                    self._pending = False
+                deadline = time.monotonic() + 1.0
+                while self._pending and time.monotonic() < deadline:
+                    time.sleep(0.001)  # the handler of SIGALRM, or this thread's next instruction, raises here
                 if self._signal:
                     signal.signal(signal.SIGALRM, self._old)
                     self._signal = False
                 self._thread.join()
                 return
             except _Timeout:
+                self._pending = False
                 continue
 
 

@@ -259,6 +259,42 @@ def test_an_interrupt_on_its_way_when_the_game_ends_is_absorbed():
     assert out["leaked"] is False
 
 
+TRACED_AFTER_A_FORFEIT = """
+import sys, threading, time
+sys.path.insert(0, sys.argv[1])
+from test_runner import LIMIT, Stalling
+from arena import play
+
+out = {}
+def game():  # a call past the limit in a worker thread: stopped by an asynchronous exception
+    out["r"] = play("binary", Stalling("predict", 3, "spin"), "iid_bernoulli", T=10, time_limit=LIMIT)
+worker = threading.Thread(target=game)
+worker.start()
+worker.join()
+assert out["r"].forfeit.who == "forecaster", out
+sys.settrace(lambda frame, event, arg: None)  # as a debugger, coverage or Hypothesis do
+t0 = time.perf_counter()
+sum(map(abs, range(1000)))
+(lambda: None)()
+sys.settrace(None)
+print("traced call after the forfeit:", round(time.perf_counter() - t0, 3), "s")
+"""
+
+
+def test_a_forfeit_off_the_main_thread_leaves_no_interrupt_armed_for_later():
+    """The watchdog's asynchronous exception is taken, never withdrawn: on CPython 3.11 withdrawing one
+    (``PyThreadState_SetAsyncExc(id, NULL)``) left the interpreter's eval breaker set for good, and the next
+    function called under a trace function looped forever (seen as a test suite that hung in a Hypothesis
+    test, long after a time-limit test had passed)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    done = subprocess.run([sys.executable, "-c", TRACED_AFTER_A_FORFEIT, str(Path(__file__).parent)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0 and "traced call after the forfeit:" in done.stdout, done.stderr[-2000:]
+
+
 @pytest.mark.parametrize("bad", [0, -1.0, math.nan, math.inf, "1", True])
 def test_a_bad_time_limit_is_refused(bad):
     with pytest.raises(ValueError, match=r"time_limit=.*: give the seconds a plugin call may take as a positive "
