@@ -235,8 +235,9 @@ def index_page(out_dir: Path, summary: pd.DataFrame, figures: Sequence[tuple[Pat
     return index_tail(out_dir, index_head(out_dir, summary), figures, written)
 
 
-def index_head(out_dir: Path, summary: pd.DataFrame) -> list[str]:
-    """The first parts of :func:`index_page`: its title, the certificate verdicts and the leaderboards."""
+def index_head(out_dir: Path, summary: pd.DataFrame) -> tuple[str, list[str]]:
+    """The first parts of :func:`index_page`, with the tournament's name: its title, the certificate verdicts
+    and the leaderboards."""
     out_dir = Path(out_dir)
     n = len(summary)
     name = _tournament(out_dir)
@@ -269,16 +270,16 @@ def index_head(out_dir: Path, summary: pd.DataFrame) -> list[str]:
             cols = {"rank": "rank", "forecaster": "forecaster", "mean": "mean", "half": "\u00b1 (95%)",
                     "mean_rank": "mean rank over natures", "n_natures": "natures"}
             parts.append(_table(b[list(cols)].rename(columns=cols)))
-    return parts
+    return name, parts
 
 
-def index_tail(out_dir: Path, head: Sequence[str], figures: Sequence[tuple[Path, str, Sequence]],
+def index_tail(out_dir: Path, head: tuple[str, Sequence[str]], figures: Sequence[tuple[Path, str, Sequence]],
                written: Sequence[Path]) -> str:
     """:func:`index_page` from its :func:`index_head`: the directory's other tables (as they are now), the
     figures and the downloads."""
     out_dir = Path(out_dir)
     have = {Path(p).resolve() for p in written}
-    parts = list(head)
+    name, parts = head[0], list(head[1])
     # every other table of the directory: red-team attacks, comparisons, ...
     others = sorted(p for p in out_dir.glob("*.csv") if p.stem not in _NOT_SHOWN)
     others.sort(key=lambda p: (0 if "redteam" in p.stem or "attack" in p.stem else 1, p.stem))
@@ -313,7 +314,6 @@ def index_tail(out_dir: Path, head: Sequence[str], figures: Sequence[tuple[Path,
                     if p.suffix in kinds and p.parent.resolve() == out_dir.resolve()}.values(), key=lambda p: p.name)
     parts.append("<h2 id=files>Tables</h2><ul>" + "".join(
         f'<li><a href="{_rel(p, out_dir)}">{html.escape(p.name)}</a></li>' for p in files) + "</ul>")
-    name = _tournament(out_dir)
     page = ("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
             "<meta name=viewport content='width=device-width, initial-scale=1'>"
             f"<title>Arena results{': ' + html.escape(name) if name else ''}</title><style>{_STYLE}</style></head>"

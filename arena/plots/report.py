@@ -241,20 +241,19 @@ def _run_jobs(jobs: list[tuple], on_done=None, meanwhile=None, then: Mapping | N
 
     feeder = threading.Thread(target=feed, name="arena-plots-pool", daemon=True)
     feeder.start()
+    failed = True
     try:
         first()
         while (i := take(front=False)) is not None:
             ready()
             results[i] = _draw_job(jobs[i])
             on_done(jobs[i])
-    except BaseException:  # Ctrl-C or an error: the workers end now (the comparison's replays can take a minute)
-        with lock:
-            span[0] = span[1]
-        end_children_since(others)
-        raise
+        failed = False
     finally:
         with lock:  # whatever happened here, the pool takes no more jobs
             span[0] = span[1]
+        if failed:  # Ctrl-C or an error: the workers end now (the comparison's replays can take a minute)
+            end_children_since(others)
         feeder.join()
         pool.shutdown(wait=True, cancel_futures=True)
     if errors:
@@ -571,12 +570,11 @@ def _draw(out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool, meanwhile
     pool like a figure unless ``figures``' manifest holds it with the same inputs (and its files are
     there); ``then(final, files)`` is called with its result by this process as soon as it is had."""
     todo: dict[str, list[tuple]] = {}  # what a figure shows -> the jobs to draw that show it
-    manifests, bases, old_compare = {}, {}, None
+    manifests, old_compare = {}, None
     for where, js in jobs.items():
         root = out_dir / where
         old = _read_manifest(root / MANIFEST)
-        base = bases[where] = _code_version() + hashlib.sha256(repr(sorted(
-            (k, repr(v)) for k, v in js[0][4].items())).encode()).hexdigest()[:16] if js else ""
+        base = _base(js[0][4]) if js else ""
         data = [_data_key(job) for job in js]
         keys = [_job_key(job, base, d) for job, d in zip(js, data)]
         fs = [_files([job]) for job in js]
@@ -594,7 +592,7 @@ def _draw(out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool, meanwhile
     if compare is not None:
         from arena.results import code_version  # the replays' code: a change to it compares again
 
-        key = _job_key(compare, f"{bases.get('figures', '')}|{code_version()}")
+        key = _job_key(compare, f"{_base(compare[4])}|{code_version()}")
         had = _stored_comparison(out_dir, old_compare, key)
         if had is None:
             merged.insert(0, compare)  # first to a worker: the longest job, from the start
@@ -622,6 +620,11 @@ def _draw(out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool, meanwhile
             "files": [Path(f).relative_to(out_dir).as_posix() for f in results[0][1]]}
     for path, entries in manifests.items():
         write_text_atomic(json.dumps(entries, indent=0, sort_keys=True), path)
+
+
+def _base(rc: Mapping) -> str:
+    """The part of every figure's digest that the figures share: the plotting code and the rcParams."""
+    return _code_version() + hashlib.sha256(repr(sorted((k, repr(v)) for k, v in rc.items())).encode()).hexdigest()[:16]
 
 
 #: The columns of a comparison's table that the pages read (:func:`arena.compare.top_pairs`).
