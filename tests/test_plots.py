@@ -984,3 +984,42 @@ def test_a_scaled_heatmap_colorbar_speaks_the_cells_unit():
     assert fmt(1e-4) == "1" and fmt(1e-5) == "0.1"
     texts = {tx.get_gid(): tx.get_text() for tx in ax.texts if str(tx.get_gid()).startswith("value:")}
     assert texts["value:a:n2"] == "8.00" and texts["value:b:n1"] == "0.100"
+
+
+@pytest.mark.parametrize("formats", [("png",), ("pdf", "png")])
+def test_a_laid_out_figure_is_drawn_once_per_format_when_saved(tmp_path, monkeypatch, formats):
+    """A figure with a layout engine is laid out once, then drawn once per format: no savefig draws it a
+    second time first. ``set_layout_engine("none")`` left a placeholder engine, for which matplotlib's
+    savefig draws the whole figure (every text measured) before drawing it again to save it."""
+    from arena.plots.style import _new_figure, _save
+
+    s = pd.DataFrame([{"forecaster": f, "nature": f"n{j}", "seed": 0, "brier": 0.1 * (i + j + 1), "status": "ok",
+                       "T": 10} for i, f in enumerate("ab") for j in range(3)])
+    fig = plots.leaderboard_heatmap(s, "brier")
+    assert fig.get_layout_engine() is not None and _new_figure().get_layout_engine() is not None
+    draws = []
+    real = Figure.draw
+    monkeypatch.setattr(Figure, "draw", lambda self, renderer: (draws.append(1), real(self, renderer))[1])
+    paths = _save(fig, tmp_path / "heat", formats)
+    assert [p.name for p in paths] == [f"heat.{ext}" for ext in formats] and all(p.stat().st_size for p in paths)
+    assert len(draws) == len(formats)
+    assert fig.get_layout_engine() is None  # laid out for good: a later savefig does not lay it out again
+
+
+def test_a_laid_out_figure_saved_under_a_users_autolayout_is_drawn_once(tmp_path, monkeypatch):
+    """A user's matplotlibrc asking for a layout engine on every figure does not bring one back once the figure
+    is laid out."""
+    import matplotlib as mpl
+
+    from arena.plots.style import _save
+
+    s = pd.DataFrame([{"forecaster": f, "nature": f"n{j}", "seed": 0, "brier": 0.1 * (i + j + 1), "status": "ok",
+                       "T": 10} for i, f in enumerate("ab") for j in range(3)])
+    draws, real = [], Figure.draw
+    monkeypatch.setattr(Figure, "draw", lambda self, renderer: (draws.append(1), real(self, renderer))[1])
+    for rc in ({"figure.autolayout": True}, {"figure.constrained_layout.use": True}):
+        with mpl.rc_context(rc):
+            fig = plots.leaderboard_heatmap(s, "brier")
+            draws.clear()
+            _save(fig, tmp_path / "heat", ("pdf", "png"))
+            assert len(draws) == 2 and fig.get_layout_engine() is None, rc

@@ -53,8 +53,10 @@ _RC = {
     "axes.titley": 1.0,
 }
 #: Fonts embedded in PDF and PostScript as TrueType (Type 42), not Type 3: selectable text, and
-#: what publishers ask for. Applied where the figures are saved (:func:`_save`).
-_SAVE_RC = {"pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "none", "svg.hashsalt": "arena"}
+#: what publishers ask for. Applied where the figures are saved (:func:`_save`), with no layout engine
+#: asked of every figure (a user's matplotlibrc may): a figure saved is laid out already.
+_SAVE_RC = {"pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "none", "svg.hashsalt": "arena",
+            "figure.autolayout": False, "figure.constrained_layout.use": False}
 
 #: Okabe & Ito's colorblind-safe palette (yellow left out: too light on white), then Paul Tol's
 #: muted wine, teal, olive and indigo, then Tol's remaining colors, for games with more than seven
@@ -214,10 +216,13 @@ def _save(fig: Figure, stem: Path, formats: Sequence[str]) -> list[Path]:
     if engine is not None and formats:
         # lay the figure out once for every format, then draw it once per format: a layout
         # engine left on would lay it out, and so draw it once more, in every savefig; at the
-        # PNG's resolution, where hinted text is a little wider than at the default 100 dpi
+        # PNG's resolution, where hinted text is a little wider than at the default 100 dpi. None,
+        # not "none": "none" leaves a placeholder engine, and savefig draws a figure with any
+        # engine once before drawing it to save it
         fig.set_dpi(DPI)
         engine.execute(fig)
-        fig.set_layout_engine("none")
+        with mpl.rc_context(_SAVE_RC):  # (where a matplotlibrc asks for an engine, None would mean it again)
+            fig.set_layout_engine(None)
     from arena.results import _atomic  # the tables' writer: a temp file with the umask's permissions, renamed
 
     for ext in formats:
