@@ -1023,3 +1023,21 @@ def test_a_laid_out_figure_saved_under_a_users_autolayout_is_drawn_once(tmp_path
             draws.clear()
             _save(fig, tmp_path / "heat", ("pdf", "png"))
             assert len(draws) == 2 and fig.get_layout_engine() is None, rc
+
+
+def test_a_reliability_grid_has_ticks_and_labels_on_its_outer_panels_only():
+    """Seven panels, three a row: the left column's panels have the three y ticks, the panels with none under
+    them the three x ticks and "mean forecast"; the inner ones no tick at all; one y label for the rows."""
+    rel = pd.DataFrame([{"forecaster": f"f{i}", "nature": "n", "seed": 0, "bin": b, "lo": b / 2, "hi": (b + 1) / 2,
+                         "count": 10 + b, "mean_p": b / 2 + 0.2, "mean_y": b / 2 + 0.25} for i in range(7)
+                        for b in range(2)])
+    fig = plots.reliability_grid(rel, "n", ncols=3)
+    panels = {ax.get_title(): ax for ax in fig.axes}
+    assert len(panels) == 7
+    for i in range(7):
+        ax = panels[f"f{i}"]
+        left, bottom = i % 3 == 0, i >= 7 - 3  # f4..f6 have no panel under them
+        assert [float(v) for v in ax.get_yticks()] == ([0.0, 0.5, 1.0] if left else []), i
+        assert [float(v) for v in ax.get_xticks()] == ([0.0, 0.5, 1.0] if bottom else []), i
+        assert ax.get_xlabel() == ("mean forecast" if bottom else "") and ax.get_ylabel() == ""
+    assert [t.get_text() for t in fig.texts if t.get_text() == "observed frequency"] == ["observed frequency"]

@@ -161,16 +161,20 @@ _UNIT_TICKS = ([0.0, 0.5, 1.0], ["0", "0.5", "1"])
 _JOINED_MIN, _JOINED_SHARE = 5, 0.005
 
 
-def _reliability_frame(ax: Axes, title: str) -> None:
-    """Unit square with the diagonal (perfect calibration), three ticks per axis, a title."""
+def _reliability_frame(ax: Axes, title: str, x: bool = True, y: bool = True) -> None:
+    """Unit square with the diagonal (perfect calibration), a title, and three ticks and the label on the x
+    axis (where ``x``) and on the y axis (where ``y``); an axis without them has no ticks (an inner panel of
+    a grid: the outer panels' read for all, and its ticks would cost as much to make as its panel)."""
     ax.plot([0, 1], [0, 1], color="0.6", linewidth=0.6, linestyle=":", zorder=1)
     ax.set_xlim(-0.03, 1.03)
     ax.set_ylim(-0.03, 1.03)
-    ax.set_xticks(*_UNIT_TICKS)
-    ax.set_yticks(*_UNIT_TICKS)
+    ax.set_xticks(*_UNIT_TICKS) if x else ax.set_xticks([])
+    ax.set_yticks(*_UNIT_TICKS) if y else ax.set_yticks([])
     ax.set_box_aspect(1)
-    ax.set_xlabel("mean forecast")
-    ax.set_ylabel("observed frequency")
+    if x:
+        ax.set_xlabel("mean forecast")
+    if y:
+        ax.set_ylabel("observed frequency")
     ax.set_title(title, fontsize=7)
 
 
@@ -303,21 +307,17 @@ def _reliability_grid(pooled: dict[str, pd.DataFrame], nature: str, names: list[
             if i >= len(names):
                 continue
             name = names[i]
-            _reliability_frame(a, str(name).replace("_", " "))
+            # inner panels: no ticks (the outer panels' read for all: one unit square), which also
+            # spares making a dozen tick artists per panel; several rows: one y label for them all,
+            # left of the grid
+            _reliability_frame(a, str(name).replace("_", " "), x=i >= len(names) - ncols, y=not i % ncols)
+            if nrows > 1:
+                a.set_ylabel("")
             p = pooled.get(str(name))
             if p is None or p.empty:
                 a.text(0.5, 0.5, "no data", ha="center", va="center", transform=a.transAxes, color="0.4")
             else:
                 _draw_reliability(a, p, styles[str(name)], count_axis=i % ncols == ncols - 1 or i == len(names) - 1)
-            # inner panels: no ticks (the outer panels' read for all: one unit square), which also
-            # spares making a dozen tick artists per panel
-            if i % ncols:
-                a.set_yticks([])
-            if nrows > 1 or i % ncols:  # several rows: one label for them all, left of the grid
-                a.set_ylabel("")
-            if i < len(names) - ncols:
-                a.set_xlabel("")
-                a.set_xticks([])
         if nrows > 1:  # the rows' panels are shorter than the label: it goes once, centred on the grid
             fig.text(0.08 / width, (g["bottom"] + (height - top - g["bottom"]) / 2) / height, "observed frequency",
                      rotation=90, ha="left", va="center")
