@@ -57,6 +57,8 @@ _RC = {
 #: asked of every figure (a user's matplotlibrc may): a figure saved is laid out already.
 _SAVE_RC = {"pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "none", "svg.hashsalt": "arena",
             "figure.autolayout": False, "figure.constrained_layout.use": False}
+#: The zlib compression level of the PNG files (:func:`_save`).
+_PNG_LEVEL = 3
 
 #: Okabe & Ito's colorblind-safe palette (yellow left out: too light on white), then Paul Tol's
 #: muted wine, teal, olive and indigo, then Tol's remaining colors, for games with more than seven
@@ -229,10 +231,13 @@ def _save(fig: Figure, stem: Path, formats: Sequence[str]) -> list[Path]:
         path = stem.with_name(f"{stem.name}.{ext}")
         # no creation date in PDFs and SVGs: the same tables give the same bytes, in any process
         meta = {"CreationDate": None} if ext == "pdf" else {"Date": None} if ext == "svg" else None
+        # PNG: zlib level 3, not Pillow's 6: on a default report's 26 PNGs a third less time compressing,
+        # and the files no larger (3,046 KiB against 3,054); the pixels are the same, PNG being lossless
+        extra = {"pil_kwargs": {"compress_level": _PNG_LEVEL}} if ext == "png" else {}
 
-        def write(tmp, ext=ext, meta=meta):
+        def write(tmp, ext=ext, meta=meta, extra=extra):
             with mpl.rc_context(_SAVE_RC):
-                fig.savefig(tmp, format=ext, dpi=DPI, metadata=meta)
+                fig.savefig(tmp, format=ext, dpi=DPI, metadata=meta, **extra)
 
         _atomic(path, write)
         paths.append(path)
