@@ -125,8 +125,11 @@ def test_report_is_the_same_in_worker_processes(results, tmp_path, monkeypatch):
     three, here, draw, me = tmp_path / "three", [], driver._draw_job, os.getpid()
 
     def after_a_worker(job):
-        if os.getpid() != me:  # a worker (forked with this patch): draws at once
-            return draw(job)
+        if os.getpid() != me:  # a worker (forked with this patch): draws at once, then leaves time to this process
+            try:
+                return draw(job)
+            finally:
+                time.sleep(0.3)
         deadline = time.monotonic() + 60
         while not here and not list((three / "figures").glob("*.png")) and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -1057,3 +1060,44 @@ def test_a_png_saved_at_the_reports_compression_has_matplotlibs_pixels(tmp_path)
     fig.savefig(tmp_path / "default.png", dpi=DPI)  # laid out already by _save: the same drawing
     np.testing.assert_array_equal(mpimg.imread(ours), mpimg.imread(tmp_path / "default.png"))
     assert ours.stat().st_size <= 1.05 * (tmp_path / "default.png").stat().st_size
+
+
+@pytest.mark.parametrize("cycle", [None, ["-", "--", ":", "-."]])
+def test_a_reliability_grid_drawn_again_is_the_same_bytes_as_a_new_one(tmp_path, cycle):
+    """A report draws one reliability grid per nature; a process draws each grid into the panels of its last
+    one (when the same forecasters): the files are byte for byte those of a grid drawn new, in every format,
+    with a panel without data, a title on more lines (a taller figure) and another set of panels between; also
+    under a matplotlibrc whose property cycle gives the lines a style (where it moves on, line by line)."""
+    import matplotlib as mpl
+    from cycler import cycler
+
+    from arena.plots.binary import _reliability_grid
+
+    rc = {} if cycle is None else {"axes.prop_cycle": cycler(color=["#000", "#333", "#666", "#999"], linestyle=cycle)}
+    from arena.plots.style import _save
+
+    rng = np.random.default_rng(0)
+    names = [f"f{i}" for i in range(7)]  # two rows of six
+
+    def bins(k):
+        lo = np.arange(k) / k
+        return pd.DataFrame({"lo": lo, "hi": lo + 1 / k, "count": rng.integers(1, 50, k).astype(float),
+                             "mean_p": lo + 0.5 / k, "mean_y": rng.uniform(0, 1, k)})
+
+    long = "a_nature_with_a_name_long_enough_to_put_the_title_on_more_lines_than_the_others_have"
+    draws = [("a", names, {n: bins(10) for n in names}),
+             (long, names, {n: bins(5) for n in names}),
+             ("b", names, {n: bins(10) for n in names if n != "f3"}),  # f3: no data
+             ("c", names[:4], {n: bins(10) for n in names[:4]}),  # other panels: a new grid
+             ("d", names, {n: bins(8) for n in names})]
+    figs = []
+    for k, (nature, these, pooled) in enumerate(draws):
+        with mpl.rc_context(rc):
+            fig = _reliability_grid(pooled, nature, these, 6, again=True)
+            again = _save(fig, tmp_path / f"again{k}", ("png", "pdf", "svg"))
+            new = _save(_reliability_grid(pooled, nature, these, 6), tmp_path / f"new{k}", ("png", "pdf", "svg"))
+        for x, y in zip(again, new):
+            assert x.read_bytes() == y.read_bytes(), (nature, x.suffix)
+        figs.append(fig)
+    # drawn again where the panels were the same (the long title's grid is taller: the same panels resized)
+    assert figs[1] is figs[0] and figs[2] is figs[0] and figs[3] is not figs[0] and figs[4] is not figs[3]

@@ -279,8 +279,20 @@ _GRID = {"side": 0.93, "wgap": 0.26, "hgap": 0.28, "left": 0.5, "right": 0.42, "
          "title_line": 0.15}
 
 
+#: This process's last grid of reliability panels drawn with ``again`` (:data:`FIGURES`: a report's), kept to be
+#: drawn again with another nature's bins: ``[key, figure, {panel: its frame's artists}]``. A report draws one
+#: grid per nature, most with the same panels, and making the panels and their ticks is about a third of a
+#: grid's drawing time.
+_LAST_GRID: list = []
+
+
 def _reliability_grid(pooled: dict[str, pd.DataFrame], nature: str, names: list[str], ncols: int,
-                      styles: Mapping[str, dict] | None = None) -> Figure:
+                      styles: Mapping[str, dict] | None = None, again: bool = False) -> Figure:
+    """The figure of :func:`reliability_grid`. With ``again``, the panels of the last grid drawn with ``again``
+    in this process are drawn again when they are the same (same forecasters, columns and rcParams): their
+    bins, the title and the size are replaced, and the figure is that one, the same bytes as a new one once
+    saved; it is no longer the figure that the last call returned (a report saves each figure before drawing
+    the next)."""
     styles = styles_for(names, styles)
     n = max(len(names), 1)
     ncols = min(ncols, n)
@@ -296,34 +308,56 @@ def _reliability_grid(pooled: dict[str, pd.DataFrame], nature: str, names: list[
                    "the forecasts per bin, scale right of each panel)", width, 0.065)  # 8 pt, with room to spare
     top = g["top"] + g["title_line"] * len(title)
     height = g["bottom"] + nrows * g["side"] + (nrows - 1) * g["hgap"] + top
+    rects = [((g["left"] + (i % ncols) * (g["side"] + g["wgap"])) / width,
+              (height - top - (i // ncols) * (g["side"] + g["hgap"]) - g["side"]) / height,
+              g["side"] / width, g["side"] / height) for i in range(n)]
+    label_at = (0.08 / width, (g["bottom"] + (height - top - g["bottom"]) / 2) / height)
     with mpl.rc_context(_RC):
-        # every panel has the same square and the same three ticks: the layout is fixed, no
-        # layout engine measures the panels' labels at each draw
-        fig = _new_figure((width, height), layout=None)
-        axes = [fig.add_axes(((g["left"] + (i % ncols) * (g["side"] + g["wgap"])) / width,
-                              (height - top - (i // ncols) * (g["side"] + g["hgap"]) - g["side"]) / height,
-                              g["side"] / width, g["side"] / height)) for i in range(n)]
-        for i, a in enumerate(axes):
-            if i >= len(names):
-                continue
-            name = names[i]
-            # inner panels: no ticks (the outer panels' read for all: one unit square), which also
-            # spares making a dozen tick artists per panel; several rows: one y label for them all,
-            # left of the grid
-            _reliability_frame(a, str(name).replace("_", " "), x=i >= len(names) - ncols, y=not i % ncols)
-            if nrows > 1:
-                a.set_ylabel("")
+        key = (tuple(map(str, names)), ncols, repr(sorted(mpl.rcParams.items())))
+        last = list(_LAST_GRID)
+        if again:
+            _LAST_GRID.clear()  # kept again only once drawn whole
+        if again and names and last and last[0] == key:
+            fig, frames = last[1], last[2]
+            fig.set_size_inches(width, height)
+            for a, rect in zip(fig.axes, rects):
+                keep = frames[a]
+                for artist in [*a.lines, *a.collections, *a.texts, *a.patches]:
+                    if artist not in keep:
+                        artist.remove()
+                a.set_prop_cycle(None)  # the property cycle as a new panel's
+                a.set_position(rect)
+            for text in fig.texts:
+                if text.get_text() == "observed frequency":
+                    text.set_position(label_at)
+        else:
+            # every panel has the same square and the same three ticks: the layout is fixed, no
+            # layout engine measures the panels' labels at each draw
+            fig = _new_figure((width, height), layout=None)
+            for i, rect in enumerate(rects):
+                a = fig.add_axes(rect)
+                if i >= len(names):
+                    continue
+                # inner panels: no ticks (the outer panels' read for all: one unit square), which also
+                # spares making a dozen tick artists per panel; several rows: one y label for them all,
+                # left of the grid
+                _reliability_frame(a, str(names[i]).replace("_", " "), x=i >= len(names) - ncols, y=not i % ncols)
+                if nrows > 1:
+                    a.set_ylabel("")
+            if nrows > 1:  # the rows' panels are shorter than the label: it goes once, centred on the grid
+                fig.text(*label_at, "observed frequency", rotation=90, ha="left", va="center")
+            frames = {a: {*a.lines, *a.collections, *a.texts, *a.patches} for a in fig.axes}
+        for i, (a, name) in enumerate(zip(fig.axes, names)):
             p = pooled.get(str(name))
             if p is None or p.empty:
                 a.text(0.5, 0.5, "no data", ha="center", va="center", transform=a.transAxes, color="0.4")
             else:
                 _draw_reliability(a, p, styles[str(name)], count_axis=i % ncols == ncols - 1 or i == len(names) - 1)
-        if nrows > 1:  # the rows' panels are shorter than the label: it goes once, centred on the grid
-            fig.text(0.08 / width, (g["bottom"] + (height - top - g["bottom"]) / 2) / height, "observed frequency",
-                     rotation=90, ha="left", va="center")
         if not names:
-            _no_data(axes[0], f"reliability for {nature}")
+            _no_data(fig.axes[0], f"reliability for {nature}")
         fig.suptitle("\n".join(title), fontsize=8, y=1 - 0.06 / height, va="top")
+        if again and names:
+            _LAST_GRID[:] = [key, fig, frames]
     return fig
 
 
@@ -511,7 +545,8 @@ FIGURES = {
     "by_nature": lambda curves, metric, names, styles, title, span=None: curves_by_nature(
         curves, metric, names, styles, title=title, span=span),
     # six panels a row: the grid is a paper's full width (6.75 in)
-    "reliability": lambda pooled, nature, names, styles: _reliability_grid(pooled, nature, names, 6, styles),
+    "reliability": lambda pooled, nature, names, styles: _reliability_grid(pooled, nature, names, 6, styles,
+                                                                           again=True),
 }
 #: The curve figures of binary forecasts: (figure, curve).
 _CURVES = (("smce_vs_T", "smce"), ("regret_linear", "regret_linear"), ("bias", "bias"))
