@@ -1101,3 +1101,53 @@ def test_a_reliability_grid_drawn_again_is_the_same_bytes_as_a_new_one(tmp_path,
         figs.append(fig)
     # drawn again where the panels were the same (the long title's grid is taller: the same panels resized)
     assert figs[1] is figs[0] and figs[2] is figs[0] and figs[3] is not figs[0] and figs[4] is not figs[3]
+
+
+@pytest.mark.parametrize("cycle", [None, ["-", "--", ":", "-."]])
+def test_small_multiples_drawn_again_are_the_same_bytes_as_new_ones(tmp_path, cycle):
+    """A report draws one figure of small multiples per curve and group of forecasters; a process draws each into
+    the panels of its last one (same curve and natures): the files are byte for byte those of a figure drawn new,
+    in every format: log panels sharing their axis (with a value under the floor) and linear panels each with
+    its own limits, groups with a band (5 seeds) and without, a longer legend, other natures between; also under
+    a matplotlibrc whose property cycle gives the lines a style."""
+    import matplotlib as mpl
+    from cycler import cycler
+
+    from arena.plots.binary import curves_by_nature
+    from arena.plots.style import _save
+
+    rng = np.random.default_rng(1)
+    ts = np.array([10, 30, 100, 300, 1000])
+
+    def curves(forecasters, natures, seeds, scale):
+        rows = []
+        for f in forecasters:
+            for nat in natures:
+                for seed in range(seeds):
+                    for t in ts:
+                        smce = scale * np.sqrt(t) * rng.uniform(0.5, 2)
+                        rows += [(f, nat, seed, t, "smce", smce), (f, nat, seed, t, "smce_bound", 3 * np.sqrt(t)),
+                                 (f, nat, seed, t, "bias", 0.0 if (f, t) == ("a", 30) else scale * rng.uniform(1, 5)),
+                                 (f, nat, seed, t, "regret_linear", scale * rng.normal(0, 5) * t ** 0.5)]
+        return pd.DataFrame(rows, columns=["forecaster", "nature", "seed", "t", "metric", "value"])
+
+    rc = {} if cycle is None else {"axes.prop_cycle": cycler(color=["#000", "#333", "#666", "#999"], linestyle=cycle)}
+    natures = ["n1", "n2", "n3", "n4", "n5"]
+    # each figure drawn again over one of larger values (a linear panel's limits are its own data's)
+    draws = [(curves(["a", "b"], natures, 5, 3.0), ["a", "b"]),  # bands
+             (curves(["c", "d", "e"], natures, 2, 1.0), ["c", "d", "e"]),  # no bands; a longer legend
+             (curves(["f"], natures[:3], 5, 2.0), ["f"]),  # other natures: a new figure
+             (curves(["g", "h"], natures[:3], 2, 0.5), ["g", "h"])]
+    for metric in ("smce", "bias", "regret_linear"):
+        figs = []
+        for k, (c, names) in enumerate(draws):
+            span = (1e-3, 10.0) if metric != "regret_linear" else None
+            with mpl.rc_context(rc):
+                fig = curves_by_nature(c, metric, names, title=f"group {k}", span=span, again=True)
+                again = _save(fig, tmp_path / f"again{k}", ("png", "pdf", "svg"))
+                new = _save(curves_by_nature(c, metric, names, title=f"group {k}", span=span), tmp_path / f"new{k}",
+                            ("png", "pdf", "svg"))
+            for x, y in zip(again, new):
+                assert x.read_bytes() == y.read_bytes(), (metric, k, x.suffix)
+            figs.append(fig)
+        assert figs[1] is figs[0] and figs[2] is not figs[1] and figs[3] is figs[2], metric

@@ -380,9 +380,16 @@ _MULTIPLES = {"height": 1.05, "hgap": 0.3, "left": 0.62, "wgap": 0.08, "wgap_own
               "bottom": 0.42, "title": 0.2, "legend_row": 0.145}
 
 
+#: This process's last figure of :func:`curves_by_nature` drawn with ``again`` (:data:`FIGURES`: a report's),
+#: kept to be drawn again with another group of forecasters: ``[key, figure, panels]``. A report draws one
+#: figure per curve and group of forecasters, on the same natures; making the panels and their ticks is
+#: about a third of a figure's drawing time.
+_LAST_BY_NATURE: list = []
+
+
 def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Sequence[str] | None = None,
                      styles: Mapping[str, dict] | None = None, ncols: int = 4, title: str | None = None,
-                     span: tuple[float, float] | None = None) -> Figure:
+                     span: tuple[float, float] | None = None, again: bool = False) -> Figure:
     """One curve of binary forecasts against t on every nature: small multiples, one panel per
     nature, at a paper's full width (6.75 in), one legend for all of them above the panels.
 
@@ -406,6 +413,10 @@ def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Se
     span : for a log axis, the (floor, top) of the axis (:func:`_curve_span` of every forecaster's curves: the
         figures of one curve, a group of forecasters each, then share their scale); by default this
         figure's own.
+    again : draw into the panels of the last figure drawn with ``again`` in this process when they are the
+        same (same curve, natures, columns and rcParams): its data, legend, title and size replaced, the
+        figure is that one, the same bytes as a new one once saved (and no longer the figure that the last
+        call returned: a report saves each figure before drawing the next).
 
     Examples
     --------
@@ -439,11 +450,35 @@ def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Se
         nrows = math.ceil(len(natures) / ncols)
         wgap = g["wgap"] if logy else g["wgap_own"]
         side = (FULL_WIDTH - g["left"] - g["right"] - (ncols - 1) * wgap) / ncols
-        fig = _new_figure((FULL_WIDTH, 4.0), layout=None)  # a fixed grid: no layout engine to run
-        axes, entries, floored = [], [], []
-        for i, nat in enumerate(natures):
-            ax = fig.add_subplot(sharey=axes[0] if (axes and logy) else None)
-            axes.append(ax)
+        key = (metric, tuple(natures), ncols, repr(sorted(mpl.rcParams.items())))
+        last = list(_LAST_BY_NATURE)
+        if again:
+            _LAST_BY_NATURE.clear()  # kept again only once drawn whole
+        if again and last and last[0] == key:  # the panels of the last figure of this curve and these natures
+            fig, axes = last[1], last[2]
+            for ax in axes:
+                for artist in [*ax.lines, *ax.collections, *ax.texts, *ax.patches]:
+                    artist.remove()
+                ax.relim()  # no data left: the limits are the new data's, as in a new panel
+                ax.set_prop_cycle(None)
+            for legend in list(fig.legends):
+                legend.remove()
+        else:
+            fig = _new_figure((FULL_WIDTH, 4.0), layout=None)  # a fixed grid: no layout engine to run
+            axes = []
+            for i, nat in enumerate(natures):
+                ax = fig.add_subplot(sharey=axes[0] if (axes and logy) else None)
+                axes.append(ax)
+                _rounds_axes(ax, "", None, logy)
+                ax.set_xlabel("")
+                ax.set_title(nat.replace("_", " "), fontsize=7, pad=2)
+                ax.tick_params(labelsize=6)
+                if logy and i % ncols:
+                    ax.tick_params(labelleft=False)
+                if i < len(natures) - ncols:
+                    ax.tick_params(labelbottom=False)
+        entries, floored = [], []
+        for ax, nat in zip(axes, natures):
             part = stats.loc[stats["nature"] == nat]
             extra = _draw_curves(ax, part, "t", logy, styles, bounds.loc[bounds["nature"] == nat],
                                  scale=bound_scale, floor=floor, merge=False)
@@ -451,16 +486,8 @@ def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Se
                 ax.plot(t, k29, color=_BOUND_COLOR, linewidth=0.6, gid="reference:k29")
             if not logy:
                 ax.axhline(0.0, color="0.7", linewidth=0.5, zorder=0)
-            _rounds_axes(ax, "", None, logy)
-            ax.set_xlabel("")
-            ax.set_title(nat.replace("_", " "), fontsize=7, pad=2)
-            ax.tick_params(labelsize=6)
             if logy:
                 floored += _floor_note(ax, part["mean"], floor)
-                if i % ncols:
-                    ax.tick_params(labelleft=False)
-            if i < len(natures) - ncols:
-                ax.tick_params(labelbottom=False)
             entries += [*zip(*reversed(ax.get_legend_handles_labels())), *((lab, h) for h, lab in extra)]
         if logy and span is not None and np.isfinite(span[1]):  # the panels share the y axis: one call sets them all
             axes[0].set_ylim(floor / 1.25 if floor else None, span[1] * 1.3)
@@ -492,6 +519,8 @@ def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Se
         fig.supxlabel("round t (log scale)", y=0.04 / height, fontsize=8, va="bottom")
         fig.supylabel(ylabel, x=0.04 / FULL_WIDTH, fontsize=8, ha="left")
         fig.suptitle("\n".join(heading), y=1 - 0.04 / height, va="top", fontsize=8)
+        if again:
+            _LAST_BY_NATURE[:] = [key, fig, axes]
     return fig
 
 
@@ -543,7 +572,7 @@ FIGURES = {
     "bias": lambda curves, nature, styles: regret_curves(curves, "bias", nature=nature, styles=styles),
     # small multiples: one panel per nature, one figure per group of forecasters
     "by_nature": lambda curves, metric, names, styles, title, span=None: curves_by_nature(
-        curves, metric, names, styles, title=title, span=span),
+        curves, metric, names, styles, title=title, span=span, again=True),
     # six panels a row: the grid is a paper's full width (6.75 in)
     "reliability": lambda pooled, nature, names, styles: _reliability_grid(pooled, nature, names, 6, styles,
                                                                            again=True),
