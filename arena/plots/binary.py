@@ -64,6 +64,7 @@ from arena.plots.style import (
     _axes,
     _lines,
     _new_figure,
+    _panels_again,
     _safe,
     order,
     styles_for,
@@ -280,9 +281,8 @@ _GRID = {"side": 0.93, "wgap": 0.26, "hgap": 0.28, "left": 0.5, "right": 0.42, "
 
 
 #: This process's last grid of reliability panels drawn with ``again`` (:data:`FIGURES`: a report's), kept to be
-#: drawn again with another nature's bins: ``[key, figure, {panel: its frame's artists}]``. A report draws one
-#: grid per nature, most with the same panels, and making the panels and their ticks is about a third of a
-#: grid's drawing time.
+#: drawn again with another nature's bins (:func:`arena.plots.style._panels_again`): a report draws one grid
+#: per nature, most with the same panels.
 _LAST_GRID: list = []
 
 
@@ -314,18 +314,11 @@ def _reliability_grid(pooled: dict[str, pd.DataFrame], nature: str, names: list[
     label_at = (0.08 / width, (g["bottom"] + (height - top - g["bottom"]) / 2) / height)
     with mpl.rc_context(_RC):
         key = (tuple(map(str, names)), ncols, repr(sorted(mpl.rcParams.items())))
-        last = list(_LAST_GRID)
-        if again:
-            _LAST_GRID.clear()  # kept again only once drawn whole
-        if again and names and last and last[0] == key:
-            fig, frames = last[1], last[2]
+        kept = _panels_again(_LAST_GRID, key, again and bool(names))
+        if kept is not None:
+            fig, frames = kept
             fig.set_size_inches(width, height)
             for a, rect in zip(fig.axes, rects):
-                keep = frames[a]
-                for artist in [*a.lines, *a.collections, *a.texts, *a.patches]:
-                    if artist not in keep:
-                        artist.remove()
-                a.set_prop_cycle(None)  # the property cycle as a new panel's
                 a.set_position(rect)
             for text in fig.texts:
                 if text.get_text() == "observed frequency":
@@ -357,7 +350,7 @@ def _reliability_grid(pooled: dict[str, pd.DataFrame], nature: str, names: list[
             _no_data(fig.axes[0], f"reliability for {nature}")
         fig.suptitle("\n".join(title), fontsize=8, y=1 - 0.06 / height, va="top")
         if again and names:
-            _LAST_GRID[:] = [key, fig, frames]
+            _LAST_GRID[:] = [key, fig, frames]  # (its panels, drawn again by the next grid of the same panels)
     return fig
 
 
@@ -381,9 +374,8 @@ _MULTIPLES = {"height": 1.05, "hgap": 0.3, "left": 0.62, "wgap": 0.08, "wgap_own
 
 
 #: This process's last figure of :func:`curves_by_nature` drawn with ``again`` (:data:`FIGURES`: a report's),
-#: kept to be drawn again with another group of forecasters: ``[key, figure, panels]``. A report draws one
-#: figure per curve and group of forecasters, on the same natures; making the panels and their ticks is
-#: about a third of a figure's drawing time.
+#: kept to be drawn again with another group of forecasters (:func:`arena.plots.style._panels_again`): a
+#: report draws one figure per curve and group of forecasters, on the same natures.
 _LAST_BY_NATURE: list = []
 
 
@@ -451,18 +443,9 @@ def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Se
         wgap = g["wgap"] if logy else g["wgap_own"]
         side = (FULL_WIDTH - g["left"] - g["right"] - (ncols - 1) * wgap) / ncols
         key = (metric, tuple(natures), ncols, repr(sorted(mpl.rcParams.items())))
-        last = list(_LAST_BY_NATURE)
-        if again:
-            _LAST_BY_NATURE.clear()  # kept again only once drawn whole
-        if again and last and last[0] == key:  # the panels of the last figure of this curve and these natures
-            fig, axes = last[1], last[2]
-            for ax in axes:
-                for artist in [*ax.lines, *ax.collections, *ax.texts, *ax.patches]:
-                    artist.remove()
-                ax.relim()  # no data left: the limits are the new data's, as in a new panel
-                ax.set_prop_cycle(None)
-            for legend in list(fig.legends):
-                legend.remove()
+        kept = _panels_again(_LAST_BY_NATURE, key, again)  # the last figure of this curve on these natures
+        if kept is not None:
+            fig, axes = kept[0], list(kept[1])
         else:
             fig = _new_figure((FULL_WIDTH, 4.0), layout=None)  # a fixed grid: no layout engine to run
             axes = []
@@ -520,7 +503,7 @@ def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Se
         fig.supylabel(ylabel, x=0.04 / FULL_WIDTH, fontsize=8, ha="left")
         fig.suptitle("\n".join(heading), y=1 - 0.04 / height, va="top", fontsize=8)
         if again:
-            _LAST_BY_NATURE[:] = [key, fig, axes]
+            _LAST_BY_NATURE[:] = [key, fig, {ax: set() for ax in axes}]  # (no artist of a panel is its frame's)
     return fig
 
 

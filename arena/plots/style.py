@@ -125,6 +125,32 @@ def _new_figure(figsize=FIGSIZE, layout: str | None = "constrained", **kw) -> Fi
     return fig
 
 
+def _panels_again(last: list, key, again: bool) -> tuple[Figure, dict] | None:
+    """For a figure of panels drawn into those of this process's last figure of its kind (``again``; a report
+    draws several figures with the same panels, and making panels and their ticks is about a third of a
+    figure's time): ``last``, that figure kept as ``[key, figure, {panel: the artists of its frame}]``, when
+    its key is ``key``, as ``(figure, frames)``: every artist of its panels but their frames' removed, their
+    data limits and property cycles as a new panel's, its legends removed; else None. With ``again``,
+    ``last`` is emptied: the caller keeps the figure again once it is drawn whole (``last[:] = [key, figure,
+    frames]``), the same bytes as a new one once saved."""
+    kept = list(last)
+    if not again:
+        return None
+    last.clear()
+    if not kept or kept[0] != key:
+        return None
+    _, fig, frames = kept
+    for ax, frame in frames.items():
+        for artist in [*ax.lines, *ax.collections, *ax.texts, *ax.patches]:
+            if artist not in frame:
+                artist.remove()
+        ax.relim()  # the limits of the data to come only, as in a new panel
+        ax.set_prop_cycle(None)
+    for legend in list(fig.legends):
+        legend.remove()
+    return fig, frames
+
+
 def _axes(ax: Axes | None, figsize=FIGSIZE) -> tuple[Figure, Axes]:
     if ax is not None:
         return ax.figure, ax
