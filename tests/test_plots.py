@@ -1151,3 +1151,23 @@ def test_small_multiples_drawn_again_are_the_same_bytes_as_new_ones(tmp_path, cy
                 assert x.read_bytes() == y.read_bytes(), (metric, k, x.suffix)
             figs.append(fig)
         assert figs[1] is figs[0] and figs[2] is not figs[1] and figs[3] is figs[2], metric
+
+
+def test_no_figure_outlives_the_report_that_drew_it(results, tmp_path, monkeypatch):
+    """The figures a process keeps to draw the next ones into (reliability grids, small multiples) are let go
+    when its report ends."""
+    from arena.plots import binary
+
+    _, tables = results
+    monkeypatch.setenv("ARENA_PLOT_JOBS", "1")  # every figure drawn in this process
+    seen = []
+    real = binary._panels_again
+
+    def watched(last, key, again):
+        seen.append(last)
+        return real(last, key, again)
+
+    monkeypatch.setattr(binary, "_panels_again", watched)
+    plots.report(tmp_path / "one", tables=tables)
+    assert {id(last) for last in seen} == {id(binary._LAST_GRID), id(binary._LAST_BY_NATURE)}
+    assert binary._LAST_GRID == [] and binary._LAST_BY_NATURE == []

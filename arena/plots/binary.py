@@ -379,6 +379,12 @@ _MULTIPLES = {"height": 1.05, "hgap": 0.3, "left": 0.62, "wgap": 0.08, "wgap_own
 _LAST_BY_NATURE: list = []
 
 
+def _forget_panels() -> None:
+    """Keep no figure to draw again (a report's end: none outlives it in this process)."""
+    _LAST_GRID.clear()
+    _LAST_BY_NATURE.clear()
+
+
 def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Sequence[str] | None = None,
                      styles: Mapping[str, dict] | None = None, ncols: int = 4, title: str | None = None,
                      span: tuple[float, float] | None = None, again: bool = False) -> Figure:

@@ -613,8 +613,11 @@ def _draw(out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool, meanwhile
         print(f"[arena] figures: {drawn} to draw, {n - drawn} up to date in "
               + ", ".join(str(out_dir / w) for w in jobs)
               + ("; and the top pair's comparison" if had is None else ""), flush=True)
-    with _frozen():
-        results = _run_jobs(merged, on_done=_Progress(len(merged), quiet), meanwhile=meanwhile, then=hooks)
+    try:
+        with _frozen():
+            results = _run_jobs(merged, on_done=_Progress(len(merged), quiet), meanwhile=meanwhile, then=hooks)
+    finally:
+        binary._forget_panels()  # the figures this process kept to draw again
     if compare is not None and had is None and _clean_comparison(*results[0]):  # else the next report compares again
         manifests.setdefault(out_dir / "figures" / MANIFEST, {})[COMPARE] = {
             "key": key, "table": _sha256(out_dir / f"{COMPARE}.parquet"),
