@@ -156,7 +156,8 @@ def _md_top_paired(summary: pd.DataFrame, metric: str, board: pd.DataFrame, top:
     if len(names) < 2 or direction(metric) is None:  # better and worse need a direction
         return []
     best, lower = names[0], direction(metric) == "min"
-    p = paired(summary, metric)
+    # the pairs of these forecasters only: each pair's differences are its two forecasters' rows alone
+    p = paired(summary.loc[summary["forecaster"].isin(names[: 1 + top])], metric)
     rows = []
     for other in names[1: 1 + top]:
         pair = p.loc[((p["forecaster_a"] == best) & (p["forecaster_b"] == other))
