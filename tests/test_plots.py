@@ -1048,7 +1048,7 @@ def test_a_reliability_grid_has_ticks_and_labels_on_its_outer_panels_only():
 
 def test_a_png_saved_at_the_reports_compression_has_matplotlibs_pixels(tmp_path):
     """The report's PNGs (zlib level 3, not Pillow's default 6: quicker) hold exactly the pixels matplotlib's
-    default PNG holds, in a file not larger by more than a few percent."""
+    default PNG holds."""
     import matplotlib.image as mpimg
 
     from arena.plots.style import DPI, _save
@@ -1059,7 +1059,6 @@ def test_a_png_saved_at_the_reports_compression_has_matplotlibs_pixels(tmp_path)
     (ours,) = _save(fig, tmp_path / "ours", ("png",))
     fig.savefig(tmp_path / "default.png", dpi=DPI)  # laid out already by _save: the same drawing
     np.testing.assert_array_equal(mpimg.imread(ours), mpimg.imread(tmp_path / "default.png"))
-    assert ours.stat().st_size <= 1.05 * (tmp_path / "default.png").stat().st_size
 
 
 @pytest.mark.parametrize("cycle", [None, ["-", "--", ":", "-."]])
@@ -1103,18 +1102,85 @@ def test_a_reliability_grid_drawn_again_is_the_same_bytes_as_a_new_one(tmp_path,
     assert figs[1] is figs[0] and figs[2] is figs[0] and figs[3] is not figs[0] and figs[4] is not figs[3]
 
 
-@pytest.mark.parametrize("cycle", [None, ["-", "--", ":", "-."]])
-def test_small_multiples_drawn_again_are_the_same_bytes_as_new_ones(tmp_path, cycle):
+def test_panels_drawn_again_start_as_new_panels():
+    """What a figure's panels are once emptied to be drawn again: as new ones made the same way (their frame's
+    artists alone, no data limits, not even a least positive value, autoscaling as the frame left it, the
+    property cycle from its start), the figure without its legend; and only for the kind and key kept."""
+    from arena.plots.style import _forget_panels, _frames, _keep_panels, _new_figure, _panels_again
+
+    def panel():
+        fig = _new_figure(layout=None)
+        ax = fig.add_subplot()
+        ax.set_yscale("log")
+        ax.axvline(0.5, color="0.5")  # the frame's own artist
+        return fig, ax
+
+    _, fresh = panel()
+    fig, ax = panel()
+    frames = _frames(fig)
+    ax.plot([1, 2], [0.3, 7.0])  # (its color the cycle's first)
+    ax.fill_between([1, 2], [0.1, 0.2], [1, 2])
+    ax.text(1, 1, "a note")
+    ax.set_ylim(0.01, 100)  # autoscaling off
+    fig.legend(["x"])
+    _keep_panels("test", "k", fig, frames)
+    assert _panels_again("test", "other key", True) is None and _panels_again("test", "k", True) is None  # gone
+    _keep_panels("test", "k", fig, frames)
+    assert _panels_again("test", "k", False) is None  # not asked: kept still
+    again, kept = _panels_again("test", "k", True)
+    assert again is fig and list(kept) == [ax]
+    assert len(ax.lines) == len(fresh.lines) == 1 and ax.lines[0] in frames[ax][0]
+    assert not ax.collections and not ax.texts
+    assert not fig.legends
+    assert ax.get_autoscaley_on() == fresh.get_autoscaley_on() is True
+    np.testing.assert_array_equal(ax.dataLim.get_points(), fresh.dataLim.get_points())
+    np.testing.assert_array_equal(ax.dataLim.minpos, fresh.dataLim.minpos)
+    line, new_line = ax.plot([1, 2], [1, 2])[0], fresh.plot([1, 2], [1, 2])[0]
+    assert line.get_color() == new_line.get_color()
+    _forget_panels()
+
+
+def test_a_users_autolayout_leaves_the_figures_of_fixed_panels_as_they_are(tmp_path):
+    """Figures that place their panels themselves (small multiples, reliability grids) get no layout engine from a
+    matplotlibrc asking for one on every figure: the same bytes as without it (a tight layout moved every panel of
+    the small multiples to one place)."""
+    import matplotlib as mpl
+
+    from arena.plots.binary import curves_by_nature, reliability_grid
+    from arena.plots.style import _save
+
+    c = pd.DataFrame([(f, nat, 0, t, "smce", 0.5 * t ** 0.5) for f in "ab" for nat in ("n1", "n2", "n3")
+                      for t in (10, 100, 1000)], columns=["forecaster", "nature", "seed", "t", "metric", "value"])
+    rel = pd.DataFrame([{"forecaster": f, "nature": "n", "seed": 0, "bin": b, "lo": b / 2, "hi": (b + 1) / 2,
+                         "count": 10, "mean_p": b / 2 + 0.2, "mean_y": b / 2 + 0.3} for f in "abcd" for b in (0, 1)])
+    for name, draw in (("multiples", lambda: curves_by_nature(c, "smce")), ("grid", lambda: reliability_grid(rel, "n"))):
+        plain = _save(draw(), tmp_path / f"{name}_plain", ("png", "svg"))
+        with mpl.rc_context({"figure.autolayout": True}):
+            fig = draw()
+            assert fig.get_layout_engine() is None
+            asked = _save(fig, tmp_path / f"{name}_asked", ("png", "svg"))
+        for x, y in zip(plain, asked):
+            assert x.read_bytes() == y.read_bytes(), x.name
+
+
+@pytest.mark.filterwarnings("ignore:Data has no positive values")
+@pytest.mark.parametrize("rc", [{}, {"axes.prop_cycle": ["-", "--", ":", "-."]}, {"figure.autolayout": True}],
+                         ids=["default", "cycle", "autolayout"])
+def test_small_multiples_drawn_again_are_the_same_bytes_as_new_ones(tmp_path, rc):
     """A report draws one figure of small multiples per curve and group of forecasters; a process draws each into
     the panels of its last one (same curve and natures): the files are byte for byte those of a figure drawn new,
     in every format: log panels sharing their axis (with a value under the floor) and linear panels each with
-    its own limits, groups with a band (5 seeds) and without, a longer legend, other natures between; also under
-    a matplotlibrc whose property cycle gives the lines a style."""
+    its own limits, groups with a band (5 seeds) and without, a longer legend, other natures between, the scale
+    shared by a report's figures or each figure's own, and all zeros (no log scale of their own) after values;
+    also under a matplotlibrc whose property cycle gives the lines a style, or that asks for a layout engine."""
     import matplotlib as mpl
     from cycler import cycler
 
     from arena.plots.binary import curves_by_nature
-    from arena.plots.style import _save
+    from arena.plots.style import _forget_panels, _save
+
+    if "axes.prop_cycle" in rc:
+        rc = {"axes.prop_cycle": cycler(color=["#000", "#333", "#666", "#999"], linestyle=rc["axes.prop_cycle"])}
 
     rng = np.random.default_rng(1)
     ts = np.array([10, 30, 100, 300, 1000])
@@ -1131,17 +1197,17 @@ def test_small_multiples_drawn_again_are_the_same_bytes_as_new_ones(tmp_path, cy
                                  (f, nat, seed, t, "regret_linear", scale * rng.normal(0, 5) * t ** 0.5)]
         return pd.DataFrame(rows, columns=["forecaster", "nature", "seed", "t", "metric", "value"])
 
-    rc = {} if cycle is None else {"axes.prop_cycle": cycler(color=["#000", "#333", "#666", "#999"], linestyle=cycle)}
     natures = ["n1", "n2", "n3", "n4", "n5"]
     # each figure drawn again over one of larger values (a linear panel's limits are its own data's)
-    draws = [(curves(["a", "b"], natures, 5, 3.0), ["a", "b"]),  # bands
-             (curves(["c", "d", "e"], natures, 2, 1.0), ["c", "d", "e"]),  # no bands; a longer legend
-             (curves(["f"], natures[:3], 5, 2.0), ["f"]),  # other natures: a new figure
-             (curves(["g", "h"], natures[:3], 2, 0.5), ["g", "h"])]
+    draws = [(curves(["a", "b"], natures, 5, 3.0), ["a", "b"], True),  # bands
+             (curves(["c", "d", "e"], natures, 2, 1.0), ["c", "d", "e"], True),  # no bands; a longer legend
+             (curves(["f"], natures[:3], 5, 2.0), ["f"], True),  # other natures: a new figure
+             (curves(["g", "h"], natures[:3], 2, 0.5), ["g", "h"], False),  # its own log scale
+             (curves(["g", "h"], natures[:3], 2, 0.0), ["g", "h"], False)]  # all zeros: none of its own
     for metric in ("smce", "bias", "regret_linear"):
         figs = []
-        for k, (c, names) in enumerate(draws):
-            span = (1e-3, 10.0) if metric != "regret_linear" else None
+        for k, (c, names, shared) in enumerate(draws):
+            span = (1e-3, 10.0) if metric != "regret_linear" and shared else None
             with mpl.rc_context(rc):
                 fig = curves_by_nature(c, metric, names, title=f"group {k}", span=span, again=True)
                 again = _save(fig, tmp_path / f"again{k}", ("png", "pdf", "svg"))
@@ -1150,24 +1216,53 @@ def test_small_multiples_drawn_again_are_the_same_bytes_as_new_ones(tmp_path, cy
             for x, y in zip(again, new):
                 assert x.read_bytes() == y.read_bytes(), (metric, k, x.suffix)
             figs.append(fig)
+        # all zeros on a log axis: no scale to share, drawn new (matplotlib would keep the last limits)
         assert figs[1] is figs[0] and figs[2] is not figs[1] and figs[3] is figs[2], metric
+        assert (figs[4] is figs[2]) == (metric != "bias"), metric
+    _forget_panels()
 
 
 def test_no_figure_outlives_the_report_that_drew_it(results, tmp_path, monkeypatch):
     """The figures a process keeps to draw the next ones into (reliability grids, small multiples) are let go
     when its report ends."""
-    from arena.plots import binary
+    from arena.plots import binary, style
 
     _, tables = results
     monkeypatch.setenv("ARENA_PLOT_JOBS", "1")  # every figure drawn in this process
     seen = []
-    real = binary._panels_again
+    real = style._panels_again
 
-    def watched(last, key, again):
-        seen.append(last)
-        return real(last, key, again)
+    def watched(kind, key, again):
+        seen.append(kind)
+        return real(kind, key, again)
 
     monkeypatch.setattr(binary, "_panels_again", watched)
     plots.report(tmp_path / "one", tables=tables)
-    assert {id(last) for last in seen} == {id(binary._LAST_GRID), id(binary._LAST_BY_NATURE)}
-    assert binary._LAST_GRID == [] and binary._LAST_BY_NATURE == []
+    assert set(seen) == {"reliability", "by_nature"}
+    assert style._kept("reliability") == [] and style._kept("by_nature") == []
+
+
+def test_a_thread_draws_into_its_own_figures_only():
+    """Each thread keeps its own figure to draw again (two reports in threads of one process never draw into
+    one figure)."""
+    import threading
+
+    from arena.plots import style
+
+    rel = pd.DataFrame([{"forecaster": f"f{i}", "nature": "n", "seed": 0, "bin": 0, "lo": 0.0, "hi": 1.0,
+                         "count": 10, "mean_p": 0.4, "mean_y": 0.5} for i in range(2)])
+    from arena.plots.binary import _pool, _reliability_grid
+
+    pooled = {str(k): v for k, v in _pool(rel, ["forecaster"]).groupby("forecaster", sort=False)}
+    figs = {}
+
+    def draw(name):
+        figs[name] = [_reliability_grid(pooled, "n", ["f0", "f1"], 6, again=True) for _ in range(2)]
+        style._forget_panels()
+
+    threads = [threading.Thread(target=draw, args=(k,)) for k in "ab"]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert figs["a"][0] is figs["a"][1] and figs["b"][0] is figs["b"][1] and figs["a"][0] is not figs["b"][0]

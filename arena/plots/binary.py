@@ -62,6 +62,8 @@ from arena.plots.style import (
     FIGSIZE,
     FULL_WIDTH,
     _axes,
+    _frames,
+    _keep_panels,
     _lines,
     _new_figure,
     _panels_again,
@@ -280,16 +282,10 @@ _GRID = {"side": 0.93, "wgap": 0.26, "hgap": 0.28, "left": 0.5, "right": 0.42, "
          "title_line": 0.15}
 
 
-#: This process's last grid of reliability panels drawn with ``again`` (:data:`FIGURES`: a report's), kept to be
-#: drawn again with another nature's bins (:func:`arena.plots.style._panels_again`): a report draws one grid
-#: per nature, most with the same panels.
-_LAST_GRID: list = []
-
-
 def _reliability_grid(pooled: dict[str, pd.DataFrame], nature: str, names: list[str], ncols: int,
                       styles: Mapping[str, dict] | None = None, again: bool = False) -> Figure:
     """The figure of :func:`reliability_grid`. With ``again``, the panels of the last grid drawn with ``again``
-    in this process are drawn again when they are the same (same forecasters, columns and rcParams): their
+    in this thread are drawn again when they are the same (same forecasters, columns and rcParams): their
     bins, the title and the size are replaced, and the figure is that one, the same bytes as a new one once
     saved; it is no longer the figure that the last call returned (a report saves each figure before drawing
     the next)."""
@@ -314,7 +310,8 @@ def _reliability_grid(pooled: dict[str, pd.DataFrame], nature: str, names: list[
     label_at = (0.08 / width, (g["bottom"] + (height - top - g["bottom"]) / 2) / height)
     with mpl.rc_context(_RC):
         key = (tuple(map(str, names)), ncols, repr(sorted(mpl.rcParams.items())))
-        kept = _panels_again(_LAST_GRID, key, again and bool(names))
+        # a report draws one grid per nature, most with the same panels: the last one's, drawn again
+        kept = _panels_again("reliability", key, again and bool(names))
         if kept is not None:
             fig, frames = kept
             fig.set_size_inches(width, height)
@@ -339,7 +336,7 @@ def _reliability_grid(pooled: dict[str, pd.DataFrame], nature: str, names: list[
                     a.set_ylabel("")
             if nrows > 1:  # the rows' panels are shorter than the label: it goes once, centred on the grid
                 fig.text(*label_at, "observed frequency", rotation=90, ha="left", va="center")
-            frames = {a: {*a.lines, *a.collections, *a.texts, *a.patches} for a in fig.axes}
+            frames = _frames(fig)
         for i, (a, name) in enumerate(zip(fig.axes, names)):
             p = pooled.get(str(name))
             if p is None or p.empty:
@@ -350,7 +347,7 @@ def _reliability_grid(pooled: dict[str, pd.DataFrame], nature: str, names: list[
             _no_data(fig.axes[0], f"reliability for {nature}")
         fig.suptitle("\n".join(title), fontsize=8, y=1 - 0.06 / height, va="top")
         if again and names:
-            _LAST_GRID[:] = [key, fig, frames]  # (its panels, drawn again by the next grid of the same panels)
+            _keep_panels("reliability", key, fig, frames)
     return fig
 
 
@@ -371,18 +368,6 @@ _BY_NATURE_TITLES = {"smce": "smooth calibration error per round", "bias": "bias
 #: panels do not share them), bottom margin, the title's height and a legend row's.
 _MULTIPLES = {"height": 1.05, "hgap": 0.3, "left": 0.62, "wgap": 0.08, "wgap_own": 0.42, "right": 0.08,
               "bottom": 0.42, "title": 0.2, "legend_row": 0.145}
-
-
-#: This process's last figure of :func:`curves_by_nature` drawn with ``again`` (:data:`FIGURES`: a report's),
-#: kept to be drawn again with another group of forecasters (:func:`arena.plots.style._panels_again`): a
-#: report draws one figure per curve and group of forecasters, on the same natures.
-_LAST_BY_NATURE: list = []
-
-
-def _forget_panels() -> None:
-    """Keep no figure to draw again (a report's end: none outlives it in this process)."""
-    _LAST_GRID.clear()
-    _LAST_BY_NATURE.clear()
 
 
 def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Sequence[str] | None = None,
@@ -411,10 +396,11 @@ def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Se
     span : for a log axis, the (floor, top) of the axis (:func:`_curve_span` of every forecaster's curves: the
         figures of one curve, a group of forecasters each, then share their scale); by default this
         figure's own.
-    again : draw into the panels of the last figure drawn with ``again`` in this process when they are the
-        same (same curve, natures, columns and rcParams): its data, legend, title and size replaced, the
-        figure is that one, the same bytes as a new one once saved (and no longer the figure that the last
-        call returned: a report saves each figure before drawing the next).
+    again : draw into the panels of the last figure drawn with ``again`` in this thread when they are the
+        same (same curve, natures, columns and rcParams; a log axis with a scale: given, or of positive
+        values): its data, legend, title and size replaced, the figure is that one, the same bytes as a new
+        one once saved (and no longer the figure that the last call returned: a report saves each figure
+        before drawing the next).
 
     Examples
     --------
@@ -449,9 +435,13 @@ def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Se
         wgap = g["wgap"] if logy else g["wgap_own"]
         side = (FULL_WIDTH - g["left"] - g["right"] - (ncols - 1) * wgap) / ncols
         key = (metric, tuple(natures), ncols, repr(sorted(mpl.rcParams.items())))
-        kept = _panels_again(_LAST_BY_NATURE, key, again)  # the last figure of this curve on these natures
+        # a report draws one figure per curve and group of forecasters, on the same natures: the last one's panels
+        # (not for a log axis without a positive value to scale it: matplotlib then keeps the limits it had)
+        again = again and (span is not None or not logy)
+        kept = _panels_again("by_nature", key, again)
         if kept is not None:
-            fig, axes = kept[0], list(kept[1])
+            fig, frames = kept
+            axes = list(frames)
         else:
             fig = _new_figure((FULL_WIDTH, 4.0), layout=None)  # a fixed grid: no layout engine to run
             axes = []
@@ -466,6 +456,7 @@ def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Se
                     ax.tick_params(labelleft=False)
                 if i < len(natures) - ncols:
                     ax.tick_params(labelbottom=False)
+            frames = _frames(fig)
         entries, floored = [], []
         for ax, nat in zip(axes, natures):
             part = stats.loc[stats["nature"] == nat]
@@ -509,7 +500,7 @@ def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Se
         fig.supylabel(ylabel, x=0.04 / FULL_WIDTH, fontsize=8, ha="left")
         fig.suptitle("\n".join(heading), y=1 - 0.04 / height, va="top", fontsize=8)
         if again:
-            _LAST_BY_NATURE[:] = [key, fig, {ax: set() for ax in axes}]  # (no artist of a panel is its frame's)
+            _keep_panels("by_nature", key, fig, frames)
     return fig
 
 
@@ -553,7 +544,9 @@ def _curve_span(curves: pd.DataFrame, metric: str) -> tuple[float, float] | None
     return _log_span(np.r_[values, _k29_guarantee(obs)[1] if per_t else []], bounds, bound_scale)
 
 
-#: The figures of binary forecasts, by name (a report's job names its figure).
+#: The figures of binary forecasts, by name (a report's job names its figure). The reliability grids and the small
+#: multiples are drawn into the panels of this thread's last one of theirs when the same (``again``): each figure
+#: is to be saved before the next is drawn.
 FIGURES = {
     "smce_vs_T": lambda curves, nature, styles: smce_vs_T(curves, nature=nature, styles=styles),
     "regret_linear": lambda curves, nature, styles: regret_curves(curves, "regret_linear", nature=nature,

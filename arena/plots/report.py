@@ -40,7 +40,7 @@ from arena.plots.common import (
     certificate_margins,
     leaderboard_heatmap,
 )
-from arena.plots.style import _safe, _save, forecaster_styles
+from arena.plots.style import _forget_panels, _safe, _save, forecaster_styles
 from arena.plots.tables import _headline, latex_table, markdown_body, markdown_page
 from arena.results import inside, write_text_atomic
 from arena.supervise import children, end_children_since, raise_if_interrupted
@@ -617,7 +617,7 @@ def _draw(out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool, meanwhile
         with _frozen():
             results = _run_jobs(merged, on_done=_Progress(len(merged), quiet), meanwhile=meanwhile, then=hooks)
     finally:
-        binary._forget_panels()  # the figures this process kept to draw again
+        _forget_panels()  # the figures this process kept to draw again
     if compare is not None and had is None and _clean_comparison(*results[0]):  # else the next report compares again
         manifests.setdefault(out_dir / "figures" / MANIFEST, {})[COMPARE] = {
             "key": key, "table": _sha256(out_dir / f"{COMPARE}.parquet"),
