@@ -6,16 +6,16 @@ Usage (from the repository root, in the project's environment)::
     python benchmarks/report_vs_base.py 66466cc --repeats 3 --scratch /tmp/arena-base
 
 The base commit is exported with ``git archive`` (no worktree is added to the repository) into
-``--scratch/<commit>`` and installed there in a virtual environment of its own (once; reused
-after). The default run (the calibration tournament) is played once by this tree with
-``report=false``; then, turn about, each version's ``arena-report`` draws it in a fresh copy
-(cold: no figures there), by default (this tree: every figure as PNG, no paper folder: only
-``--paper`` writes one) and, for this tree, with every figure as PDF and PNG too (``--format pdf,png``, what the base writes); then
+``--scratch/<commit>`` and installed there in a virtual environment of its own (once; reused after).
+The default run (the calibration tournament) is played once by this tree with ``report=false``;
+then, turn about, each version's ``arena-report`` draws it in a fresh copy (cold: no figures there),
+by default (this tree: every figure as PNG, no paper folder: only ``--paper`` writes one) and, for
+this tree, with every figure as PDF and PNG too (``--format pdf,png``, what the base writes); then
 this tree's report runs once more on its own output (warm: nothing changed, the figures' manifest
-keeps them all). Prints the medians of wall-clock and CPU seconds (the report's processes
-together) and their ratios, and writes them to ``benchmarks/results/report_vs_base.csv``; then
-the most this tree's default report could gain on this machine as it is: its CPU seconds spread
-perfectly over the cores are a floor under its wall time.
+keeps them all). Prints the medians of wall-clock and CPU seconds (the report's processes together)
+and their ratios, and writes them to ``benchmarks/results/report_vs_base.csv``; then the most this
+tree's default report could gain on this machine as it is: its CPU seconds spread perfectly over the
+cores are a floor under its wall time.
 """
 
 from __future__ import annotations
