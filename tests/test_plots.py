@@ -1248,11 +1248,10 @@ def test_a_thread_draws_into_its_own_figures_only():
     import threading
 
     from arena.plots import style
+    from arena.plots.binary import _pool, _reliability_grid
 
     rel = pd.DataFrame([{"forecaster": f"f{i}", "nature": "n", "seed": 0, "bin": 0, "lo": 0.0, "hi": 1.0,
                          "count": 10, "mean_p": 0.4, "mean_y": 0.5} for i in range(2)])
-    from arena.plots.binary import _pool, _reliability_grid
-
     pooled = {str(k): v for k, v in _pool(rel, ["forecaster"]).groupby("forecaster", sort=False)}
     figs = {}
 

@@ -311,7 +311,8 @@ def _reliability_grid(pooled: dict[str, pd.DataFrame], nature: str, names: list[
     with mpl.rc_context(_RC):
         key = (tuple(map(str, names)), ncols, repr(sorted(mpl.rcParams.items())))
         # a report draws one grid per nature, most with the same panels: the last one's, drawn again
-        kept = _panels_again("reliability", key, again and bool(names))
+        again = again and bool(names)
+        kept = _panels_again("reliability", key, again)
         if kept is not None:
             fig, frames = kept
             fig.set_size_inches(width, height)
@@ -346,7 +347,7 @@ def _reliability_grid(pooled: dict[str, pd.DataFrame], nature: str, names: list[
         if not names:
             _no_data(fig.axes[0], f"reliability for {nature}")
         fig.suptitle("\n".join(title), fontsize=8, y=1 - 0.06 / height, va="top")
-        if again and names:
+        if again:
             _keep_panels("reliability", key, fig, frames)
     return fig
 

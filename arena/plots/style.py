@@ -54,10 +54,11 @@ _RC = {
     # for overlap at each draw, a large share of the drawing time of a grid of panels
     "axes.titley": 1.0,
 }
-#: Fonts embedded in PDF and PostScript as TrueType (Type 42), not Type 3: selectable text, and
-#: what publishers ask for. Applied where the figures are saved (:func:`_save`), with no layout engine
-#: asked of every figure (a user's matplotlibrc may): a figure saved is laid out already.
+#: No layout engine asked of every figure (a user's matplotlibrc may): a figure made without one places its
+#: panels itself (:func:`_new_figure`), and a figure saved is laid out already (:func:`_save`).
 _NO_ENGINE = {"figure.autolayout": False, "figure.constrained_layout.use": False}
+#: Fonts embedded in PDF and PostScript as TrueType (Type 42), not Type 3: selectable text, and
+#: what publishers ask for. Applied where the figures are saved (:func:`_save`), with :data:`_NO_ENGINE`.
 _SAVE_RC = {"pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "none", "svg.hashsalt": "arena", **_NO_ENGINE}
 #: The zlib compression level of the PNG files (:func:`_save`).
 _PNG_LEVEL = 3
@@ -290,7 +291,7 @@ def _save(fig: Figure, stem: Path, formats: Sequence[str]) -> list[Path]:
         # engine once before drawing it to save it
         fig.set_dpi(DPI)
         engine.execute(fig)
-        with mpl.rc_context(_SAVE_RC):  # (where a matplotlibrc asks for an engine, None would mean it again)
+        with mpl.rc_context(_NO_ENGINE):  # (where a matplotlibrc asks for an engine, None would mean it again)
             fig.set_layout_engine(None)
     from arena.results import _atomic  # the tables' writer: a temp file with the umask's permissions, renamed
 
