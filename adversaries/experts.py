@@ -68,7 +68,8 @@ def _inner_nature(who: str, outcomes) -> Nature:
         else:
             raise ValueError(
                 f"{who}: outcomes={outcomes!r}; give the name of a binary nature (e.g. outcomes: "
-                "iid_bernoulli) or {name: logistic, params: {w: [0.5, 2.0]}}")
+                "iid_bernoulli) or {name: logistic, params: {w: [0.5, 2.0]}}"
+            )
         try:
             inner = make_nature(name, **dict(params))
         except UnknownPluginError as exc:  # a KeyError; a bad parameter value is a ValueError
@@ -76,8 +77,10 @@ def _inner_nature(who: str, outcomes) -> Nature:
         except TypeError as exc:  # a parameter the wrapped nature does not take
             raise ValueError(f"{who}: outcomes={outcomes!r}: {exc}; give only that nature's parameters") from None
     if "binary" not in inner.games:
-        raise ValueError(f"{who}: outcomes nature {inner.name!r} plays {inner.games}; a panel wraps a nature of "
-                         "the binary game (e.g. iid_bernoulli, logistic, sinusoid, anti_forecaster)")
+        raise ValueError(
+            f"{who}: outcomes nature {inner.name!r} plays {inner.games}; a panel wraps a nature of "
+            "the binary game (e.g. iid_bernoulli, logistic, sinusoid, anti_forecaster)"
+        )
     return inner
 
 
@@ -104,9 +107,11 @@ class ExpertPanel(Nature):
         self.greedy = bool(greedy)
         self._inner = _inner_nature(self.name, self.outcomes)
         if self.needs_law and self._inner.adaptive:
-            raise ValueError(f"{self.name}: outcomes nature {self._inner.name!r} is adaptive, but this panel's "
-                             "experts read the outcome law before the forecast; wrap an oblivious nature "
-                             "(e.g. outcomes: sinusoid) and use greedy: true for adaptive outcomes")
+            raise ValueError(
+                f"{self.name}: outcomes nature {self._inner.name!r} is adaptive, but this panel's "
+                "experts read the outcome law before the forecast; wrap an oblivious nature "
+                "(e.g. outcomes: sinusoid) and use greedy: true for adaptive outcomes"
+            )
 
     @property
     def context_dim(self) -> int:
@@ -147,8 +152,7 @@ class ExpertPanel(Nature):
         if self.needs_law:
             self._law = self._inner.respond(t, self._z, _SHOWN)
             law = self._law
-            self._truth = (float(getattr(law, "p", 1.0 - law.cdf(0.0))) if isinstance(law, OutcomeLaw)
-                           else float(law))
+            self._truth = float(getattr(law, "p", 1.0 - law.cdf(0.0))) if isinstance(law, OutcomeLaw) else float(law)
         self._x = np.clip(self._advice(t, self._z), 0.0, 1.0)
         return self._x
 
@@ -263,28 +267,39 @@ class ExpertLogistic(ExpertPanel):
             if isinstance(weights, (str, bytes)) or not isinstance(weights, Iterable):
                 raise ValueError(
                     f"{self.name}: weights={weights!r} is not a list of weight vectors; give e.g. "
-                    "weights: [[0.5, 2.0, -1.0], [0.0, 1.0, 1.0]]")
-            rows = [list(check_vector(self.name, f"weights[{i}]", w, "[0.5, 2.0, -1.0]"))
-                    for i, w in enumerate(weights)]
+                    "weights: [[0.5, 2.0, -1.0], [0.0, 1.0, 1.0]]"
+                )
+            rows = [
+                list(check_vector(self.name, f"weights[{i}]", w, "[0.5, 2.0, -1.0]")) for i, w in enumerate(weights)
+            ]
             if not rows or len({len(r) for r in rows}) != 1:
-                raise ValueError(f"{self.name}: weights={weights!r}; give N >= 1 weight vectors of one length "
-                                 "(the context dimension), e.g. weights: [[0.5, 2.0, -1.0], [0.0, 1.0, 1.0]]")
+                raise ValueError(
+                    f"{self.name}: weights={weights!r}; give N >= 1 weight vectors of one length "
+                    "(the context dimension), e.g. weights: [[0.5, 2.0, -1.0], [0.0, 1.0, 1.0]]"
+                )
             weights, N = rows, len(rows)
         super().__init__(N, outcomes, greedy)
         self.weights = weights
         self.scale = check_positive(self.name, "scale", scale, 1.5)
         d = self._inner.context_dim
         if d == 0:
-            raise ValueError(f"{self.name}: outcomes nature {self._inner.name!r} has no contexts; logistic experts "
-                             "need features, e.g. outcomes: logistic")
+            raise ValueError(
+                f"{self.name}: outcomes nature {self._inner.name!r} has no contexts; logistic experts "
+                "need features, e.g. outcomes: logistic"
+            )
         if weights is not None and len(weights[0]) != d:
-            raise ValueError(f"{self.name}: weights have {len(weights[0])} coordinates but the contexts of "
-                             f"{self._inner.name!r} have {d}; give weight vectors of length {d}")
+            raise ValueError(
+                f"{self.name}: weights have {len(weights[0])} coordinates but the contexts of "
+                f"{self._inner.name!r} have {d}; give weight vectors of length {d}"
+            )
 
     def _setup(self):
         d = self._inner.context_dim
-        self._W = (np.array(self.weights, float) if self.weights is not None
-                   else self.scale * self._rng.standard_normal((self.N, d)))
+        self._W = (
+            np.array(self.weights, float)
+            if self.weights is not None
+            else self.scale * self._rng.standard_normal((self.N, d))
+        )
 
     def _advice(self, t, z):
         return _special.expit(self._W @ z)
@@ -380,14 +395,22 @@ class ExpertSecondGuessing(ExpertPanel):
     name = "expert_second_guessing"
     second_guessing = True
 
-    def __init__(self, N: int = 6, beta: float = 0.5, sharpness: float = 2.0, scale: float = 1.5, outcomes=None,
-                 greedy: bool = False):
+    def __init__(
+        self,
+        N: int = 6,
+        beta: float = 0.5,
+        sharpness: float = 2.0,
+        scale: float = 1.5,
+        outcomes=None,
+        greedy: bool = False,
+    ):
         super().__init__(N, outcomes, greedy)
         self.beta = check_probability(self.name, "beta", beta, 0.5)
         self.sharpness = check_real(self.name, "sharpness", sharpness, "give a number >= 1 such as sharpness: 2")
         if self.sharpness < 1.0:
-            raise ValueError(f"{self.name}: sharpness={sharpness!r} must be >= 1 (r(p) = p^k/(p^k + (1-p)^k)), "
-                             "e.g. sharpness: 2")
+            raise ValueError(
+                f"{self.name}: sharpness={sharpness!r} must be >= 1 (r(p) = p^k/(p^k + (1-p)^k)), e.g. sharpness: 2"
+            )
         self.scale = check_positive(self.name, "scale", scale, 1.5)
         self._kinds = np.array([_REACTIONS.index(_REACTIONS[j % 3]) for j in range(self.N)])
 

@@ -21,6 +21,8 @@ from arena.validators import check_probability, check_real, check_vector
 
 #: Rounds of per-round randomness a nature draws at once (a scalar draw costs more than a round).
 CHUNK = 1024
+
+
 def sigmoid(z: float) -> float:
     """1 / (1 + exp(-z)) for a float, without overflow (shared by the logistic natures).
 

@@ -111,8 +111,10 @@ class IidUniform(_QuantileNature):
     def reset(self, rng):
         super().reset(rng)
         if self.low < self._lo or self.high > self._hi:
-            raise ValueError(f"{self.name}: (low, high] = ({self.low}, {self.high}] is not inside the game's range "
-                             f"({self._lo}, {self._hi}]; narrow it or widen the game (game.ymin, game.ymax)")
+            raise ValueError(
+                f"{self.name}: (low, high] = ({self.low}, {self.high}] is not inside the game's range "
+                f"({self._lo}, {self._hi}]; narrow it or widen the game (game.ymin, game.ymax)"
+            )
         self._law = Uniform(self.low, self.high)
 
     def respond(self, t, x, forecast):
@@ -159,14 +161,20 @@ class IidMixture(_QuantileNature):
 
     name = "iid_mixture"
 
-    def __init__(self, locs: Iterable[float] = (-2.0, 2.0), scales: Iterable[float] = (0.5, 1.0),
-                 weights: Iterable[float] = (0.5, 0.5)):
+    def __init__(
+        self,
+        locs: Iterable[float] = (-2.0, 2.0),
+        scales: Iterable[float] = (0.5, 1.0),
+        weights: Iterable[float] = (0.5, 0.5),
+    ):
         self.locs = check_vector(self.name, "locs", locs, "[-2.0, 2.0]")
         self.scales = check_vector(self.name, "scales", scales, "[0.5, 1.0]")
         self.weights = check_vector(self.name, "weights", weights, "[0.5, 0.5]", probabilities=True)
         if not len(self.locs) == len(self.scales) == len(self.weights):
-            raise ValueError(f"{self.name}: locs, scales and weights need one entry per component; got "
-                             f"{len(self.locs)}, {len(self.scales)} and {len(self.weights)}")
+            raise ValueError(
+                f"{self.name}: locs, scales and weights need one entry per component; got "
+                f"{len(self.locs)}, {len(self.scales)} and {len(self.weights)}"
+            )
         if any(s <= 0 for s in self.scales):
             raise ValueError(f"{self.name}: scales={list(self.scales)!r} must all be > 0")
         if not abs(sum(self.weights) - 1.0) < 1e-9:
@@ -192,8 +200,9 @@ class MeanShift(_QuantileNature):
 
     name = "mean_shift"
 
-    def __init__(self, loc: float = 0.0, amplitude: float = 2.0, period: int = 500, slope: float = 0.0,
-                 scale: float = 1.0):
+    def __init__(
+        self, loc: float = 0.0, amplitude: float = 2.0, period: int = 500, slope: float = 0.0, scale: float = 1.0
+    ):
         self.loc = check_real(self.name, "loc", loc, "give a number such as loc: 0.0")
         self.amplitude = check_real(self.name, "amplitude", amplitude, "give a number such as amplitude: 2.0")
         self.period = check_count(self.name, "period", period, 500)
@@ -279,14 +288,20 @@ class GroupNormal(_QuantileNature):
 
     name = "group_normal"
 
-    def __init__(self, locs: Iterable[float] = (-2.0, 0.0, 3.0), scales: Iterable[float] = (0.5, 1.0, 2.0),
-                 probs: Iterable[float] = (0.5, 0.3, 0.2)):
+    def __init__(
+        self,
+        locs: Iterable[float] = (-2.0, 0.0, 3.0),
+        scales: Iterable[float] = (0.5, 1.0, 2.0),
+        probs: Iterable[float] = (0.5, 0.3, 0.2),
+    ):
         self.locs = check_vector(self.name, "locs", locs, "[-2.0, 0.0, 3.0]")
         self.scales = check_vector(self.name, "scales", scales, "[0.5, 1.0, 2.0]")
         self.probs = check_vector(self.name, "probs", probs, "[0.5, 0.3, 0.2]", probabilities=True)
         if not len(self.locs) == len(self.scales) == len(self.probs):
-            raise ValueError(f"{self.name}: locs, scales and probs need one entry per group; got "
-                             f"{len(self.locs)}, {len(self.scales)} and {len(self.probs)}")
+            raise ValueError(
+                f"{self.name}: locs, scales and probs need one entry per group; got "
+                f"{len(self.locs)}, {len(self.scales)} and {len(self.probs)}"
+            )
         if any(s <= 0 for s in self.scales):
             raise ValueError(f"{self.name}: scales={list(self.scales)!r} must all be > 0")
         if not abs(sum(self.probs) - 1.0) < 1e-9:
@@ -310,7 +325,7 @@ class GroupNormal(_QuantileNature):
         return _one_hot(g, len(self._laws))
 
     def respond(self, t, x, forecast):
-        return self._laws[int(np.argmax(x[-self.group_dim:]))]
+        return self._laws[int(np.argmax(x[-self.group_dim :]))]
 
 
 @register
@@ -330,11 +345,14 @@ class HourlyCycle(_QuantileNature):
         self.loc = check_real(self.name, "loc", loc, "give a number such as loc: 0.0")
         self.amplitude = check_real(self.name, "amplitude", amplitude, "give a number such as amplitude: 3.0")
         self.scale = check_positive(self.name, "scale", scale, 1.0)
-        self.scale_amplitude = check_real(self.name, "scale_amplitude", scale_amplitude,
-                                           "give a number in [0, 1) such as scale_amplitude: 0.5")
+        self.scale_amplitude = check_real(
+            self.name, "scale_amplitude", scale_amplitude, "give a number in [0, 1) such as scale_amplitude: 0.5"
+        )
         if not 0 <= self.scale_amplitude < 1:
-            raise ValueError(f"{self.name}: scale_amplitude={scale_amplitude!r} must be in [0, 1) (the spread "
-                             "stays positive); give e.g. scale_amplitude: 0.5")
+            raise ValueError(
+                f"{self.name}: scale_amplitude={scale_amplitude!r} must be in [0, 1) (the spread "
+                "stays positive); give e.g. scale_amplitude: 0.5"
+            )
 
     context_dim = HOURS
     group_dim = HOURS
@@ -342,9 +360,12 @@ class HourlyCycle(_QuantileNature):
     def reset(self, rng):
         super().reset(rng)
         a = 2 * math.pi / self.HOURS
-        self._laws = [self._normal(self.loc + self.amplitude * math.sin(a * h),
-                                   self.scale * (1 + self.scale_amplitude * math.cos(a * h)))
-                      for h in range(self.HOURS)]
+        self._laws = [
+            self._normal(
+                self.loc + self.amplitude * math.sin(a * h), self.scale * (1 + self.scale_amplitude * math.cos(a * h))
+            )
+            for h in range(self.HOURS)
+        ]
 
     def context(self, t):
         return _one_hot((t - 1) % self.HOURS, self.HOURS)
@@ -397,8 +418,9 @@ class LipschitzCDF(_QuantileNature):
     def __init__(self, L: float = 1.0, mode: str = "push"):
         L = check_real(self.name, "L", L, "give the Lipschitz constant of nature's CDF, e.g. L: 1.0")
         if not L > 0:
-            raise ValueError(f"{self.name}: L={L!r} must be > 0 (it bounds the slope of nature's CDF); "
-                             "give e.g. L: 1.0")
+            raise ValueError(
+                f"{self.name}: L={L!r} must be > 0 (it bounds the slope of nature's CDF); give e.g. L: 1.0"
+            )
         if mode not in self.MODES:
             raise ValueError(f"{self.name}: mode={mode!r}; expected one of {list(self.MODES)}")
         self.L, self.mode = L, mode
@@ -406,9 +428,11 @@ class LipschitzCDF(_QuantileNature):
     def reset(self, rng):
         super().reset(rng)
         if self.L * (self._hi - self._lo) < 1:
-            raise ValueError(f"{self.name}: L={self.L!r} is below 1/(ymax - ymin) = {1 / (self._hi - self._lo):.6g}: "
-                             f"no L-Lipschitz CDF fits in the game's range ({self._lo}, {self._hi}]; give "
-                             f"L >= {1 / (self._hi - self._lo):.6g}")
+            raise ValueError(
+                f"{self.name}: L={self.L!r} is below 1/(ymax - ymin) = {1 / (self._hi - self._lo):.6g}: "
+                f"no L-Lipschitz CDF fits in the game's range ({self._lo}, {self._hi}]; give "
+                f"L >= {1 / (self._hi - self._lo):.6g}"
+            )
         self._covered, self._n = 0, 0
 
     def respond(self, t, x, forecast: Forecast):
@@ -465,9 +489,14 @@ class QuantileReplay(Replay):
     adaptive = False
     binary_outcomes = False
 
-    def __init__(self, path: str | os.PathLike = "pkg:adversaries/data/seattle_hourly_temp.csv",
-                 column: str = "temp_c", context_columns: Iterable[str] = (), group_columns: Iterable[str] = (),
-                 start: int = 0):
+    def __init__(
+        self,
+        path: str | os.PathLike = "pkg:adversaries/data/seattle_hourly_temp.csv",
+        column: str = "temp_c",
+        context_columns: Iterable[str] = (),
+        group_columns: Iterable[str] = (),
+        start: int = 0,
+    ):
         super().__init__(path, column, context_columns, start)
         _, groups = check_columns(self.name, column, group_columns, "group_columns")
         overlap = set(groups) & set(self.context_columns)
@@ -500,7 +529,8 @@ class QuantileReplay(Replay):
                 raise ValueError(
                     f"replay: {self._where(self.column, self.start + i)}: value {y[i]:g} is outside the quantile "
                     f"game's range (ymin, ymax] = ({game.ymin:g}, {game.ymax:g}]; the series spans "
-                    f"[{y.min():g}, {y.max():g}]: set game.ymin below {y.min():g} and game.ymax >= {y.max():g}")
+                    f"[{y.min():g}, {y.max():g}]: set game.ymin below {y.min():g} and game.ymax >= {y.max():g}"
+                )
         s = self._series()
         if self.group_columns:
             sizes = [len(levels) for levels in s.levels]

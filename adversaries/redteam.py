@@ -40,8 +40,10 @@ def resolve(path: str | os.PathLike) -> Path:
         return Path(text)
     file = SHIPPED / f"{text}.json"
     if not file.is_file():
-        raise ValueError(f"redteam: path={text!r} is neither a file nor a shipped attack; give a JSON file written by "
-                         f"arena-redteam or one of {', '.join(shipped_attacks())}")
+        raise ValueError(
+            f"redteam: path={text!r} is neither a file nor a shipped attack; give a JSON file written by "
+            f"arena-redteam or one of {', '.join(shipped_attacks())}"
+        )
     return file
 
 

@@ -145,8 +145,10 @@ def _read(path: Path, label: str, column: str) -> pd.DataFrame:
         names = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False).iloc[0].tolist()
         twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
         if twice is not None:
-            raise ValueError(f"replay: file {label!r} has the column name {twice!r} twice in its header (looking "
-                             f"for column {column!r}); give every column its own name")
+            raise ValueError(
+                f"replay: file {label!r} has the column name {twice!r} twice in its header (looking "
+                f"for column {column!r}); give every column its own name"
+            )
     return table
 
 
@@ -264,8 +266,16 @@ def _as_float(v) -> float:
 
 
 @functools.lru_cache(maxsize=16)
-def _load(path: str, stamp: tuple, label: str, column: str, context_columns: tuple, start: int,
-          binary: bool = True, group_columns: tuple = ()) -> _Series:
+def _load(
+    path: str,
+    stamp: tuple,
+    label: str,
+    column: str,
+    context_columns: tuple,
+    start: int,
+    binary: bool = True,
+    group_columns: tuple = (),
+) -> _Series:
     """Read and check a file once per (file version, columns, start); ``stamp`` is (mtime, size).
 
     The one reader of every replay nature. ``binary=False`` accepts any finite outcome
@@ -315,22 +325,27 @@ def _load(path: str, stamp: tuple, label: str, column: str, context_columns: tup
     return _Series(y, x, codes, levels)
 
 
-def _group_codes(df: pd.DataFrame, path: Path, label: str, group_columns: tuple,
-                 start: int) -> tuple[np.ndarray, tuple]:
+def _group_codes(
+    df: pd.DataFrame, path: Path, label: str, group_columns: tuple, start: int
+) -> tuple[np.ndarray, tuple]:
     """Integer codes of label columns (sorted distinct labels); a missing label names its row."""
     codes, levels = [], []
     for c in group_columns:
         values = df[c]
         missing = np.flatnonzero(values.isna().to_numpy())
         if missing.size:
-            raise ValueError(f"replay: {_where(path, label, c, start + int(missing[0]))}: "
-                             "the group label is missing; fill it or drop that row")
+            raise ValueError(
+                f"replay: {_where(path, label, c, start + int(missing[0]))}: "
+                "the group label is missing; fill it or drop that row"
+            )
         try:
             uniq = list(pd.unique(values))
         except TypeError:  # unhashable cells (Parquet lists): not labels
             i = next((i for i, v in enumerate(values) if not isinstance(v, Hashable)), 0)
-            raise ValueError(f"replay: {_where(path, label, c, start + i)}: the group label {_show(values.iat[i])} "
-                             "is not a single value; give a text or number label") from None
+            raise ValueError(
+                f"replay: {_where(path, label, c, start + i)}: the group label {_show(values.iat[i])} "
+                "is not a single value; give a text or number label"
+            ) from None
         try:
             uniq = sorted(uniq)
         except TypeError:  # mixed label types: order by their text
@@ -401,8 +416,14 @@ class Replay(Nature):
     games = ("binary",)
     adaptive = False
 
-    def __init__(self, path: str | os.PathLike, column: str, context_columns: Iterable[str] = (), start: int = 0,
-                 intercept: bool = False):
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        column: str,
+        context_columns: Iterable[str] = (),
+        start: int = 0,
+        intercept: bool = False,
+    ):
         if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
             raise ValueError(f"{self.name}: path={path!r} is not a file path; give one, e.g. path: data/rain.csv")
         self.path = os.fspath(path)
@@ -441,8 +462,16 @@ class Replay(Nature):
             with self._file() as path:
                 stat = path.stat() if path.is_file() else None
                 stamp = (stat.st_mtime_ns, stat.st_size) if stat else (None, None)
-                series = _load(str(path), stamp, self.path, self.column, self.context_columns, self.start,
-                               self.binary_outcomes, self.group_columns)
+                series = _load(
+                    str(path),
+                    stamp,
+                    self.path,
+                    self.column,
+                    self.context_columns,
+                    self.start,
+                    self.binary_outcomes,
+                    self.group_columns,
+                )
             self._cache = series
         return series
 

@@ -15,20 +15,37 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time, module __getattr__ below
-    from arena.protocols import Bernoulli, Forecast, Forecaster, Nature, OutcomeLaw, ProtocolError
     from arena.games import get_game
+    from arena.protocols import Bernoulli, Forecast, Forecaster, Nature, OutcomeLaw, ProtocolError
     from arena.registry import register
     from arena.runner import Result, play
 
 #: Where each lazily re-exported name lives.
 _EXPORTS = {
-    "play": "arena.runner", "Result": "arena.runner",
-    "Forecast": "arena.protocols", "Forecaster": "arena.protocols", "Nature": "arena.protocols",
-    "OutcomeLaw": "arena.protocols", "Bernoulli": "arena.protocols", "ProtocolError": "arena.protocols",
-    "register": "arena.registry", "get_game": "arena.games",
+    "play": "arena.runner",
+    "Result": "arena.runner",
+    "Forecast": "arena.protocols",
+    "Forecaster": "arena.protocols",
+    "Nature": "arena.protocols",
+    "OutcomeLaw": "arena.protocols",
+    "Bernoulli": "arena.protocols",
+    "ProtocolError": "arena.protocols",
+    "register": "arena.registry",
+    "get_game": "arena.games",
 }
-__all__ = ["play", "Result", "Forecast", "Forecaster", "Nature", "OutcomeLaw", "Bernoulli", "ProtocolError",
-           "register", "get_game", "__version__"]
+__all__ = [
+    "play",
+    "Result",
+    "Forecast",
+    "Forecaster",
+    "Nature",
+    "OutcomeLaw",
+    "Bernoulli",
+    "ProtocolError",
+    "register",
+    "get_game",
+    "__version__",
+]
 
 
 def __getattr__(name: str):
@@ -95,8 +112,7 @@ class _RegisterAfterGymnasium:
         if name != "gymnasium":
             return None
         for finder in sys.meta_path:  # the spec the other finders give, its loader made to register after
-            spec = finder.find_spec(name, path, target) if finder is not self and hasattr(finder, "find_spec") \
-                else None
+            spec = finder.find_spec(name, path, target) if finder is not self and hasattr(finder, "find_spec") else None
             if spec is not None:
                 break
         else:
@@ -113,6 +129,7 @@ class _RegisterAfterGymnasium:
 
         spec.loader.exec_module = exec_module
         return spec
+
 
 if "gymnasium" in sys.modules:
     _register_gym_ids()

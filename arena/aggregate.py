@@ -42,21 +42,48 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from arena.results import (KEY_COLUMNS, MACHINE_COLUMNS, MACHINE_PREFIXES, code_version, collect, selected_ids,
-                           stored_ids, write_table, write_text_atomic)
+from arena.results import (
+    KEY_COLUMNS,
+    MACHINE_COLUMNS,
+    MACHINE_PREFIXES,
+    code_version,
+    collect,
+    selected_ids,
+    stored_ids,
+    write_table,
+    write_text_atomic,
+)
 
 #: Confidence level of every interval.
 LEVEL = 0.95
 #: A matchup across seeds (the key columns of :mod:`arena.results` but the id and the seed).
 GROUP = [k for k in KEY_COLUMNS if k not in ("matchup_id", "seed")]
 #: Numeric summary columns that are not metrics (besides :data:`NOT_METRIC_PREFIXES`).
-NOT_METRICS = frozenset({"seed", "T", "rounds", "forfeit_step", "adaptive", "q", "law_exposed",
-                         "law_lipschitz_max", "n_experts", *MACHINE_COLUMNS})
+NOT_METRICS = frozenset(
+    {
+        "seed",
+        "T",
+        "rounds",
+        "forfeit_step",
+        "adaptive",
+        "q",
+        "law_exposed",
+        "law_lipschitz_max",
+        "n_experts",
+        *MACHINE_COLUMNS,
+    }
+)
 NOT_METRIC_PREFIXES = ("seed_", "cert.", "group_count.", *MACHINE_PREFIXES)
 #: The metrics that are not "lower is better": "max" (higher is better) or None (not ranked).
 DIRECTION: dict[str, str | None] = {
-    "coverage": None, "expected_coverage": None, "group_coverage.": None, "expected_group_coverage.": None,
-    "mean_forecast": None, "randomized_rounds": None, "best_action": None, "best_expert": None,
+    "coverage": None,
+    "expected_coverage": None,
+    "group_coverage.": None,
+    "expected_group_coverage.": None,
+    "mean_forecast": None,
+    "randomized_rounds": None,
+    "best_action": None,
+    "best_expert": None,
     "loss_best_expert": None,
 }
 
@@ -77,8 +104,14 @@ def direction(metric: str) -> str | None:
 
 def metric_columns(summary: pd.DataFrame, ranked: bool = False) -> list[str]:
     """The metric columns of a summary table, in its order (``ranked``: only those with a direction)."""
-    cols = [c for c in summary.columns if str(c) not in NOT_METRICS and not str(c).startswith(NOT_METRIC_PREFIXES)
-            and pd.api.types.is_numeric_dtype(summary[c]) and not pd.api.types.is_bool_dtype(summary[c])]
+    cols = [
+        c
+        for c in summary.columns
+        if str(c) not in NOT_METRICS
+        and not str(c).startswith(NOT_METRIC_PREFIXES)
+        and pd.api.types.is_numeric_dtype(summary[c])
+        and not pd.api.types.is_bool_dtype(summary[c])
+    ]
     return [c for c in cols if direction(c) is not None] if ranked else cols
 
 
@@ -190,8 +223,9 @@ def _key(row: tuple, n: int):
     return row[0] if n == 1 else row
 
 
-def seed_stats(summary: pd.DataFrame, metrics: Sequence[str] | None = None,
-               invariant: pd.Series | None = None) -> pd.DataFrame:
+def seed_stats(
+    summary: pd.DataFrame, metrics: Sequence[str] | None = None, invariant: pd.Series | None = None
+) -> pd.DataFrame:
     """Statistics across seeds of every metric of every matchup: one row per (game, forecaster,
     nature, T, metric).
 
@@ -230,8 +264,9 @@ def seed_stats(summary: pd.DataFrame, metrics: Sequence[str] | None = None,
     return stats.merge(inv, on=keys, how="left").fillna({"seed_invariant": False})
 
 
-def leaderboard(summary: pd.DataFrame, metrics: Sequence[str] | None = None,
-                stats: pd.DataFrame | None = None) -> pd.DataFrame:
+def leaderboard(
+    summary: pd.DataFrame, metrics: Sequence[str] | None = None, stats: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Forecasters ranked per (game, T, metric) by their mean over natures of their seed means.
 
     Columns: ``game``, ``T``, ``metric``, ``forecaster``, ``n_natures`` (natures with a value),
@@ -257,19 +292,32 @@ def leaderboard(summary: pd.DataFrame, metrics: Sequence[str] | None = None,
     """
     metrics = metric_columns(summary, ranked=True) if metrics is None else list(metrics)
     cell = ["game", "T", "metric"]
-    st = seed_stats(summary, metrics) if stats is None else \
-        stats.loc[stats["metric"].isin(metrics)].reset_index(drop=True)
+    st = (
+        seed_stats(summary, metrics)
+        if stats is None
+        else stats.loc[stats["metric"].isin(metrics)].reset_index(drop=True)
+    )
     st = st.loc[st["n"] > 0].assign(**{k: st.get(k, "") for k in (*cell, "nature")})
     # ranks of -mean where higher is better; the variance of each seed mean and its Welch-Satterthwaite term
     way = st["metric"].map(direction)
-    st = st.assign(signed=st["mean"].where(way == "min", -st["mean"]).where(way.notna()),
-                   v=st["std"] ** 2 / st["n"])
-    st = st.assign(nature_rank=st.groupby([*cell, "nature"])["signed"].rank(method="min"),
-                   v2=st["v"] ** 2 / (st["n"] - 1))
-    board = st.groupby([*cell, "forecaster"], sort=True).agg(
-        n_natures=("mean", "size"), mean=("mean", "mean"), signed=("signed", "mean"), v=("v", "sum"),
-        v2=("v2", "sum"), fewest=("n", "min"), mean_rank=("nature_rank", "mean"),
-        exact=("seed_invariant", "all")).reset_index()
+    st = st.assign(signed=st["mean"].where(way == "min", -st["mean"]).where(way.notna()), v=st["std"] ** 2 / st["n"])
+    st = st.assign(
+        nature_rank=st.groupby([*cell, "nature"])["signed"].rank(method="min"), v2=st["v"] ** 2 / (st["n"] - 1)
+    )
+    board = (
+        st.groupby([*cell, "forecaster"], sort=True)
+        .agg(
+            n_natures=("mean", "size"),
+            mean=("mean", "mean"),
+            signed=("signed", "mean"),
+            v=("v", "sum"),
+            v2=("v2", "sum"),
+            fewest=("n", "min"),
+            mean_rank=("nature_rank", "mean"),
+            exact=("seed_invariant", "all"),
+        )
+        .reset_index()
+    )
     with np.errstate(invalid="ignore", divide="ignore"):
         half = np.where(board["v"] > 0, t_quantile(board["v"] ** 2 / board["v2"]) * np.sqrt(board["v"]), np.nan)
     board["half"] = np.where(board["fewest"] >= 2, half / board["n_natures"], np.nan)
@@ -278,12 +326,30 @@ def leaderboard(summary: pd.DataFrame, metrics: Sequence[str] | None = None,
     # the worst case over natures: the largest signed seed mean (NaN signed: a metric not ranked)
     worst = st.loc[st["signed"].notna()].sort_values("signed", ascending=False, kind="stable")
     worst = worst.groupby([*cell, "forecaster"], sort=False).head(1)[[*cell, "forecaster", "mean", "nature", "signed"]]
-    board = board.merge(worst.rename(columns={"mean": "worst", "nature": "worst_nature", "signed": "worst_signed"}),
-                        on=[*cell, "forecaster"], how="left")
+    board = board.merge(
+        worst.rename(columns={"mean": "worst", "nature": "worst_nature", "signed": "worst_signed"}),
+        on=[*cell, "forecaster"],
+        how="left",
+    )
     board["worst_rank"] = board.groupby(cell)["worst_signed"].rank(method="min").astype("Int64")
     board = board.sort_values([*cell, "rank", "forecaster"]).reset_index(drop=True)
-    return board[[*cell, "forecaster", "n_natures", "mean", "half", "ci_low", "ci_high", "exact", "rank",
-                  "mean_rank", "worst", "worst_nature", "worst_rank"]]
+    return board[
+        [
+            *cell,
+            "forecaster",
+            "n_natures",
+            "mean",
+            "half",
+            "ci_low",
+            "ci_high",
+            "exact",
+            "rank",
+            "mean_rank",
+            "worst",
+            "worst_nature",
+            "worst_rank",
+        ]
+    ]
 
 
 def paired(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -355,8 +421,9 @@ def single_matchup(summary: pd.DataFrame) -> bool:
     >>> single_matchup(s), single_matchup(s.assign(forecaster=["k29", "ogd"])), single_matchup(s.iloc[:0])
     (True, False, False)
     """
-    return len(summary) > 0 and all(summary[k].nunique(dropna=False) <= 1 for k in ("game", "forecaster", "nature")
-                                    if k in summary)
+    return len(summary) > 0 and all(
+        summary[k].nunique(dropna=False) <= 1 for k in ("game", "forecaster", "nature") if k in summary
+    )
 
 
 def write_aggregates(out_dir: Path | str, summary: pd.DataFrame) -> dict[str, Path]:
@@ -391,14 +458,22 @@ TABLES_STAMP = ".tables.json"
 def _stamp(out_dir: Path, ids: Sequence[str], written: Sequence[tuple[str, str]]) -> dict:
     """The code version, and name, size and modification time (ns) of every input of the tables (each stored
     matchup and its trace) and of every table file (Parquet and CSV): equal stamps, equal tables."""
+
     def files(paths) -> list:
         return [[p.name, st.st_size, st.st_mtime_ns] for p in paths if (st := _stat(p)) is not None]
 
-    inputs = (out_dir / part / f"{mid}{suffix}" for mid in ids
-              for part, suffix in (("matchups", ".json"), ("traces", ".parquet")))
+    inputs = (
+        out_dir / part / f"{mid}{suffix}"
+        for mid in ids
+        for part, suffix in (("matchups", ".json"), ("traces", ".parquet"))
+    )
     outputs = (out_dir / f"{name}{suffix}" for _, name in written for suffix in (".parquet", ".csv"))
-    return {"code_version": code_version(), "inputs": files(inputs), "tables": files(outputs),
-            "written": [list(w) for w in written]}
+    return {
+        "code_version": code_version(),
+        "inputs": files(inputs),
+        "tables": files(outputs),
+        "written": [list(w) for w in written],
+    }
 
 
 def _stat(path: Path):
@@ -449,8 +524,9 @@ def write_tables(out_dir: Path | str, only: set[str] | None = None) -> dict[str,
     written = {name: write_table(df, out_dir, name) for name, df in tables.items() if not df.empty}
     written.update(write_aggregates(out_dir, tables["summary"]))
     if len(tables["summary"]) == len(ids):  # every stored matchup aggregated: nothing left out to report again
-        write_text_atomic(json.dumps(_stamp(out_dir, ids, [(n, p.stem) for n, p in written.items()])),
-                          out_dir / TABLES_STAMP)
+        write_text_atomic(
+            json.dumps(_stamp(out_dir, ids, [(n, p.stem) for n, p in written.items()])), out_dir / TABLES_STAMP
+        )
     else:
         (out_dir / TABLES_STAMP).unlink(missing_ok=True)
     return written
@@ -473,8 +549,10 @@ def finish(out_dir: Path, report: bool = True, only: set[str] | None = None, opt
     for name, path in tables.items():
         print(f"[arena]   {name}: {path} (+ .csv)")
     if not set(ACROSS) & set(tables):
-        print(f"[arena]   {', '.join(ACROSS)}: not written for a single matchup (no two forecasters to compare, "
-              "no forecaster x nature game to solve)")
+        print(
+            f"[arena]   {', '.join(ACROSS)}: not written for a single matchup (no two forecasters to compare, "
+            "no forecaster x nature game to solve)"
+        )
     if figures:
         folder = Path(out_dir).resolve() / ("paper" if (options or {}).get("paper") else "figures")
         inside = sum(1 for f in figures if folder in Path(f).resolve().parents)  # not summary.md, index.html
@@ -486,6 +564,24 @@ def finish(out_dir: Path, report: bool = True, only: set[str] | None = None, opt
         print(f"[arena]   read first: {(Path(out_dir) / 'summary.md').resolve()} (the verdicts, with the figures)")
 
 
-__all__ = ["ACROSS", "DIRECTION", "TABLES_STAMP", "current_tables", "LEVEL", "direction", "finish", "leaderboard", "mean_ci", "metric_columns", "n_effective",
-           "paired", "seed_invariant", "seed_stats", "single_matchup", "t_half_width", "t_quantile", "write_aggregates",
-           "write_tables"]
+__all__ = [
+    "ACROSS",
+    "DIRECTION",
+    "TABLES_STAMP",
+    "current_tables",
+    "LEVEL",
+    "direction",
+    "finish",
+    "leaderboard",
+    "mean_ci",
+    "metric_columns",
+    "n_effective",
+    "paired",
+    "seed_invariant",
+    "seed_stats",
+    "single_matchup",
+    "t_half_width",
+    "t_quantile",
+    "write_aggregates",
+    "write_tables",
+]

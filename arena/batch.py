@@ -86,11 +86,15 @@ def draw(nature: Nature, game: Game, n: int, seed: int, start: int = 0) -> tuple
     outcomes come from a stream derived from ``seed``.
     """
     if nature.second_guessing:
-        raise ValueError(f"online-to-batch: nature {nature.name!r} has second-guessing experts, whose advice "
-                         "depends on the forecast: there is no fixed class of predictors to compare with")
+        raise ValueError(
+            f"online-to-batch: nature {nature.name!r} has second-guessing experts, whose advice "
+            "depends on the forecast: there is no fixed class of predictors to compare with"
+        )
     if nature.adaptive:
-        raise ValueError(f"online-to-batch: nature {nature.name!r} is adaptive; the batch setting needs i.i.d. "
-                         "examples from an oblivious nature")
+        raise ValueError(
+            f"online-to-batch: nature {nature.name!r} is adaptive; the batch setting needs i.i.d. "
+            "examples from an oblivious nature"
+        )
     outcome_rng = derive_rng(seed, "batch-outcome", nature.name, start)
     d = int(nature.context_dim)
     X, y, q = np.zeros((n, d)), np.zeros(n), np.full(n, np.nan)
@@ -222,9 +226,20 @@ def summarize(table: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
         mean, lo, hi = interval(part["excess_risk"], level)
         hp = part["bound_hp"]
         within = float(np.mean(part["excess_risk"] <= hp)) if hp.notna().all() else math.nan
-        rows.append({"forecaster": fc, "n": n, "seeds": len(part), "risk": float(part["risk"].mean()),
-                     "excess_risk": mean, "excess_low": lo, "excess_high": hi, "bound": float(part["bound"].mean()),
-                     "bound_hp": float(hp.mean()), "within_hp": within})
+        rows.append(
+            {
+                "forecaster": fc,
+                "n": n,
+                "seeds": len(part),
+                "risk": float(part["risk"].mean()),
+                "excess_risk": mean,
+                "excess_low": lo,
+                "excess_high": hi,
+                "bound": float(part["bound"].mean()),
+                "bound_hp": float(hp.mean()),
+                "within_hp": within,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -239,8 +254,17 @@ def _spec(item) -> tuple[str, str, dict]:
     return str(item.get("label", item["name"])), str(item["name"]), dict(item.get("params") or {})
 
 
-def sweep(forecasters, nature, game="binary", ns=(10, 30, 100, 300), test_size: int = 1000,
-          seeds=(0, 1, 2), comparator: str = "auto", M: float = 1.0, delta: float = 0.05) -> pd.DataFrame:
+def sweep(
+    forecasters,
+    nature,
+    game="binary",
+    ns=(10, 30, 100, 300),
+    test_size: int = 1000,
+    seeds=(0, 1, 2),
+    comparator: str = "auto",
+    M: float = 1.0,
+    delta: float = 0.05,
+) -> pd.DataFrame:
     """Excess test risk of the online-to-batch predictor against n, per forecaster and seed.
 
     Parameters
@@ -267,8 +291,10 @@ def sweep(forecasters, nature, game="binary", ns=(10, 30, 100, 300), test_size: 
     """
     g = _game(game)
     if g.name not in ("binary", "experts"):
-        raise ValueError(f"online-to-batch: the {g.name!r} game is not supported (the batch risk here is the squared "
-                         "or log loss of a probability); use game: binary or game: experts")
+        raise ValueError(
+            f"online-to-batch: the {g.name!r} game is not supported (the batch risk here is the squared "
+            "or log loss of a probability); use game: binary or game: experts"
+        )
     if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
         raise ValueError(f"online-to-batch: delta={delta!r} must be in (0, 1), e.g. delta: 0.05")
     if comparator not in COMPARATORS:
@@ -302,10 +328,21 @@ def sweep(forecasters, nature, game="binary", ns=(10, 30, 100, 300), test_size: 
                 bound = _bound(fc, g, test.X.shape[1], n)
                 bounded = str(getattr(g, "loss", "squared")) == "squared"  # log-loss differences are unbounded
                 hp = high_probability_bound(bound, test.X.shape[1], n, delta) if bounded else math.nan
-                row = {"forecaster": label, "nature": nat.name, "game": g.name, "n": n, "seed": int(seed),
-                       "test_size": int(test_size), "risk": risk, "comparator": chosen,
-                       "excess_risk": risk - comps[chosen], "bound": bound, "bound_hp": hp, "delta": float(delta),
-                       "seconds": secs}
+                row = {
+                    "forecaster": label,
+                    "nature": nat.name,
+                    "game": g.name,
+                    "n": n,
+                    "seed": int(seed),
+                    "test_size": int(test_size),
+                    "risk": risk,
+                    "comparator": chosen,
+                    "excess_risk": risk - comps[chosen],
+                    "bound": bound,
+                    "bound_hp": hp,
+                    "delta": float(delta),
+                    "seconds": secs,
+                }
                 row.update({f"risk_{k}": v for k, v in comps.items()})
                 rows.append(row)
     return pd.DataFrame(rows)
@@ -313,11 +350,11 @@ def sweep(forecasters, nature, game="binary", ns=(10, 30, 100, 300), test_size: 
 
 def _choose(comparator: str, game: Game, test: Sample, comps: dict) -> str:
     if comparator == "auto":
-        return "best_expert" if game.name == "experts" else "best_linear" if "best_linear" in comps else \
-            "best_constant"
+        return "best_expert" if game.name == "experts" else "best_linear" if "best_linear" in comps else "best_constant"
     if comparator not in comps:
-        raise ValueError(f"online-to-batch: comparator {comparator!r} does not apply here (available: "
-                         f"{', '.join(sorted(comps))})")
+        raise ValueError(
+            f"online-to-batch: comparator {comparator!r} does not apply here (available: {', '.join(sorted(comps))})"
+        )
     return comparator
 
 
@@ -354,8 +391,9 @@ def _config(argv: list[str]):
 
             path = Path(str(resources.files("arena.conf").joinpath(f"batch/{first}.yaml")))
     if not path.is_file():
-        raise FileNotFoundError(f"no batch config {first!r} (looked for {path}); give a name under conf/batch or a "
-                                "YAML file")
+        raise FileNotFoundError(
+            f"no batch config {first!r} (looked for {path}); give a name under conf/batch or a YAML file"
+        )
     cfg = OmegaConf.merge(OmegaConf.load(path), OmegaConf.from_dotlist(overrides))
     return OmegaConf.to_container(cfg, resolve=True)
 
@@ -370,9 +408,17 @@ def run(cfg: dict) -> tuple[pd.DataFrame, list[Path]]:
     unknown = set(cfg) - known
     if unknown:
         raise ValueError(f"online-to-batch config: unknown keys {sorted(unknown)}; known: {sorted(known)}")
-    table = sweep(cfg["forecasters"], cfg["nature"], cfg.get("game", "binary"), cfg.get("ns", (10, 100)),
-                  int(cfg.get("test_size", 1000)), cfg.get("seeds", (0,)), cfg.get("comparator", "auto"),
-                  float(cfg.get("M", 1.0)), float(cfg.get("delta", 0.05)))
+    table = sweep(
+        cfg["forecasters"],
+        cfg["nature"],
+        cfg.get("game", "binary"),
+        cfg.get("ns", (10, 100)),
+        int(cfg.get("test_size", 1000)),
+        cfg.get("seeds", (0,)),
+        cfg.get("comparator", "auto"),
+        float(cfg.get("M", 1.0)),
+        float(cfg.get("delta", 0.05)),
+    )
     out = Path(cfg.get("out", "results/batch"))
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(table, out / "batch.parquet")

@@ -128,8 +128,9 @@ def _not_a_verdict(value: float, bound: float) -> str:
     return ""
 
 
-def not_applicable(name: str, note: str, probabilistic: bool = False, value: float = math.nan,
-                   bound: float = math.nan, **kw) -> Certificate:
+def not_applicable(
+    name: str, note: str, probabilistic: bool = False, value: float = math.nan, bound: float = math.nan, **kw
+) -> Certificate:
     """A certificate that does not apply to this run (``holds`` None), with the reason.
 
     Examples
@@ -191,8 +192,12 @@ def decision_allowance(T: int, B: float, tol: float) -> float:
     """
     t = np.arange(1, int(T) + 1, dtype=float)
     eps = np.finfo(float).eps
-    per = (1.0 / (10.0 * t * t) + 8 * eps * B * B * (t - 1) + B * (t - 1) * tol
-           + 64 * eps * (1 + 4 * B * B * (t - 1)) * (1 + (B + B * B) * (t - 1)))
+    per = (
+        1.0 / (10.0 * t * t)
+        + 8 * eps * B * B * (t - 1)
+        + B * (t - 1) * tol
+        + 64 * eps * (1 + 4 * B * B * (t - 1)) * (1 + (B + B * B) * (t - 1))
+    )
     return float(2.0 * per.sum())
 
 

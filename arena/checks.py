@@ -119,8 +119,14 @@ class ScriptedNature(Nature):
 
     name = "probe_scripted"
 
-    def __init__(self, outcomes: Sequence[float], contexts=None, context_dim: int = 0,
-                 games: Sequence[str] = ("binary",), group_dim: int = 0):
+    def __init__(
+        self,
+        outcomes: Sequence[float],
+        contexts=None,
+        context_dim: int = 0,
+        games: Sequence[str] = ("binary",),
+        group_dim: int = 0,
+    ):
         self.outcomes = tuple(float(v) for v in outcomes)
         self.contexts = None if contexts is None else np.asarray(contexts, dtype=np.float64).reshape(len(outcomes), -1)
         self.context_dim = int(context_dim) if self.contexts is None else self.contexts.shape[1]
@@ -265,8 +271,9 @@ def _default_natures(game: Game, few: bool = False) -> list[Nature]:
         return [CoinProbe(0.3), LogisticProbe(), ContrarianProbe(), ScriptedNature(bits, context_dim=2)]
     natures = sorted(_registered_natures(game), key=lambda n: not n.adaptive)  # stable: by name within
     if not natures:
-        raise NotApplicable(f"no registered nature of the {game.name!r} game builds with default parameters; "
-                            "pass natures=[...]")
+        raise NotApplicable(
+            f"no registered nature of the {game.name!r} game builds with default parameters; pass natures=[...]"
+        )
     return natures[: 2 if few else 4]
 
 
@@ -319,8 +326,10 @@ def _factory(plugin, params: dict | None, kind: type, check: str) -> Callable[[]
         try:
             plugin(**kw)
         except Exception as exc:
-            raise CheckFailure(f"{check}: {_label(plugin)} cannot be constructed with params={kw!r}: "
-                               f"{type(exc).__name__}: {exc}; pass params=... for its required parameters") from exc
+            raise CheckFailure(
+                f"{check}: {_label(plugin)} cannot be constructed with params={kw!r}: "
+                f"{type(exc).__name__}: {exc}; pass params=... for its required parameters"
+            ) from exc
         return lambda: plugin(**kw)
     if not isinstance(plugin, kind):
         raise TypeError(f"{check}: {plugin!r} is not a {kind.__name__} (give an instance or a class)")
@@ -366,8 +375,19 @@ def _global_rngs(seed: int):
         random.setstate(py_state)
 
 
-def _play(check: str, game: Game, fc: Forecaster, nature: Nature, T: int, seed: int, *, referee=None,
-          global_seed: int | None = None, keep_forecasts: bool = True, **kw) -> Result:
+def _play(
+    check: str,
+    game: Game,
+    fc: Forecaster,
+    nature: Nature,
+    T: int,
+    seed: int,
+    *,
+    referee=None,
+    global_seed: int | None = None,
+    keep_forecasts: bool = True,
+    **kw,
+) -> Result:
     """Play one game and fail the check if any plugin forfeits or the game cannot start.
 
     ``keep_forecasts=False`` lets a forecaster with a compiled oblivious path use it.
@@ -380,13 +400,17 @@ def _play(check: str, game: Game, fc: Forecaster, nature: Nature, T: int, seed: 
             with _global_rngs(global_seed):
                 res = play(game, fc, nature, T, seed, **kw)
     except Exception as exc:  # outside the loop's forfeit handling: reset, the first context, the referee
-        raise CheckFailure(f"{check}: the game of T={T} between forecaster {fc.name!r} and nature {nature.name!r} "
-                           f"(seed={seed}) could not be played: {type(exc).__name__}: {exc}") from exc
+        raise CheckFailure(
+            f"{check}: the game of T={T} between forecaster {fc.name!r} and nature {nature.name!r} "
+            f"(seed={seed}) could not be played: {type(exc).__name__}: {exc}"
+        ) from exc
     if res.forfeit is not None:
         f = res.forfeit
         culprit = _label(fc._inner if isinstance(fc, _Spy) else fc) if f.who == "forecaster" else _label(nature)
-        raise CheckFailure(f"{check}: {culprit} forfeited at round t={f.step} of a game of T={T} "
-                           f"between forecaster {fc.name!r} and nature {nature.name!r} (seed={seed}): {f.reason}")
+        raise CheckFailure(
+            f"{check}: {culprit} forfeited at round t={f.step} of a game of T={T} "
+            f"between forecaster {fc.name!r} and nature {nature.name!r} (seed={seed}): {f.reason}"
+        )
     return res
 
 
@@ -397,8 +421,9 @@ def _forecast_key(f: Forecast) -> tuple:
     return tuple(f.points), tuple(f.probs), f.internal
 
 
-def _first_difference(a: Result, b: Result, fields: Iterable[str] = _TRACE_FIELDS, rounds: int | None = None,
-                      forecasts: bool = True) -> tuple[int, str, object, object] | None:
+def _first_difference(
+    a: Result, b: Result, fields: Iterable[str] = _TRACE_FIELDS, rounds: int | None = None, forecasts: bool = True
+) -> tuple[int, str, object, object] | None:
     """The first round (1-based) and field where two recorded games differ, or None."""
     ra, rb = a.recorder, b.recorder
     n = min(ra.n, rb.n) if rounds is None else rounds
@@ -421,8 +446,14 @@ def _show(f: Forecast) -> str:
     return s + (f" internal={f.internal!r}" if f.internal is not None else "")
 
 
-_FIELD_NAMES = {"X": "context x_t", "p_mean": "announced forecast mean", "p": "realized forecast p_t",
-                "p_internal": "internal forecast", "y": "outcome y_t", "y_prob": "P(y_t = 1) of nature's law"}
+_FIELD_NAMES = {
+    "X": "context x_t",
+    "p_mean": "announced forecast mean",
+    "p": "realized forecast p_t",
+    "p_internal": "internal forecast",
+    "y": "outcome y_t",
+    "y_prob": "P(y_t = 1) of nature's law",
+}
 
 
 def _plain(v):
@@ -468,20 +499,31 @@ class _Spy(Forecaster):
 
 def _bad_forecast(out, low: float, high: float, t: int) -> str | None:
     if isinstance(out, Forecast):
-        if out.internal is not None and not (isinstance(out.internal, (int, float, np.floating, np.integer))
-                                             and math.isfinite(out.internal) and low <= out.internal <= high):
+        if out.internal is not None and not (
+            isinstance(out.internal, (int, float, np.floating, np.integer))
+            and math.isfinite(out.internal)
+            and low <= out.internal <= high
+        ):
             return f"round t={t}: internal forecast {out.internal!r} is not a finite number in [{low}, {high}]"
         return None
     if isinstance(out, (bool, np.bool_)) or not isinstance(out, (int, float, np.floating, np.integer)):
-        return (f"round t={t}: predict returned {out!r} of type {type(out).__name__}; "
-                "return a float or an arena.Forecast")
+        return (
+            f"round t={t}: predict returned {out!r} of type {type(out).__name__}; return a float or an arena.Forecast"
+        )
     if not (math.isfinite(out) and low <= out <= high):
         return f"round t={t}: forecast {out!r} is outside the forecast space [{low}, {high}]"
     return None
 
 
-def check_forecasts_in_range(forecaster, *, T: int = DEFAULT_T, seed: int = 0, natures: Sequence | None = None,
-                             params: dict | None = None, game: str | Game | None = None) -> None:
+def check_forecasts_in_range(
+    forecaster,
+    *,
+    T: int = DEFAULT_T,
+    seed: int = 0,
+    natures: Sequence | None = None,
+    params: dict | None = None,
+    game: str | Game | None = None,
+) -> None:
     """Every forecast is a float or a valid :class:`Forecast` inside the game's forecast space.
 
     Plays ``T`` rounds against each of ``natures`` (default: the probe natures, one of
@@ -500,8 +542,9 @@ def check_forecasts_in_range(forecaster, *, T: int = DEFAULT_T, seed: int = 0, n
             if spy.violation is None:
                 raise
         if spy.violation is not None:
-            raise CheckFailure(f"{check}: {_label(fc)} against nature {_nature_label(nature)} (seed={seed}): "
-                               f"{spy.violation}")
+            raise CheckFailure(
+                f"{check}: {_label(fc)} against nature {_nature_label(nature)} (seed={seed}): {spy.violation}"
+            )
 
 
 def _scripts(game: Game, T: int, context_dim: int, seed: int) -> tuple[dict, np.ndarray, Callable]:
@@ -516,14 +559,21 @@ def _scripts(game: Game, T: int, context_dim: int, seed: int) -> tuple[dict, np.
         bits = np.random.default_rng(2024).integers(0, 2, T).astype(float)
         contexts = np.random.default_rng(2025).standard_normal((T, context_dim))
         return {"contexts": contexts}, bits, lambda s: np.concatenate([bits[:s], 1.0 - bits[s:]])
-    sources = [n for n in _registered_natures(game) if not n.adaptive and not n.second_guessing
-               and (n.length is None or n.length >= T)]
+    sources = [
+        n
+        for n in _registered_natures(game)
+        if not n.adaptive and not n.second_guessing and (n.length is None or n.length >= T)
+    ]
     if not sources:
-        raise NotApplicable(f"no oblivious registered nature of the {game.name!r} game builds with default "
-                            "parameters to script outcomes from")
+        raise NotApplicable(
+            f"no oblivious registered nature of the {game.name!r} game builds with default "
+            "parameters to script outcomes from"
+        )
     source = sources[0]
-    a, b = (_play("check_no_lookahead", game, ConstantProbe(0.5), copy.deepcopy(source), T, s).recorder
-            for s in (seed, seed + 1))
+    a, b = (
+        _play("check_no_lookahead", game, ConstantProbe(0.5), copy.deepcopy(source), T, s).recorder
+        for s in (seed, seed + 1)
+    )
     y, other = a.y.copy(), b.y.copy()
     binary = bool(np.all((y == 0.0) | (y == 1.0)))
 
@@ -537,8 +587,16 @@ def _scripts(game: Game, T: int, context_dim: int, seed: int) -> tuple[dict, np.
     return script, y, alter
 
 
-def check_no_lookahead(forecaster, *, T: int = 40, seed: int = 0, splits: Sequence[int] | None = None,
-                       context_dim: int = 2, params: dict | None = None, game: str | Game | None = None) -> None:
+def check_no_lookahead(
+    forecaster,
+    *,
+    T: int = 40,
+    seed: int = 0,
+    splits: Sequence[int] | None = None,
+    context_dim: int = 2,
+    params: dict | None = None,
+    game: str | Game | None = None,
+) -> None:
     """The forecast of round t depends only on rounds before t, never on y_t.
 
     For each split ``s`` (default 0, 1, 2, 5 and T/2) two scripted outcome sequences agree
@@ -562,7 +620,8 @@ def check_no_lookahead(forecaster, *, T: int = 40, seed: int = 0, splits: Sequen
                 f"{check}: {_label(fa)} looked ahead: two outcome sequences that "
                 f"{f'agree on rounds 1..{s} and ' if s else ''}differ from round {s + 1} on got different "
                 f"forecasts at {_describe(diff)} "
-                f"(seed={seed}); a forecast may depend only on x_1..x_t and the outcomes before round t")
+                f"(seed={seed}); a forecast may depend only on x_1..x_t and the outcomes before round t"
+            )
 
 
 def _check_same_seed(plugin, make, kind: str, partners: Sequence, game: Game, T: int, seed: int) -> None:
@@ -581,11 +640,19 @@ def _check_same_seed(plugin, make, kind: str, partners: Sequence, game: Game, T:
             raise CheckFailure(
                 f"{check}: {_label(plugin)} played two different games against {other} with the same "
                 f"seed={seed}: first difference at {_describe(diff)}. Draw randomness only from the rng given "
-                "to reset() (never np.random.* or random.*), and keep no state outside the instance")
+                "to reset() (never np.random.* or random.*), and keep no state outside the instance"
+            )
 
 
-def check_same_seed_same_game(plugin, *, T: int = DEFAULT_T, seed: int = 0, partners: Sequence | None = None,
-                              params: dict | None = None, game: str | Game | None = None) -> None:
+def check_same_seed_same_game(
+    plugin,
+    *,
+    T: int = DEFAULT_T,
+    seed: int = 0,
+    partners: Sequence | None = None,
+    params: dict | None = None,
+    game: str | Game | None = None,
+) -> None:
     """Two fresh copies played with the same seed give identical traces (forecaster or nature).
 
     The global ``np.random`` and ``random`` streams are seeded differently for the two
@@ -600,8 +667,15 @@ def check_same_seed_same_game(plugin, *, T: int = DEFAULT_T, seed: int = 0, part
     _check_same_seed(plugin, make, kind, partners, g, T, seed)
 
 
-def check_reset_clears_state(plugin, *, T: int = DEFAULT_T, seed: int = 0, partners: Sequence | None = None,
-                             params: dict | None = None, game: str | Game | None = None) -> None:
+def check_reset_clears_state(
+    plugin,
+    *,
+    T: int = DEFAULT_T,
+    seed: int = 0,
+    partners: Sequence | None = None,
+    params: dict | None = None,
+    game: str | Game | None = None,
+) -> None:
     """``reset`` clears all state: a played instance, reset and replayed, plays like a fresh one.
 
     The instance first plays a game with seed ``seed + 1``, then one with ``seed``; a fresh
@@ -629,11 +703,20 @@ def check_reset_clears_state(plugin, *, T: int = DEFAULT_T, seed: int = 0, partn
             raise CheckFailure(
                 f"{check}: {_label(plugin)} played differently after reset() than a fresh instance against "
                 f"{other} (seed={seed}, after a first game with seed={seed + 1}): first difference at "
-                f"{_describe(diff)}. reset() must clear every piece of state that update()/observe() changes")
+                f"{_describe(diff)}. reset() must clear every piece of state that update()/observe() changes"
+            )
 
 
-def check_claims_hold(forecaster, *, T: int = 200, seeds: Sequence[int] = (0, 1), natures: Sequence | None = None,
-                      params: dict | None = None, game: str | Game | None = None, referee=None) -> list[dict]:
+def check_claims_hold(
+    forecaster,
+    *,
+    T: int = 200,
+    seeds: Sequence[int] = (0, 1),
+    natures: Sequence | None = None,
+    params: dict | None = None,
+    game: str | Game | None = None,
+    referee=None,
+) -> list[dict]:
     """Every certificate the forecaster claims holds on every run against ``natures`` (docs/ERRATA.md, certificates).
 
     Deterministic certificates must hold on every run where they apply (a certificate whose
@@ -657,12 +740,24 @@ def check_claims_hold(forecaster, *, T: int = 200, seeds: Sequence[int] = (0, 1)
             res = _play(check, g, fc, nat, _horizon(T, nat), seed, referee=referee or Referee())
             missing = set(claims) - set(res.certificates)
             if missing:
-                raise CheckFailure(f"{check}: {_label(fc)} claims {sorted(missing)} but the referee produced no "
-                                   f"such certificate against nature {nat.name!r}")
+                raise CheckFailure(
+                    f"{check}: {_label(fc)} claims {sorted(missing)} but the referee produced no "
+                    f"such certificate against nature {nat.name!r}"
+                )
             for name, c in res.certificates.items():
-                report.append({"nature": nat.name, "seed": seed, "certificate": name, "value": c.value,
-                               "bound": c.bound, "holds": c.holds, "verdict": c.verdict, "reason": c.reason,
-                               "probabilistic": c.probabilistic})
+                report.append(
+                    {
+                        "nature": nat.name,
+                        "seed": seed,
+                        "certificate": name,
+                        "value": c.value,
+                        "bound": c.bound,
+                        "holds": c.holds,
+                        "verdict": c.verdict,
+                        "reason": c.reason,
+                        "probabilistic": c.probabilistic,
+                    }
+                )
                 if c.probabilistic or c.holds is None:  # not applicable (the reason is in the report): no verdict
                     continue
                 if c.holds is not True:
@@ -670,7 +765,8 @@ def check_claims_hold(forecaster, *, T: int = 200, seeds: Sequence[int] = (0, 1)
                         f"{check}: {_label(fc)} claims the {name!r} certificate, which failed against nature {nat.name!r} "
                         f"(T={res.recorder.n}, seed={seed}): value {c.value!r} > bound {c.bound!r}"
                         + (f" ({c.note})" if c.note else "")
-                        + ". A deterministic certificate that fails on any run is a bug (docs/ERRATA.md, certificates)")
+                        + ". A deterministic certificate that fails on any run is a bug (docs/ERRATA.md, certificates)"
+                    )
     return report
 
 
@@ -710,9 +806,11 @@ def _params_json(plugin, check: str, state: bool = False) -> str:
         try:
             json.dumps(v, allow_nan=True)
         except (TypeError, ValueError) as exc:
-            raise CheckFailure(f"{check}: {_label(plugin)}.params()[{k!r}] = {v!r} (type {type(v).__name__}) "
-                               f"is not JSON-serializable ({exc}); store plain numbers, strings, lists or dicts "
-                               "(result rows record params() as JSON)") from None
+            raise CheckFailure(
+                f"{check}: {_label(plugin)}.params()[{k!r}] = {v!r} (type {type(v).__name__}) "
+                f"is not JSON-serializable ({exc}); store plain numbers, strings, lists or dicts "
+                "(result rows record params() as JSON)"
+            ) from None
     return json.dumps(params, sort_keys=True, allow_nan=True)
 
 
@@ -738,32 +836,44 @@ def check_constructor_stores_only(plugin, *, params: dict | None = None, T: int 
         with spy.watching():
             a, b = cls(**kw), cls(**kw)
     except Exception as exc:
-        raise CheckFailure(f"{check}: {_label(cls)}({', '.join(f'{k}={v!r}' for k, v in kw.items())}) raised "
-                           f"{type(exc).__name__}: {exc}; the constructor must accept the keys of params()") from exc
+        raise CheckFailure(
+            f"{check}: {_label(cls)}({', '.join(f'{k}={v!r}' for k, v in kw.items())}) raised "
+            f"{type(exc).__name__}: {exc}; the constructor must accept the keys of params()"
+        ) from exc
     np_after, py_after = np.random.get_state(), random.getstate()
     np.random.set_state(np_state)
     random.setstate(py_state)
     if any(not np.array_equal(x, y) for x, y in zip(np_state[1:], np_after[1:])) or py_state != py_after:
-        raise CheckFailure(f"{check}: constructing {_label(cls)} consumed global randomness (np.random or random); "
-                           "draw random numbers in reset(rng) from the rng it is given")
+        raise CheckFailure(
+            f"{check}: constructing {_label(cls)} consumed global randomness (np.random or random); "
+            "draw random numbers in reset(rng) from the rng it is given"
+        )
     if spy.opened:
-        raise CheckFailure(f"{check}: constructing {_label(cls)} opened {', '.join(spy.opened)}; "
-                           "read files in reset() (or lazily), not in __init__")
+        raise CheckFailure(
+            f"{check}: constructing {_label(cls)} opened {', '.join(spy.opened)}; "
+            "read files in reset() (or lazily), not in __init__"
+        )
     sa, sb = _params_json(a, check, state=True), _params_json(b, check, state=True)
     if sa != sb:
-        raise CheckFailure(f"{check}: two instances of {_label(cls)} built with the same arguments have different "
-                           f"params(): {sa} vs {sb}; the constructor must only store its parameters")
+        raise CheckFailure(
+            f"{check}: two instances of {_label(cls)} built with the same arguments have different "
+            f"params(): {sa} vs {sb}; the constructor must only store its parameters"
+        )
     ja = _params_json(a, check)
     try:
         rebuilt = cls(**json.loads(ja))
     except Exception as exc:
-        raise CheckFailure(f"{check}: {_label(cls)}: rebuilding it as {cls.__name__}(**params()) with params()={ja} "
-                           f"raised {type(exc).__name__}: {exc}; params() must return the constructor's "
-                           "parameters") from exc
+        raise CheckFailure(
+            f"{check}: {_label(cls)}: rebuilding it as {cls.__name__}(**params()) with params()={ja} "
+            f"raised {type(exc).__name__}: {exc}; params() must return the constructor's "
+            "parameters"
+        ) from exc
     if _params_json(rebuilt, check) != ja:
-        raise CheckFailure(f"{check}: {_label(cls)}: rebuilding it as {cls.__name__}(**params()) gives params() "
-                           f"{_params_json(rebuilt, check)}, not {ja}; params() must return the constructor's "
-                           "parameters")
+        raise CheckFailure(
+            f"{check}: {_label(cls)}: rebuilding it as {cls.__name__}(**params()) gives params() "
+            f"{_params_json(rebuilt, check)}, not {ja}; params() must return the constructor's "
+            "parameters"
+        )
     g = _game_for(cls, None, check)
     if kind is Forecaster:
         nature = _default_natures(g)[0]
@@ -772,15 +882,24 @@ def check_constructor_stores_only(plugin, *, params: dict | None = None, T: int 
         _play(check, g, MeanProbe(), a, _horizon(T, a), seed)
     after = _params_json(a, check, state=True)
     if after != sa:
-        raise CheckFailure(f"{check}: {_label(cls)}.params() changed after playing {T} rounds: {sa} before, "
-                           f"{after} after; keep game state in attributes whose names start with '_'")
+        raise CheckFailure(
+            f"{check}: {_label(cls)}.params() changed after playing {T} rounds: {sa} before, "
+            f"{after} after; keep game state in attributes whose names start with '_'"
+        )
 
 
 # --------------------------------------------------------------------------- nature checks
 
 
-def check_outcomes_valid(nature, *, T: int = DEFAULT_T, seed: int = 0, forecasters: Sequence | None = None,
-                         params: dict | None = None, game: str | Game | None = None) -> None:
+def check_outcomes_valid(
+    nature,
+    *,
+    T: int = DEFAULT_T,
+    seed: int = 0,
+    forecasters: Sequence | None = None,
+    params: dict | None = None,
+    game: str | Game | None = None,
+) -> None:
     """Every outcome is in the game's outcome space; every law's P(y = 1) is in [0, 1] and
     consistent with the drawn outcome (never y = 1 with P(y = 1) = 0)."""
     check = "check_outcomes_valid"
@@ -795,11 +914,15 @@ def check_outcomes_valid(nature, *, T: int = DEFAULT_T, seed: int = 0, forecaste
             if np.isnan(q):
                 continue
             if not 0.0 <= q <= 1.0:
-                raise CheckFailure(f"{check}: {_label(nat)} returned at round t={t + 1} a law with P(y = 1) = {q!r}, "
-                                   f"outside [0, 1] (against forecaster {fc.name!r}, seed={seed})")
+                raise CheckFailure(
+                    f"{check}: {_label(nat)} returned at round t={t + 1} a law with P(y = 1) = {q!r}, "
+                    f"outside [0, 1] (against forecaster {fc.name!r}, seed={seed})"
+                )
             if (q == 0.0 and y != 0.0) or (q == 1.0 and y != 1.0):
-                raise CheckFailure(f"{check}: {_label(nat)} at round t={t + 1}: its law gives P(y = 1) = {q!r} but "
-                                   f"sampling it gave y = {y!r}; sample() and cdf() disagree")
+                raise CheckFailure(
+                    f"{check}: {_label(nat)} at round t={t + 1}: its law gives P(y = 1) = {q!r} but "
+                    f"sampling it gave y = {y!r}; sample() and cdf() disagree"
+                )
         _check_cdf_at_atoms(check, nat, fc, rec, seed)
 
 
@@ -812,14 +935,17 @@ def _check_cdf_at_atoms(check: str, nat, fc, rec, seed: int) -> None:
         (a, b), (Fa, Fb), y = rec.atoms[t], rec.cdf_at_atoms[t], float(rec.y[t])
         where = f"{_label(nat)} at round t={t + 1} (against forecaster {fc.name!r}, seed={seed})"
         if not (0.0 <= Fa <= 1.0 and 0.0 <= Fb <= 1.0):
-            raise CheckFailure(f"{check}: {where}: its law's CDF at the forecast atoms is ({Fa!r}, {Fb!r}), "
-                               "outside [0, 1]")
+            raise CheckFailure(
+                f"{check}: {where}: its law's CDF at the forecast atoms is ({Fa!r}, {Fb!r}), outside [0, 1]"
+            )
         if (a <= b and Fa > Fb) or (b <= a and Fb > Fa):
             raise CheckFailure(f"{check}: {where}: its law's CDF decreases: F({a!r}) = {Fa!r}, F({b!r}) = {Fb!r}")
         for v, F in ((a, Fa), (b, Fb)):
             if (F == 0.0 and y <= v) or (F == 1.0 and y > v):
-                raise CheckFailure(f"{check}: {where}: its law gives P(y <= {v!r}) = {F!r} but sampling it gave "
-                                   f"y = {y!r}; sample() and cdf() disagree")
+                raise CheckFailure(
+                    f"{check}: {where}: its law gives P(y <= {v!r}) = {F!r} but sampling it gave "
+                    f"y = {y!r}; sample() and cdf() disagree"
+                )
 
 
 #: Draws per law in :func:`check_laws_agree_with_samples`, and its Kolmogorov-Smirnov level.
@@ -840,8 +966,16 @@ def ks_distance(law, draws: np.ndarray) -> float:
     return float(np.max(np.abs(emp - np.array([law.cdf(float(a)) for a in v]))))
 
 
-def check_laws_agree_with_samples(nature, *, T: int = DEFAULT_T, seed: int = 0, params: dict | None = None,
-                                  game: str | Game | None = None, laws: int = 3, draws: int = LAW_DRAWS) -> None:
+def check_laws_agree_with_samples(
+    nature,
+    *,
+    T: int = DEFAULT_T,
+    seed: int = 0,
+    params: dict | None = None,
+    game: str | Game | None = None,
+    laws: int = 3,
+    draws: int = LAW_DRAWS,
+) -> None:
     """The laws a nature returns are what they sample: a Kolmogorov-Smirnov test of ``cdf`` against
     ``draws`` samples of up to ``laws`` of them (level :data:`LAW_ALPHA`), and in the quantile game
     no mass at ymin (F(ymin) = 0, every draw > ymin: docs/ERRATA.md)."""
@@ -869,16 +1003,21 @@ def check_laws_agree_with_samples(nature, *, T: int = DEFAULT_T, seed: int = 0, 
         where = f"{_label(nature)}: the law of round t={i + 1} ({law!r})"
         ymin = getattr(g, "ymin", None)
         if ymin is not None and (law.cdf(ymin) > 0.0 or np.any(y <= ymin)):
-            raise CheckFailure(f"{check}: {where} has mass at ymin={ymin!r} (F(ymin) = {law.cdf(ymin)!r}, "
-                               f"{int(np.sum(y <= ymin))} of {draws} draws <= ymin); quantile outcomes must be > ymin")
+            raise CheckFailure(
+                f"{check}: {where} has mass at ymin={ymin!r} (F(ymin) = {law.cdf(ymin)!r}, "
+                f"{int(np.sum(y <= ymin))} of {draws} draws <= ymin); quantile outcomes must be > ymin"
+            )
         d = ks_distance(law, y)
         if d > crit:
-            raise CheckFailure(f"{check}: {where}: its cdf disagrees with its sample (Kolmogorov-Smirnov distance "
-                               f"{d:.4g} over {draws} draws > {crit:.4g}, level {LAW_ALPHA:g}); fix cdf() or sample()")
+            raise CheckFailure(
+                f"{check}: {where}: its cdf disagrees with its sample (Kolmogorov-Smirnov distance "
+                f"{d:.4g} over {draws} draws > {crit:.4g}, level {LAW_ALPHA:g}); fix cdf() or sample()"
+            )
 
 
-def check_contexts_shape(nature, *, T: int = DEFAULT_T, seed: int = 0, params: dict | None = None,
-                         game: str | Game | None = None) -> None:
+def check_contexts_shape(
+    nature, *, T: int = DEFAULT_T, seed: int = 0, params: dict | None = None, game: str | Game | None = None
+) -> None:
     """``context_dim`` is an integer >= 0 and every context is ``context_dim`` finite floats."""
     check = "check_contexts_shape"
     make = _factory(nature, params, Nature, check)
@@ -891,12 +1030,15 @@ def check_contexts_shape(nature, *, T: int = DEFAULT_T, seed: int = 0, params: d
         nat = make()
         res = _play(check, g, fc, nat, _horizon(T, nat), seed)
         if res.recorder.X.shape != (res.recorder.n, d):
-            raise CheckFailure(f"{check}: {_label(nat)} recorded contexts of shape {res.recorder.X.shape}, "
-                               f"expected ({res.recorder.n}, {d})")
+            raise CheckFailure(
+                f"{check}: {_label(nat)} recorded contexts of shape {res.recorder.X.shape}, "
+                f"expected ({res.recorder.n}, {d})"
+            )
 
 
-def check_oblivious_ignores_forecast(nature, *, T: int = DEFAULT_T, seed: int = 0, params: dict | None = None,
-                                     game: str | Game | None = None) -> None:
+def check_oblivious_ignores_forecast(
+    nature, *, T: int = DEFAULT_T, seed: int = 0, params: dict | None = None, game: str | Game | None = None
+) -> None:
     """An oblivious nature (``adaptive = False``) plays the same contexts, outcomes and laws
     whatever the forecaster: constant 0, constant 1, a running mean and a randomized one."""
     check = "check_oblivious_ignores_forecast"
@@ -916,7 +1058,8 @@ def check_oblivious_ignores_forecast(nature, *, T: int = DEFAULT_T, seed: int = 
                 f"{check}: {_label(nature)} declares adaptive = False but its play depends on the forecaster: "
                 f"against the probe forecasters {_probe(forecasters[0])} and {_probe(fc)} with seed={seed}, "
                 f"first difference at {_describe(diff)}. Declare adaptive = True, or ignore the "
-                "forecast (and observe()) in respond()/context()")
+                "forecast (and observe()) in respond()/context()"
+            )
 
 
 def _probe(fc: Forecaster) -> str:
@@ -925,8 +1068,12 @@ def _probe(fc: Forecaster) -> str:
 
 #: Gymnasium's advice for learning agents, not defects of a game: unbounded contexts, no spec
 #: (an env made by hand), and a forecast space other than [-1, 1] or [0, 1] (the quantile game's).
-_BENIGN_ENV_WARNINGS = ("minimum value is -infinity", "maximum value is infinity", "not having a spec",
-                        "recommend using a symmetric and normalized space")
+_BENIGN_ENV_WARNINGS = (
+    "minimum value is -infinity",
+    "maximum value is infinity",
+    "not having a spec",
+    "recommend using a symmetric and normalized space",
+)
 
 
 def _check_one_env(env, label: str, check: str) -> None:
@@ -938,7 +1085,8 @@ def _check_one_env(env, label: str, check: str) -> None:
             gym_check_env(env)
         except Exception as exc:
             raise CheckFailure(
-                f"{check}: gymnasium's check_env failed for {label}: {type(exc).__name__}: {exc}") from exc
+                f"{check}: gymnasium's check_env failed for {label}: {type(exc).__name__}: {exc}"
+            ) from exc
     bad = [str(w.message) for w in caught if not any(s in str(w.message) for s in _BENIGN_ENV_WARNINGS)]
     if bad:
         raise CheckFailure(f"{check}: gymnasium's check_env warned for {label}: " + " | ".join(bad))
@@ -969,12 +1117,15 @@ def _check_env_determinism(env, label: str, check: str, steps: int = 5) -> None:
     for i, (u, v) in enumerate(zip(a, b)):
         if not data_equivalence(u, v, exact=True):
             where = "reset(seed=123)" if i == 0 else f"step {i} after reset(seed=123)"
-            raise CheckFailure(f"{check}: {label} is not deterministic: {where} returned {u!r} and then {v!r}; "
-                               "derive every random stream from the seed given to reset()")
+            raise CheckFailure(
+                f"{check}: {label} is not deterministic: {where} returned {u!r} and then {v!r}; "
+                "derive every random stream from the seed given to reset()"
+            )
 
 
-def check_env(env_id_or_env="arena/Binary-v0", natures: Sequence | None = None, *, T: int = 20,
-              game: str | Game | None = None) -> None:
+def check_env(
+    env_id_or_env="arena/Binary-v0", natures: Sequence | None = None, *, T: int = 20, game: str | Game | None = None
+) -> None:
     """Run ``gymnasium.utils.env_checker.check_env`` on a game environment, once per nature.
 
     ``env_id_or_env`` is a registered id (made with each of ``natures``: names or
@@ -995,8 +1146,10 @@ def check_env(env_id_or_env="arena/Binary-v0", natures: Sequence | None = None, 
         try:
             env = gym.make(env_id_or_env, nature=nature, T=T_n, **extra)
         except Exception as exc:
-            raise CheckFailure(f"{check}: gym.make({env_id_or_env!r}, nature={_nature_label(nature)}, T={T_n}) "
-                               f"raised {type(exc).__name__}: {exc}") from exc
+            raise CheckFailure(
+                f"{check}: gym.make({env_id_or_env!r}, nature={_nature_label(nature)}, T={T_n}) "
+                f"raised {type(exc).__name__}: {exc}"
+            ) from exc
         _check_one_env(env.unwrapped, f"{env_id_or_env!r} with nature {_nature_label(nature)}", check)
 
 
@@ -1010,8 +1163,7 @@ def _env_id(game: Game) -> str | None:
     return None
 
 
-def check_env_with_nature(nature, *, T: int = 20, params: dict | None = None,
-                          game: str | Game | None = None) -> None:
+def check_env_with_nature(nature, *, T: int = 20, params: dict | None = None, game: str | Game | None = None) -> None:
     """Gymnasium's ``check_env`` passes for the environment of the nature's game with this nature
     (made with ``gym.make`` from the game's registered id when there is one)."""
     from arena.env import ForecastEnv
@@ -1027,9 +1179,15 @@ def check_env_with_nature(nature, *, T: int = 20, params: dict | None = None,
         _check_one_env(ForecastEnv(nat, _horizon(T, nat), g), f"the {g.name!r} game with {_label(nat)}", check)
 
 
-def check_fast_path_matches_step_loop(forecaster, *, T: int = DEFAULT_T, seed: int = 0,
-                                      natures: Sequence | None = None, params: dict | None = None,
-                                      game: str | Game | None = None) -> None:
+def check_fast_path_matches_step_loop(
+    forecaster,
+    *,
+    T: int = DEFAULT_T,
+    seed: int = 0,
+    natures: Sequence | None = None,
+    params: dict | None = None,
+    game: str | Game | None = None,
+) -> None:
     """A forecaster that offers ``play_oblivious`` (all rounds at once against an oblivious nature)
     records exactly the game that the step loop records: same contexts, forecasts and outcomes."""
     check = "check_fast_path_matches_step_loop"
@@ -1042,25 +1200,41 @@ def check_fast_path_matches_step_loop(forecaster, *, T: int = DEFAULT_T, seed: i
     oblivious = [n for n in (natures or _default_natures(g)) if not getattr(n, "adaptive", False)]
     for nature in oblivious:
         T_n = _horizon(T, nature)
-        runs = [_play(check, g, make(), copy.deepcopy(nature), T_n, seed, keep_forecasts=False, fast_path=fast)
-                for fast in (True, False)]
+        runs = [
+            _play(check, g, make(), copy.deepcopy(nature), T_n, seed, keep_forecasts=False, fast_path=fast)
+            for fast in (True, False)
+        ]
         diff = _first_difference(*runs, forecasts=False)
         if diff is not None:
             raise CheckFailure(
                 f"{check}: {_label(forecaster)}'s play_oblivious recorded a different game from the step loop's "
                 f"against nature {nature.name!r} (T={T_n}, seed={seed}): first difference at {_describe(diff)} "
-                "(fast path first)")
+                "(fast path first)"
+            )
 
 
 # --------------------------------------------------------------------------- the suite
 
 
-_FORECASTER_CHECKS = (check_forecasts_in_range, check_no_lookahead, check_same_seed_same_game,
-                      check_reset_clears_state, check_claims_hold, check_constructor_stores_only,
-                      check_fast_path_matches_step_loop)
-_NATURE_CHECKS = (check_outcomes_valid, check_contexts_shape, check_same_seed_same_game, check_reset_clears_state,
-                  check_oblivious_ignores_forecast, check_constructor_stores_only, check_env_with_nature,
-                  check_laws_agree_with_samples)
+_FORECASTER_CHECKS = (
+    check_forecasts_in_range,
+    check_no_lookahead,
+    check_same_seed_same_game,
+    check_reset_clears_state,
+    check_claims_hold,
+    check_constructor_stores_only,
+    check_fast_path_matches_step_loop,
+)
+_NATURE_CHECKS = (
+    check_outcomes_valid,
+    check_contexts_shape,
+    check_same_seed_same_game,
+    check_reset_clears_state,
+    check_oblivious_ignores_forecast,
+    check_constructor_stores_only,
+    check_env_with_nature,
+    check_laws_agree_with_samples,
+)
 
 
 def all_checks(kind: str) -> list[Callable]:
@@ -1102,4 +1276,3 @@ def check_plugin(plugin, *, params: dict | None = None) -> dict[str, str]:
     if failures:
         raise CheckFailure(f"{len(failures)} check(s) failed for {_label(cls)}:\n" + "\n".join(failures))
     return verdicts
-

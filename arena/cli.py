@@ -109,8 +109,9 @@ def main(argv: list[str] | None = None) -> None:
     mode = None
     if not INFORMATIONAL.intersection(argv):
         try:
-            _, extra, mode = prepare([a for a in argv if not a.startswith("-")],
-                                     multirun=bool({"-m", "--multirun"} & set(argv)))
+            _, extra, mode = prepare(
+                [a for a in argv if not a.startswith("-")], multirun=bool({"-m", "--multirun"} & set(argv))
+            )
             argv += extra
         except ConfigError as exc:
             print(f"arena: error: {exc}", file=sys.stderr)
@@ -121,10 +122,14 @@ def main(argv: list[str] | None = None) -> None:
     from arena.supervise import ctrl_c_remembered
 
     try:  # ctrl_c_remembered: a Ctrl-C that came inside Numba's callbacks (loading compiled code) is one too
-        with ctrl_c_remembered(), _known_mode(mode if _same_composition(argv) else _UNKNOWN), \
-                shard_configs_composed_once():
-            hydra.main(config_path=config_dir() or f"pkg://{CONFIG_MODULE}", config_name="config",
-                       version_base="1.3")(run_job)()
+        with (
+            ctrl_c_remembered(),
+            _known_mode(mode if _same_composition(argv) else _UNKNOWN),
+            shard_configs_composed_once(),
+        ):
+            hydra.main(config_path=config_dir() or f"pkg://{CONFIG_MODULE}", config_name="config", version_base="1.3")(
+                run_job
+            )()
     except KeyboardInterrupt:
         print(f"\ninterrupted: {interrupted_text()}; run the same command to resume", file=sys.stderr, flush=True)
         raise SystemExit(130) from None
@@ -176,8 +181,9 @@ def redteam_main(argv: list[str] | None = None) -> None:
     _user_modules_importable()
     use_search_path_plugin(argv)
     sys.argv = [sys.argv[0], *argv]
-    hydra.main(config_path=config_dir() or f"pkg://{CONFIG_MODULE}", config_name="redteam",
-               version_base="1.3")(redteam_job)()
+    hydra.main(config_path=config_dir() or f"pkg://{CONFIG_MODULE}", config_name="redteam", version_base="1.3")(
+        redteam_job
+    )()
 
 
 def report_main(argv: list[str] | None = None) -> None:
@@ -195,8 +201,11 @@ def report_main(argv: list[str] | None = None) -> None:
         with ctrl_c_remembered():  # also a Ctrl-C that came inside Numba's callbacks (the top comparison's replay)
             _report(argv)
     except KeyboardInterrupt:  # drawing, or still loading the plotting code
-        print("\ninterrupted: the stored matchups and tables are untouched; run the same command to draw the report",
-              file=sys.stderr, flush=True)
+        print(
+            "\ninterrupted: the stored matchups and tables are untouched; run the same command to draw the report",
+            file=sys.stderr,
+            flush=True,
+        )
         raise SystemExit(130) from None
 
 
@@ -207,30 +216,50 @@ def _report(argv: list[str] | None) -> None:
     from arena.plots.report import FORMATS
     from arena.results import planned
 
-    ap = argparse.ArgumentParser(prog="arena-report", description=report_main.__doc__.split("\n\n")[0].split(": ", 1)[1])
+    ap = argparse.ArgumentParser(
+        prog="arena-report", description=report_main.__doc__.split("\n\n")[0].split(": ", 1)[1]
+    )
     ap.add_argument("results_dir", type=Path, help="a results directory (of a tournament or a sweep)")
-    ap.add_argument("--format", default=None, help=f"figure formats, comma-separated, of {', '.join(FORMATS)} "
-                    "(default: png, what index.html shows; with --paper: pdf)")
-    ap.add_argument("--paper", action="store_true", help="only a paper's few figures (PDF, TrueType fonts) and LaTeX table, in DIR/paper/")
+    ap.add_argument(
+        "--format",
+        default=None,
+        help=f"figure formats, comma-separated, of {', '.join(FORMATS)} "
+        "(default: png, what index.html shows; with --paper: pdf)",
+    )
+    ap.add_argument(
+        "--paper",
+        action="store_true",
+        help="only a paper's few figures (PDF, TrueType fonts) and LaTeX table, in DIR/paper/",
+    )
     ap.add_argument("--quiet", action="store_true", help="print no progress while drawing")
     _no_collection_at_exit()
     args = ap.parse_args(argv)
-    formats = tuple(f.strip().lower() for f in (args.format or ("pdf" if args.paper else "png")).split(",")
-                    if f.strip())
+    formats = tuple(
+        f.strip().lower() for f in (args.format or ("pdf" if args.paper else "png")).split(",") if f.strip()
+    )
     bad = [f for f in formats if f not in FORMATS]
     if bad or not formats:
-        print(f"arena-report: error: --format {args.format!r}: choose from {', '.join(FORMATS)}, "
-              "comma-separated (e.g. --format pdf,png)", file=sys.stderr)
+        print(
+            f"arena-report: error: --format {args.format!r}: choose from {', '.join(FORMATS)}, "
+            "comma-separated (e.g. --format pdf,png)",
+            file=sys.stderr,
+        )
         raise SystemExit(2)
     try:
-        finish(args.results_dir, only=planned(args.results_dir),
-               options={"formats": formats, "paper": args.paper, "quiet": args.quiet})
+        finish(
+            args.results_dir,
+            only=planned(args.results_dir),
+            options={"formats": formats, "paper": args.paper, "quiet": args.quiet},
+        )
     except (FileNotFoundError, ValueError) as exc:
         print(f"arena-report: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     except OSError as exc:
-        print(f"arena-report: error: cannot write {exc.filename or args.results_dir}: {exc.strerror or exc}; make room or "
-              "make it writable, then run it again (the stored matchups are untouched)", file=sys.stderr)
+        print(
+            f"arena-report: error: cannot write {exc.filename or args.results_dir}: {exc.strerror or exc}; make room or "
+            "make it writable, then run it again (the stored matchups are untouched)",
+            file=sys.stderr,
+        )
         raise SystemExit(1) from None
 
 
@@ -249,17 +278,23 @@ def rerun_main(argv: list[str] | None = None) -> None:
 
     from arena.tournament import metrics_text, rerun, stored_row
 
-    ap = argparse.ArgumentParser(prog="arena-rerun", description=rerun_main.__doc__.split("\n\n")[1],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="arena-rerun",
+        description=rerun_main.__doc__.split("\n\n")[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("source", type=Path, help="results directory or summary .parquet/.csv")
     which = ap.add_mutually_exclusive_group(required=True)
     which.add_argument("--row", type=int, help="row position in the summary table (0-based, as pandas counts)")
     which.add_argument("--matchup", help="the row's matchup_id")
     ap.add_argument("--out", type=Path, help="store the new result here (default: a temporary directory)")
-    ap.add_argument("--trust", action="store_true",
-                    help="run the row's config as it is: its _target_ may name any Python callable and modules "
-                         "in the working directory are importable (only for results from a source you trust); "
-                         "without it only registered plugins with plain parameters are played")
+    ap.add_argument(
+        "--trust",
+        action="store_true",
+        help="run the row's config as it is: its _target_ may name any Python callable and modules "
+        "in the working directory are importable (only for results from a source you trust); "
+        "without it only registered plugins with plain parameters are played",
+    )
     _no_collection_at_exit()
     args = ap.parse_args(argv)
     if args.trust:
@@ -276,8 +311,9 @@ def rerun_main(argv: list[str] | None = None) -> None:
         raise SystemExit(2) from None
     print(f"[arena] reran {row['matchup_id']}: {metrics_text(new)}")
     if row.get("code_version") not in (None, new["code_version"]):
-        print(f"[arena]   note: the row was computed by code version {row['code_version']}, "
-              f"this is {new['code_version']}")
+        print(
+            f"[arena]   note: the row was computed by code version {row['code_version']}, this is {new['code_version']}"
+        )
     if differ:
         for c in differ:
             print(f"[arena]   differs: {c}: stored {row[c]!r}, now {new.get(c)!r}")

@@ -71,12 +71,14 @@ def _score(p: np.ndarray, y: np.ndarray, metric: str, game: dict) -> tuple[np.nd
         return -(y * np.log(q) + (1 - y) * np.log1p(-q)), 0.0, -math.log(LOG_LOSS_EPS)
     if metric == "calibration":
         return y - p, -1.0, 1.0
-    raise ValueError(f"metric {metric!r} is not a score of the {game.get('name')!r} game; use one of "
-                     "brier, log_loss, calibration")
+    raise ValueError(
+        f"metric {metric!r} is not a score of the {game.get('name')!r} game; use one of brier, log_loss, calibration"
+    )
 
 
-def pair_scores(p_a: np.ndarray, p_b: np.ndarray, y_a: np.ndarray, y_b: np.ndarray, metric: str = "brier",
-                game: dict | None = None) -> dict:
+def pair_scores(
+    p_a: np.ndarray, p_b: np.ndarray, y_a: np.ndarray, y_b: np.ndarray, metric: str = "brier", game: dict | None = None
+) -> dict:
     """The per-round score differences A - B (A's forecasts p_a of outcomes y_a, B's p_b of y_b) with
     their bounds; ``game``: the game's parameters (name, and q, ymin, ymax for the quantile game).
 
@@ -113,8 +115,9 @@ def sequential_comparison(d: dict, alpha: float = 0.05) -> pd.DataFrame:
         cs = confidence_sequence(d["values"], d["lo"], d["hi"], alpha)
         mean, low, high = cs["mean"], cs["low"], cs["high"]
         e_a, e_b = e_process(-d["values"], -d["hi"], -d["lo"]), e_process(d["values"], d["lo"], d["hi"])
-    return pd.DataFrame({"t": np.arange(1, len(mean) + 1), "mean": mean, "low": low, "high": high,
-                         "e_a_better": e_a, "e_b_better": e_b})
+    return pd.DataFrame(
+        {"t": np.arange(1, len(mean) + 1), "mean": mean, "low": low, "high": high, "e_a_better": e_a, "e_b_better": e_b}
+    )
 
 
 def verdict(seq: pd.DataFrame, alpha: float) -> tuple[str, float]:
@@ -152,8 +155,10 @@ def per_round(out_dir: Path, row: pd.Series) -> tuple[np.ndarray, np.ndarray, st
         t = pd.read_parquet(trace, columns=["p", "y"])
         return t["p"].to_numpy(float), t["y"].to_numpy(float), "trace"
     if not isinstance(row.get("config"), str):
-        raise ValueError(f"matchup {row.get('matchup_id')!r} has no stored trace and no `config` to replay it from; "
-                         "run its tournament with keep_trace=true")
+        raise ValueError(
+            f"matchup {row.get('matchup_id')!r} has no stored trace and no `config` to replay it from; "
+            "run its tournament with keep_trace=true"
+        )
     from omegaconf import OmegaConf
 
     from arena.matchup import matchup_from_config
@@ -185,8 +190,10 @@ def _pick(summary: pd.DataFrame, a: str, b: str, game: str | None, T: int | None
             from arena.errors import did_you_mean
 
             options = sorted(set(summary["forecaster"].astype(str)))
-            raise ValueError(f"forecaster {name!r} is not in the results (they hold {', '.join(options)})."
-                             f"{did_you_mean(name, options)}")
+            raise ValueError(
+                f"forecaster {name!r} is not in the results (they hold {', '.join(options)})."
+                f"{did_you_mean(name, options)}"
+            )
     both = summary.loc[summary["forecaster"].isin([a, b])]
     if "status" in both:
         both = both.loc[both["status"] == "ok"]
@@ -205,9 +212,18 @@ def _pick(summary: pd.DataFrame, a: str, b: str, game: str | None, T: int | None
     return both.loc[both["T"] == T], game, T
 
 
-def compare(out_dir: Path | str, a: str, b: str, metric: str | None = None, alpha: float = 0.05,
-            game: str | None = None, natures: list[str] | None = None, seeds: list[int] | None = None,
-            T: int | None = None, summary: pd.DataFrame | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def compare(
+    out_dir: Path | str,
+    a: str,
+    b: str,
+    metric: str | None = None,
+    alpha: float = 0.05,
+    game: str | None = None,
+    natures: list[str] | None = None,
+    seeds: list[int] | None = None,
+    T: int | None = None,
+    summary: pd.DataFrame | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Compare forecasters ``a`` and ``b`` of a results directory on every nature and seed where both
     finished: returns ``(final, curves)``.
 
@@ -243,17 +259,33 @@ def compare(out_dir: Path | str, a: str, b: str, metric: str | None = None, alph
         d = pair_scores(pa[:n], pb[:n], ya[:n], yb[:n], metric, _game_params(ra.iloc[0]))
         seq = sequential_comparison(d, alpha)
         keep = np.unique(np.concatenate([checkpoints(n, CURVE_POINTS), [n]])).astype(int) - 1
-        ids = {"game": game, "T": T, "metric": metric, "forecaster_a": a, "forecaster_b": b, "nature": nature,
-               "seed": int(seed)}
+        ids = {
+            "game": game,
+            "T": T,
+            "metric": metric,
+            "forecaster_a": a,
+            "forecaster_b": b,
+            "nature": nature,
+            "seed": int(seed),
+        }
         curves.append(seq.iloc[keep].assign(**ids))
         last = seq.iloc[-1]
-        finals.append({**ids, "n": n, **{k: last[k] for k in ("mean", "low", "high", "e_a_better", "e_b_better")},
-                       **dict(zip(("verdict", "decided_at"), verdict(seq, alpha))),
-                       "pairing": "common outcomes" if np.array_equal(ya[:n], yb[:n]) else "common random numbers",
-                       "source": src_a if src_a == src_b else f"{src_a} / {src_b}"})
+        finals.append(
+            {
+                **ids,
+                "n": n,
+                **{k: last[k] for k in ("mean", "low", "high", "e_a_better", "e_b_better")},
+                **dict(zip(("verdict", "decided_at"), verdict(seq, alpha))),
+                "pairing": "common outcomes" if np.array_equal(ya[:n], yb[:n]) else "common random numbers",
+                "source": src_a if src_a == src_b else f"{src_a} / {src_b}",
+            }
+        )
     if not finals:
-        raise ValueError(f"{a!r} and {b!r} share no finished (nature, seed) at T={T} in game {game!r}"
-                         + (f" among natures {natures}" if natures else "") + (f" and seeds {seeds}" if seeds else ""))
+        raise ValueError(
+            f"{a!r} and {b!r} share no finished (nature, seed) at T={T} in game {game!r}"
+            + (f" among natures {natures}" if natures else "")
+            + (f" and seeds {seeds}" if seeds else "")
+        )
     return pd.DataFrame(finals), pd.concat(curves, ignore_index=True)
 
 
@@ -277,17 +309,38 @@ def top_pairs(out_dir: Path | str, summary: pd.DataFrame, alpha: float = 0.05) -
             a, b = board["forecaster"].iloc[0], board["forecaster"].iloc[1]
             seed = int(s.loc[s["T"] == T, "seed"].min()) if "seed" in s else None
             try:
-                cost = _replay_seconds(out_dir, s.loc[(s["T"] == T) & s["forecaster"].isin([a, b])
-                                                      & ((s["seed"] == seed) if seed is not None else True)])
+                cost = _replay_seconds(
+                    out_dir,
+                    s.loc[
+                        (s["T"] == T)
+                        & s["forecaster"].isin([a, b])
+                        & ((s["seed"] == seed) if seed is not None else True)
+                    ],
+                )
                 if cost > REPLAY_BUDGET:
-                    raise ValueError(f"no traces, and replaying them would take about {cost:.0f} s: run "
-                                     f"`arena-compare DIR {a} {b}`, or the tournament with keep_trace=true")
-                final, curve = compare(out_dir, a, b, metric, alpha, game, seeds=[seed] if seed is not None else None,
-                                       T=int(T), summary=s)
+                    raise ValueError(
+                        f"no traces, and replaying them would take about {cost:.0f} s: run "
+                        f"`arena-compare DIR {a} {b}`, or the tournament with keep_trace=true"
+                    )
+                final, curve = compare(
+                    out_dir, a, b, metric, alpha, game, seeds=[seed] if seed is not None else None, T=int(T), summary=s
+                )
             except Exception as exc:  # noqa: BLE001 (a section of the report: its reason is printed there)
-                final, curve = pd.DataFrame([{"game": game, "T": T, "metric": metric, "forecaster_a": a,
-                                              "forecaster_b": b, "error": f"{type(exc).__name__}: {exc}"}]), \
-                    pd.DataFrame()
+                final, curve = (
+                    pd.DataFrame(
+                        [
+                            {
+                                "game": game,
+                                "T": T,
+                                "metric": metric,
+                                "forecaster_a": a,
+                                "forecaster_b": b,
+                                "error": f"{type(exc).__name__}: {exc}",
+                            }
+                        ]
+                    ),
+                    pd.DataFrame(),
+                )
             finals.append(final)
             curves.append(curve)
     if not finals:
@@ -306,13 +359,17 @@ def _replay_seconds(out_dir: Path | str, rows: pd.DataFrame) -> float:
 
 def format_table(final: pd.DataFrame, alpha: float) -> str:
     """The final values as aligned text, one line per nature and seed."""
-    head = f"{'nature':<22} {'seed':>4} {'T':>7} {'A - B':>10} {f'{1 - alpha:.0%} CS':>22} {'e(A better)':>11} " \
-           f"{'e(B better)':>11}  verdict (round)      pairing"
+    head = (
+        f"{'nature':<22} {'seed':>4} {'T':>7} {'A - B':>10} {f'{1 - alpha:.0%} CS':>22} {'e(A better)':>11} "
+        f"{'e(B better)':>11}  verdict (round)      pairing"
+    )
     lines = [head]
     for _, r in final.iterrows():
         cs = f"[{r['low']:.4g}, {r['high']:.4g}]"
-        lines.append(f"{str(r['nature']):<22} {r['seed']:>4} {r['n']:>7} {r['mean']:>10.4g} {cs:>22} "
-                     f"{r['e_a_better']:>11.3g} {r['e_b_better']:>11.3g}  {_decided(r):<19} {r['pairing']}")
+        lines.append(
+            f"{str(r['nature']):<22} {r['seed']:>4} {r['n']:>7} {r['mean']:>10.4g} {cs:>22} "
+            f"{r['e_a_better']:>11.3g} {r['e_b_better']:>11.3g}  {_decided(r):<19} {r['pairing']}"
+        )
     return "\n".join(lines)
 
 
@@ -328,15 +385,20 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(
         prog="arena-compare",
         description="Anytime-valid comparison of forecasters A and B on the rounds of a results directory: a "
-                    "confidence sequence for the running mean difference of their scores (A - B) and e-values "
-                    "against 'A is no better than B' and the reverse, per nature and seed; printed, written as "
-                    "CSV and plotted.")
+        "confidence sequence for the running mean difference of their scores (A - B) and e-values "
+        "against 'A is no better than B' and the reverse, per nature and seed; printed, written as "
+        "CSV and plotted.",
+    )
     ap.add_argument("results", type=Path, help="a results directory")
     ap.add_argument("a", help="forecaster A (label as in the summary)")
     ap.add_argument("b", help="forecaster B")
     ap.add_argument("--metric", choices=SCORES, help="score (default: brier; pinball in the quantile game)")
-    ap.add_argument("--alpha", type=float, default=0.05, help="level: 1 - alpha confidence, e-value threshold "
-                    "1/alpha (default 0.05)")
+    ap.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="level: 1 - alpha confidence, e-value threshold 1/alpha (default 0.05)",
+    )
     ap.add_argument("--game", help="the game, when A and B play several")
     ap.add_argument("--nature", action="append", help="only this nature (repeatable)")
     ap.add_argument("--seed", type=int, action="append", help="only this seed (repeatable)")
@@ -346,14 +408,17 @@ def main(argv: list[str] | None = None) -> None:
     try:
         if not args.results.is_dir():
             raise FileNotFoundError(f"{args.results} is not a directory; give a results directory")
-        final, curves = compare(args.results, args.a, args.b, args.metric, args.alpha, args.game, args.nature,
-                                args.seed, args.T)
+        final, curves = compare(
+            args.results, args.a, args.b, args.metric, args.alpha, args.game, args.nature, args.seed, args.T
+        )
     except (OSError, ValueError) as exc:
         print(f"arena-compare: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     metric = final["metric"].iloc[0]
-    print(f"[arena] {args.a} (A) vs {args.b} (B), {metric} (lower is better), game {final['game'].iloc[0]}, "
-          f"T={final['T'].iloc[0]}; A - B < 0: A better; confidence sequence and e-values valid at every t")
+    print(
+        f"[arena] {args.a} (A) vs {args.b} (B), {metric} (lower is better), game {final['game'].iloc[0]}, "
+        f"T={final['T'].iloc[0]}; A - B < 0: A better; confidence sequence and e-values valid at every t"
+    )
     print(format_table(final, args.alpha))
     out = args.out or args.results / "compare"
     out.mkdir(parents=True, exist_ok=True)

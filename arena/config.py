@@ -27,8 +27,14 @@ CONFIG_MODULE = "arena.conf"
 GROUPS = ("forecaster", "nature", "game", "tournament")
 
 #: The optional extra that provides each launcher outside the default install.
-LAUNCHER_EXTRAS = {"ray": "ray", "ray_local": "ray", "ray_cluster": "ray", "slurm": "slurm",
-                   "submitit_local": "slurm", "submitit_slurm": "slurm"}
+LAUNCHER_EXTRAS = {
+    "ray": "ray",
+    "ray_local": "ray",
+    "ray_cluster": "ray",
+    "slurm": "slurm",
+    "submitit_local": "slurm",
+    "submitit_slurm": "slurm",
+}
 
 #: ``hydra.*`` overrides shape the run, not the matchups; but these decide which options exist.
 HYDRA_KEYS = ("hydra.searchpath", "hydra/launcher")
@@ -60,8 +66,11 @@ def hydra_session(args: Sequence[str] = ()) -> Iterator[None]:
     GlobalHydra.instance().clear()
     try:
         conf_dir = config_dir()
-        with (initialize_config_dir(conf_dir, version_base="1.3") if conf_dir
-              else initialize_config_module(CONFIG_MODULE, version_base="1.3")):
+        with (
+            initialize_config_dir(conf_dir, version_base="1.3")
+            if conf_dir
+            else initialize_config_module(CONFIG_MODULE, version_base="1.3")
+        ):
             yield
     finally:
         GlobalHydra.instance().clear()
@@ -99,13 +108,14 @@ def _one_line(message: str) -> str:
 
 
 def _prepare(args: list[str], multirun: bool) -> tuple[int, list[str], object]:
-    overrides = [o for o in _parse(args)
-                 if not o.key_or_group.startswith("hydra") or o.key_or_group in HYDRA_KEYS]
+    overrides = [o for o in _parse(args) if not o.key_or_group.startswith("hydra") or o.key_or_group in HYDRA_KEYS]
     for o in overrides:
         value = o.get_value_element_as_str() if not o.is_sweep_override() else ""
         if o.key_or_group in GROUPS and any(c in value for c in "/\\"):
-            raise ConfigError(f"{o.key_or_group}={value}: give the name of a {o.key_or_group} option, not a path "
-                              f"(`arena-list {o.key_or_group}s` lists them)")
+            raise ConfigError(
+                f"{o.key_or_group}={value}: give the name of a {o.key_or_group} option, not a path "
+                f"(`arena-list {o.key_or_group}s` lists them)"
+            )
     fixed = [o.input_line for o in overrides if not o.is_sweep_override()]
     sweeps = {o.get_key_element(): list(o.sweep_string_iterator()) for o in overrides if o.is_sweep_override()}
     base = compose(fixed)
@@ -120,13 +130,17 @@ def _prepare(args: list[str], multirun: bool) -> tuple[int, list[str], object]:
     if base.get("tournament") is not None:
         shards = base.tournament.get("shards", 1)
         if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1:
-            raise ConfigError(f"tournament.shards={shards!r}: give a positive whole number of jobs, e.g. "
-                              f"tournament.shards={auto_shards()}, or auto (two per core)")
+            raise ConfigError(
+                f"tournament.shards={shards!r}: give a positive whole number of jobs, e.g. "
+                f"tournament.shards={auto_shards()}, or auto (two per core)"
+            )
     multirun = multirun or str(base.hydra.mode) == "RunMode.MULTIRUN"
     if sweeps and not multirun:
         key, values = next(iter(sweeps.items()))
-        raise ConfigError(f"{key}={','.join(values)} gives several values: add -m to play each one "
-                          f"(arena -m ... {key}={','.join(values)}), or write a list as {key}=[...]")
+        raise ConfigError(
+            f"{key}={','.join(values)} gives several values: add -m to play each one "
+            f"(arena -m ... {key}={','.join(values)}), or write a list as {key}=[...]"
+        )
     set_here = {o.key_or_group for o in overrides}
     if multirun:  # the config's own sweeps, where the command line does not set the key
         sweeps.update({k: v for k, v in _sweeper_params(base).items() if k not in sweeps and k not in set_here})
@@ -136,7 +150,8 @@ def _prepare(args: list[str], multirun: bool) -> tuple[int, list[str], object]:
                 raise ConfigError(
                     f"{key} is set per tournament: tournament {base.tournament.get('name')!r} plays its own "
                     f"list (set tournament.{'T' if key == 'T' else 'seeds'}=[...]), or name a forecaster and "
-                    "a nature to play one matchup")
+                    "a nature to play one matchup"
+                )
         return _check_tournament(base), extra, base.hydra.mode
     _check_sweep(fixed, sweeps, base)
     return (int(np.prod([len(v) for v in sweeps.values()])) if sweeps else 1), extra, base.hydra.mode
@@ -183,8 +198,10 @@ def _check_tournament(base: DictConfig) -> int:
     for key in ("forecasters", "natures", "seeds", "T"):
         value = t.get(key)
         if value is not None and (not OmegaConf.is_list(value) or len(value) == 0):
-            raise ConfigError(f"tournament.{key}={OmegaConf.to_container(value) if OmegaConf.is_config(value) else value!r}"
-                              f": give a non-empty list, e.g. tournament.{key}=[...]")
+            raise ConfigError(
+                f"tournament.{key}={OmegaConf.to_container(value) if OmegaConf.is_config(value) else value!r}"
+                f": give a non-empty list, e.g. tournament.{key}=[...]"
+            )
     for seed in t.get("seeds") or []:
         try:
             check_seed(seed, "tournament.seeds: seed")
@@ -194,12 +211,16 @@ def _check_tournament(base: DictConfig) -> int:
     keys = [(e[0], e[2], e[4], e[5]) for e in entries]
     if len(set(keys)) != len(keys):
         twice = next(k for i, k in enumerate(keys) if k in keys[:i])
-        raise ConfigError(f"tournament {t.get('name')!r} lists the same matchup twice ({twice[0]} vs {twice[1]}, "
-                          f"T={twice[2]}, seed={twice[3]}); drop the repeated entry or give it a label")
+        raise ConfigError(
+            f"tournament {t.get('name')!r} lists the same matchup twice ({twice[0]} vs {twice[1]}, "
+            f"T={twice[2]}, seed={twice[3]}); drop the repeated entry or give it a label"
+        )
     params = base.hydra.sweeper.get("params") or {}
     if str(params.get("shard", "")) != f"range(0,{shards})":
-        raise ConfigError(f"tournament {base.tournament.get('name')!r}: hydra.sweeper.params.shard must be "
-                          f"range(0,{shards}) to match tournament.shards={shards}")
+        raise ConfigError(
+            f"tournament {base.tournament.get('name')!r}: hydra.sweeper.params.shard must be "
+            f"range(0,{shards}) to match tournament.shards={shards}"
+        )
     seen, shared = set(), shared_config(cfg)
     for entry in entries:
         key = (entry[0], entry[2], entry[4])  # forecaster, nature, T: seeds need no second check
@@ -224,8 +245,10 @@ def check_settings(cfg: DictConfig) -> None:
         raise ConfigError(f"results_root={root!r}: give the folder results go to, e.g. results_root=results")
     name = cfg.get("tournament_name")
     if not is_safe_name(name) or name in (".", ".."):
-        raise ConfigError(f"tournament_name={name!r}: give a plain folder name (no '/', no leading '.'), "
-                          "e.g. tournament_name=my_run; results_root= says where it goes")
+        raise ConfigError(
+            f"tournament_name={name!r}: give a plain folder name (no '/', no leading '.'), "
+            "e.g. tournament_name=my_run; results_root= says where it goes"
+        )
     for key in SWITCHES:
         value = cfg.get(key)
         if not isinstance(value, bool):
@@ -296,9 +319,11 @@ def _group_options(group: str) -> list[str]:
 def _launcher_problem(value: str) -> ConfigError:
     if value in LAUNCHER_EXTRAS:
         extra = LAUNCHER_EXTRAS[value]
-        return ConfigError(f"hydra/launcher={value} needs the {extra!r} extra: "
-                           f"pip install 'defensive-forecasting-arena[{extra}]' (from a checkout: "
-                           f"pip install -e '.[{extra}]')")
+        return ConfigError(
+            f"hydra/launcher={value} needs the {extra!r} extra: "
+            f"pip install 'defensive-forecasting-arena[{extra}]' (from a checkout: "
+            f"pip install -e '.[{extra}]')"
+        )
     return ConfigError(unknown_name("hydra/launcher", value, _group_options("hydra/launcher")))
 
 

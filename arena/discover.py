@@ -36,8 +36,10 @@ from omegaconf import OmegaConf
 from arena.errors import unknown_name
 
 SECTIONS = ("games", "forecasters", "natures", "metrics", "certificates", "tournaments")
-USAGE = ("usage: arena-list [games|forecasters|natures|metrics|certificates|tournaments ...] "
-         "[hydra.searchpath=[file:///abs/dir,pkg://package]] [--json]")
+USAGE = (
+    "usage: arena-list [games|forecasters|natures|metrics|certificates|tournaments ...] "
+    "[hydra.searchpath=[file:///abs/dir,pkg://package]] [--json]"
+)
 #: Config group of each section listed from Hydra's search path.
 _GROUPS = {"games": "game", "forecasters": "forecaster", "natures": "nature", "tournaments": "tournament"}
 
@@ -49,8 +51,24 @@ class ListError(ValueError):
 # ----------------------------------------------------------------------------- descriptions
 
 #: Words whose final period does not end a sentence.
-_ABBREVIATIONS = {"e.g.", "i.e.", "i.i.d.", "cf.", "vs.", "etc.", "w.p.", "resp.", "approx.", "Alg.", "Prop.",
-                  "Thm.", "Eq.", "Fig.", "Sec.", "al."}
+_ABBREVIATIONS = {
+    "e.g.",
+    "i.e.",
+    "i.i.d.",
+    "cf.",
+    "vs.",
+    "etc.",
+    "w.p.",
+    "resp.",
+    "approx.",
+    "Alg.",
+    "Prop.",
+    "Thm.",
+    "Eq.",
+    "Fig.",
+    "Sec.",
+    "al.",
+}
 
 
 def first_sentence(text: str | None) -> str:
@@ -98,8 +116,11 @@ def _signature_params(cls) -> dict[str, Any]:
     except (TypeError, ValueError):
         return {}
     skip = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-    return {p.name: "???" if p.default is inspect.Parameter.empty else p.default
-            for i, p in enumerate(params) if i > 0 and p.kind not in skip}
+    return {
+        p.name: "???" if p.default is inspect.Parameter.empty else p.default
+        for i, p in enumerate(params)
+        if i > 0 and p.kind not in skip
+    }
 
 
 def _plain(value: Any) -> Any:
@@ -200,8 +221,13 @@ def _plugins(kind: str, options: list) -> list[dict]:
     table = FORECASTERS if kind == "forecaster" else NATURES
     for name, cls in sorted(table.items()):
         if cls not in classes:  # registered by a plugin module, no config: usable from Python
-            entry, _ = _plugin_entry(kind, name, OmegaConf.create({"_target_": f"{cls.__module__}.{cls.__qualname__}"}),
-                                     "", f"{cls.__module__} (registered; no config: Python only)")
+            entry, _ = _plugin_entry(
+                kind,
+                name,
+                OmegaConf.create({"_target_": f"{cls.__module__}.{cls.__qualname__}"}),
+                "",
+                f"{cls.__module__} (registered; no config: Python only)",
+            )
             entries.append(entry)
     return entries
 
@@ -218,15 +244,30 @@ def _games(options: list) -> list[dict]:
         values.pop("_target_", None)
         game = str(values.pop("name", name))
         cls = GAMES.get(game)
-        fields = {} if cls is None else {f.name: f.default for f in dataclasses.fields(cls)
-                                         if f.init and f.name not in space}
-        entries.append({"name": name, "description": header or first_sentence(getattr(cls, "__doc__", "")),
-                        "params": _plain({**fields, **values}), "source": source})
+        fields = (
+            {}
+            if cls is None
+            else {f.name: f.default for f in dataclasses.fields(cls) if f.init and f.name not in space}
+        )
+        entries.append(
+            {
+                "name": name,
+                "description": header or first_sentence(getattr(cls, "__doc__", "")),
+                "params": _plain({**fields, **values}),
+                "source": source,
+            }
+        )
         named.add(game)
     for game, cls in sorted(GAMES.items()):
         if game not in named:
-            entries.append({"name": game, "description": first_sentence(cls.__doc__), "params": {},
-                            "source": f"{cls.__module__} (registered; no config: Python only)"})
+            entries.append(
+                {
+                    "name": game,
+                    "description": first_sentence(cls.__doc__),
+                    "params": {},
+                    "source": f"{cls.__module__} (registered; no config: Python only)",
+                }
+            )
     return entries
 
 
@@ -258,9 +299,14 @@ def _certificates(forecasters: list[dict]) -> list[dict]:
     from arena.games import CERTIFICATE_DESCRIPTIONS
     from arena.referee import CERTIFICATES
 
-    return [{"name": name, "description": CERTIFICATE_DESCRIPTIONS.get(name, first_sentence(fn.__doc__)),
-             "claimed_by": [f["name"] for f in forecasters if name in (f.get("claims") or ())]}
-            for name, fn in sorted(CERTIFICATES.items())]
+    return [
+        {
+            "name": name,
+            "description": CERTIFICATE_DESCRIPTIONS.get(name, first_sentence(fn.__doc__)),
+            "claimed_by": [f["name"] for f in forecasters if name in (f.get("claims") or ())],
+        }
+        for name, fn in sorted(CERTIFICATES.items())
+    ]
 
 
 def catalogue(sections=SECTIONS, overrides=()) -> dict[str, list[dict]]:
@@ -282,11 +328,14 @@ def catalogue(sections=SECTIONS, overrides=()) -> dict[str, list[dict]]:
         needed = {*sections, "forecasters"} if "certificates" in sections else set(sections)
         options = {s: _config_options(repo, g) for s, g in _GROUPS.items() if s in needed}
     forecasters = _plugins("forecaster", options["forecasters"]) if "forecasters" in options else []
-    build = {"games": lambda: _games(options["games"]),
-             "forecasters": lambda: forecasters,
-             "natures": lambda: _plugins("nature", options["natures"]),
-             "metrics": _metrics, "certificates": lambda: _certificates(forecasters),
-             "tournaments": lambda: _tournaments(options["tournaments"])}
+    build = {
+        "games": lambda: _games(options["games"]),
+        "forecasters": lambda: forecasters,
+        "natures": lambda: _plugins("nature", options["natures"]),
+        "metrics": _metrics,
+        "certificates": lambda: _certificates(forecasters),
+        "tournaments": lambda: _tournaments(options["tournaments"]),
+    }
     return {section: build[section]() for section in SECTIONS if section in sections}
 
 
@@ -334,8 +383,17 @@ def format_text(cat: dict[str, list[dict]]) -> str:
         indent = " " * (2 + width)
         for e in entries:
             lines.append(f"  {e['name']:<{width}}{e['description']}".rstrip())
-            lines += [textwrap.fill(d, 118, initial_indent=indent, subsequent_indent=indent + "  ",
-                                    break_long_words=False, break_on_hyphens=False) for d in _details(section, e)]
+            lines += [
+                textwrap.fill(
+                    d,
+                    118,
+                    initial_indent=indent,
+                    subsequent_indent=indent + "  ",
+                    break_long_words=False,
+                    break_on_hyphens=False,
+                )
+                for d in _details(section, e)
+            ]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
@@ -348,8 +406,9 @@ def _parse(argv: list[str]) -> tuple[list[str], list[str], bool]:
         elif arg.startswith("hydra.searchpath="):
             overrides.append(arg)
         elif "=" in arg or arg.startswith("-"):
-            raise ListError(f"unknown argument {arg!r}; arena-list takes section names, hydra.searchpath=[...] "
-                            "and --json")
+            raise ListError(
+                f"unknown argument {arg!r}; arena-list takes section names, hydra.searchpath=[...] and --json"
+            )
         else:
             section = arg if arg in SECTIONS else arg + "s" if arg + "s" in SECTIONS else None
             if section is None:

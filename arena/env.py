@@ -153,8 +153,14 @@ class ForecastEnv(gym.Env):
     #: Rounds buffered before they are written to the recorder's arrays.
     CHUNK = 1024
 
-    def __init__(self, nature: Nature | str = "iid_bernoulli", T: int = 1000, game: Game | str = "binary",
-                 nature_params: dict | None = None, keep_forecasts: bool = False):
+    def __init__(
+        self,
+        nature: Nature | str = "iid_bernoulli",
+        T: int = 1000,
+        game: Game | str = "binary",
+        nature_params: dict | None = None,
+        keep_forecasts: bool = False,
+    ):
         self._setup(build_matchup(game, None, nature, T, nature_params=nature_params), keep_forecasts)
 
     @classmethod
@@ -197,9 +203,13 @@ class ForecastEnv(gym.Env):
         self._d = int(self.nature.context_dim)
         self._who = f"nature {self.nature.name!r}"
         self._presents = type(self.game).present_context is not Game.present_context
-        self._recorder = Recorder(self.T, self.nature.context_dim, self.keep_forecasts,
-                                  atoms=self.game.records_atoms,
-                                  group_dim=int(self.nature.group_dim))
+        self._recorder = Recorder(
+            self.T,
+            self.nature.context_dim,
+            self.keep_forecasts,
+            atoms=self.game.records_atoms,
+            group_dim=int(self.nature.group_dim),
+        )
         self._flush = None
         self.t = 1
         self.progress[3] = 0  # context (of round 1; the context of round t + 1 is fetched in round t)
@@ -213,8 +223,9 @@ class ForecastEnv(gym.Env):
         if type(x) is not np.ndarray or x.dtype is not _FLOAT64 or x.ndim != 1:
             x = np.asarray(x, dtype=np.float64).reshape(-1)
         if x.shape != (self._d,) or not _all_finite(x):
-            raise ProtocolError(f"nature {self.nature.name!r} returned context {x!r} at t={t}; expected "
-                                f"{self._d} finite floats")
+            raise ProtocolError(
+                f"nature {self.nature.name!r} returned context {x!r} at t={t}; expected {self._d} finite floats"
+            )
         return self.game.present_context(self.nature, t, x) if self._presents else x  # experts: advice(p)
 
     def _announce(self, action) -> Forecast:
@@ -224,13 +235,17 @@ class ForecastEnv(gym.Env):
             try:
                 action = np.asarray(action, dtype=np.float64).reshape(-1)
             except (TypeError, ValueError):
-                raise ProtocolError(f"forecaster returned {action!r}; expected a float in "
-                                    f"[{game.forecast_low}, {game.forecast_high}] or an arena.Forecast") from None
+                raise ProtocolError(
+                    f"forecaster returned {action!r}; expected a float in "
+                    f"[{game.forecast_low}, {game.forecast_high}] or an arena.Forecast"
+                ) from None
             action = action[0] if action.size == 1 else action
         f = as_forecast(action, game.forecast_low, game.forecast_high)
         if self._recorder.atoms is not None and len(f.points) > 2:
-            raise ProtocolError(f"forecaster announced a distribution on {len(f.points)} points; the "
-                                f"{game.name!r} game takes a point or a two-point forecast (Forecast.two_point)")
+            raise ProtocolError(
+                f"forecaster announced a distribution on {len(f.points)} points; the "
+                f"{game.name!r} game takes a point or a two-point forecast (Forecast.two_point)"
+            )
         return f
 
     def _outcome(self, answer, t: int) -> tuple[float, float]:
@@ -327,8 +342,14 @@ class ForecastEnv(gym.Env):
                 progress[2] = t  # observe
                 observe(t, p, y)
             if direct:
-                record(game.scored_context(nature, t, x, p) if scores else x, f, p, y, y_prob,
-                       game.law_at_atoms(answer, f, y) if atoms else None)
+                record(
+                    game.scored_context(nature, t, x, p) if scores else x,
+                    f,
+                    p,
+                    y,
+                    y_prob,
+                    game.law_at_atoms(answer, f, y) if atoms else None,
+                )
             else:
                 if forecasts is not None:
                     forecasts.append(f)

@@ -16,7 +16,7 @@ Perdomo & Recht §8 (K29 and the Fermi-Sobolev kernel); Vovk, Takemura & Shafer 
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numba
 import numpy as np
@@ -35,7 +35,9 @@ def _check(P, W) -> tuple[np.ndarray, np.ndarray]:
     bad = ~((P >= 0.0) & (P <= 1.0))  # NaN fails both comparisons
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"P[{i}] = {float(P[i])!r} is outside [0, 1]: the kernel is defined on [0, 1]; clip forecasts first")
+        raise ValueError(
+            f"P[{i}] = {float(P[i])!r} is outside [0, 1]: the kernel is defined on [0, 1]; clip forecasts first"
+        )
     if not np.isfinite(W).all():
         i = int(np.flatnonzero(~np.isfinite(W))[0])
         raise ValueError(f"W[{i}] = {float(W[i])!r} is not finite: pass finite weights (e.g. w = y - p)")
@@ -243,8 +245,12 @@ def _cross_sums_kernel(P, W, rank):
     return out
 
 
-def fs_slack_sum(P: Sequence[float] | np.ndarray, W: Sequence[float] | np.ndarray | None = None, *,
-                 y: Sequence[float] | np.ndarray | None = None) -> float:
+def fs_slack_sum(
+    P: Sequence[float] | np.ndarray,
+    W: Sequence[float] | np.ndarray | None = None,
+    *,
+    y: Sequence[float] | np.ndarray | None = None,
+) -> float:
     """sum_t 2 max(0, W_t S_t) with S = :func:`fs_cross_sums` (P, W): the search slack sigma of a
     Fermi-Sobolev run, the very float of ``np.sum(2.0 * np.maximum(0.0, W * fs_cross_sums(P, W)))``
     without an array of T values (numpy's pairwise summation, replayed as the terms come). Give the
@@ -345,8 +351,9 @@ def _slack_sum_kernel(P, V, residual, rank, leaves):
     return _pairwise_combine(sums, T, np.zeros(1, dtype=np.int64))
 
 
-def fs_quadratic(P: Sequence[float] | np.ndarray, W: Sequence[float] | np.ndarray,
-                 order: np.ndarray | None = None) -> float:
+def fs_quadratic(
+    P: Sequence[float] | np.ndarray, W: Sequence[float] | np.ndarray, order: np.ndarray | None = None
+) -> float:
     """sum_{s,t} W_s W_t k(P_s, P_t) in O(T log T), by sorting and prefix sums.
 
     Order-free and computed independently of ``fs_cross_sums`` (it checks it).

@@ -11,8 +11,9 @@ Perdomo & Recht, §4 (feature maps), §7 (Algorithm 4), §8 (Fermi-Sobolev kerne
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -38,8 +39,9 @@ class Kernel:
         raise NotImplementedError
 
     def diag(self, X: np.ndarray, P: np.ndarray) -> np.ndarray:
-        return np.array([self.gram(X[i : i + 1], P[i : i + 1], X[i : i + 1], P[i : i + 1])[0, 0]
-                         for i in range(len(P))])
+        return np.array(
+            [self.gram(X[i : i + 1], P[i : i + 1], X[i : i + 1], P[i : i + 1])[0, 0] for i in range(len(P))]
+        )
 
     def features(self, X: np.ndarray, P: np.ndarray) -> np.ndarray:
         """Feature rows Phi(X[i], P[i]) (finite kernels only)."""
@@ -144,8 +146,10 @@ class RandomFourierRBF(Kernel):
         cache = self.__dict__.setdefault("_cache", {})
         if d not in cache:
             rng = np.random.default_rng([self.seed, d, self.n_features])
-            cache[d] = (rng.normal(0.0, np.sqrt(2 * self.gamma), size=(d, self.n_features)),
-                        rng.uniform(0.0, 2 * np.pi, size=self.n_features))
+            cache[d] = (
+                rng.normal(0.0, np.sqrt(2 * self.gamma), size=(d, self.n_features)),
+                rng.uniform(0.0, 2 * np.pi, size=self.n_features),
+            )
         return cache[d]
 
     def features(self, X, P):
@@ -201,7 +205,9 @@ def feature_terms(terms) -> tuple[FeatureTerm, ...]:
     for term in terms:
         scale, _, name = str(term).rpartition("*")
         if name not in _TERMS:
-            raise ValueError(f"unknown feature term {term!r}; expected one of {list(_TERMS)}, optionally scaled as '2*p'")
+            raise ValueError(
+                f"unknown feature term {term!r}; expected one of {list(_TERMS)}, optionally scaled as '2*p'"
+            )
         try:
             c = float(scale) if scale else 1.0
         except ValueError:
@@ -240,7 +246,7 @@ class FeatureKernel(Kernel):
         F, j = np.empty((len(P), sum(t.width(X.shape[1]) for t in terms))), 0
         for term in terms:
             c, name, k = term.scale, term.name, term.width(X.shape[1])
-            block = F[:, j:j + k]
+            block = F[:, j : j + k]
             if name == "1":
                 block[:] = c * 1.0
             elif name == "p":
@@ -311,8 +317,7 @@ class ProductKernel(Kernel):
         return self.left.diag(X, P) * self.right.diag(X, P)
 
     def lip_p(self, X, P):
-        return (self.left.lip_p(X, P) * self.right.sup_abs(X, P)
-                + self.left.sup_abs(X, P) * self.right.lip_p(X, P))
+        return self.left.lip_p(X, P) * self.right.sup_abs(X, P) + self.left.sup_abs(X, P) * self.right.lip_p(X, P)
 
     def sup_abs(self, X, P):
         return self.left.sup_abs(X, P) * self.right.sup_abs(X, P)
@@ -337,16 +342,23 @@ def make_kernel(spec: str | Sequence | dict | Kernel) -> Kernel:
     if isinstance(spec, Kernel):
         return spec
     if isinstance(spec, str):
-        named = {"fs": FermiSobolev(), "fermi_sobolev": FermiSobolev(), "rbf": RBF(),
-                 "linear": FeatureKernel(("p", "x")), "constant": FeatureKernel(("1",))}
+        named = {
+            "fs": FermiSobolev(),
+            "fermi_sobolev": FermiSobolev(),
+            "rbf": RBF(),
+            "linear": FeatureKernel(("p", "x")),
+            "constant": FeatureKernel(("1",)),
+        }
         if spec not in named:
-            raise ValueError(f"unknown kernel {spec!r}; expected one of {sorted(named)}, a feature list or a list of kernels")
+            raise ValueError(
+                f"unknown kernel {spec!r}; expected one of {sorted(named)}, a feature list or a list of kernels"
+            )
         return named[spec]
     if isinstance(spec, dict) or hasattr(spec, "keys"):
         spec = dict(spec)
         if len(spec) != 1:
             raise ValueError(f"kernel spec {spec!r}: give exactly one of 'features', 'rbf', 'rff', 'product'")
-        (key, value), = spec.items()
+        ((key, value),) = spec.items()
         if key == "features":
             return FeatureKernel(tuple(str(v) for v in value))
         if key == "rbf":

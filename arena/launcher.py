@@ -44,8 +44,14 @@ log = logging.getLogger(__name__)
 _SWEEP: tuple | None = None
 
 
-def launch(config: Any, hydra_context: Any, task_function: Any, n_jobs: int,
-           job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> list[JobReturn]:
+def launch(
+    config: Any,
+    hydra_context: Any,
+    task_function: Any,
+    n_jobs: int,
+    job_overrides: Sequence[Sequence[str]],
+    initial_job_idx: int,
+) -> list[JobReturn]:
     """Run the jobs of a sweep on ``n_jobs`` workers (see the module); their returns in order."""
     from hydra.core.singleton import Singleton
     from hydra.core.utils import configure_log, filter_overrides, setup_globals
@@ -56,8 +62,10 @@ def launch(config: Any, hydra_context: Any, task_function: Any, n_jobs: int,
     sweep_dir.mkdir(parents=True, exist_ok=True)
     workers = min(workers_for(n_jobs), len(job_overrides))
     if workers > 1 and not hasattr(os, "fork"):
-        log.warning("the local launcher needs os.fork to run jobs in parallel: running them one after another "
-                    "(hydra/launcher=joblib runs them in parallel on this system)")
+        log.warning(
+            "the local launcher needs os.fork to run jobs in parallel: running them one after another "
+            "(hydra/launcher=joblib runs them in parallel on this system)"
+        )
         workers = 1
     log.info(f"Local launcher: {len(job_overrides)} jobs on {workers} worker process(es)")
     log.info(f"Launching jobs, sweep output dir : {sweep_dir}")
@@ -106,9 +114,12 @@ def _in_pool(workers: int, sweep: tuple, jobs: list[tuple[int, list[str]]]) -> l
         from arena.tournament import stored_text
 
         out_dir = Path(str(sweep[1].hydra.sweep.dir))
-        print("arena: error: a worker process of the local launcher ended abruptly (killed, or out of memory); the "
-              f"matchups stored are kept: run the same command to resume{stored_text(out_dir)}", file=sys.stderr,
-              flush=True)
+        print(
+            "arena: error: a worker process of the local launcher ended abruptly (killed, or out of memory); the "
+            f"matchups stored are kept: run the same command to resume{stored_text(out_dir)}",
+            file=sys.stderr,
+            flush=True,
+        )
         raise SystemExit(1) from None
     finally:
         # Ctrl-C or an error: end the workers now (waiting would let running jobs finish first): the children that
@@ -162,8 +173,13 @@ def _execute(idx: int, overrides: list[str]) -> JobReturn:
         sweep_config.hydra.job.id = f"{sweep_config.hydra.job.name}_{idx}"
         sweep_config.hydra.job.num = idx
     HydraConfig.instance().set_config(sweep_config)
-    return run_job(hydra_context=hydra_context, config=sweep_config, task_function=task_function,
-                   job_dir_key="hydra.sweep.dir", job_subdir_key="hydra.sweep.subdir")
+    return run_job(
+        hydra_context=hydra_context,
+        config=sweep_config,
+        task_function=task_function,
+        job_dir_key="hydra.sweep.dir",
+        job_subdir_key="hydra.sweep.subdir",
+    )
 
 
 def _execute_in_worker(idx: int, overrides: list[str]) -> JobReturn:

@@ -165,8 +165,10 @@ class _Truncated(ContinuousLaw):
         Fa = self._std.cdf(a)
         Z = self._std.cdf(b) - Fa
         if not Z > MIN_MASS:
-            raise ValueError(f"{kind}(loc={self.loc}, scale={self.scale}) has almost no mass on ({self.low}, "
-                             f"{self.high}]; move loc inside the range or widen it")
+            raise ValueError(
+                f"{kind}(loc={self.loc}, scale={self.scale}) has almost no mass on ({self.low}, "
+                f"{self.high}]; move loc inside the range or widen it"
+            )
         for name, v in (("_a", a), ("_b", b), ("_Fa", Fa), ("_Z", Z)):
             object.__setattr__(self, name, v)
 
@@ -228,7 +230,9 @@ class TruncatedStudentT(_Truncated):
 
     def __init__(self, df: float, loc: float, scale: float, low: float, high: float):
         if not (isinstance(df, (int, float, np.integer, np.floating)) and math.isfinite(df) and df > 1):
-            raise ValueError(f"TruncatedStudentT: df={df!r} must be a finite number > 1 (the mean must exist), e.g. df=3")
+            raise ValueError(
+                f"TruncatedStudentT: df={df!r} must be a finite number > 1 (the mean must exist), e.g. df=3"
+            )
         super().__init__(loc, scale, low, high, _StdStudentT(float(df)))
 
     @property
@@ -384,8 +388,11 @@ class PiecewiseLinearCDF(ContinuousLaw):
     @cached_property
     def _segments(self):
         """(a, b, F(a), F(b)) of the rising pieces, in order."""
-        return [(self.knots[i], self.knots[i + 1], self.values[i], self.values[i + 1])
-                for i in range(len(self.knots) - 1) if self.values[i + 1] > self.values[i]]
+        return [
+            (self.knots[i], self.knots[i + 1], self.values[i], self.values[i + 1])
+            for i in range(len(self.knots) - 1)
+            if self.values[i + 1] > self.values[i]
+        ]
 
     def from_uniform(self, u):
         segs = self._segments
@@ -430,8 +437,9 @@ def lipschitz_ramp(start: float, L: float, low: float, high: float) -> Piecewise
     (0.0, 3.5, 4.0)
     """
     if not L * (high - low) >= 1.0:
-        raise ValueError(f"no L-Lipschitz CDF on ({low}, {high}] for L={L}: need L >= 1/(high - low) = "
-                         f"{1.0 / (high - low):.6g}")
+        raise ValueError(
+            f"no L-Lipschitz CDF on ({low}, {high}] for L={L}: need L >= 1/(high - low) = {1.0 / (high - low):.6g}"
+        )
     start = min(max(start, low), high - 1.0 / L)
     end = start + 1.0 / L
     knots, values = [low], [0.0]

@@ -80,26 +80,42 @@ def claim(out_dir: Path, plan: dict, replace: bool = False) -> bool:
         except Timeout:
             other = holder(out_dir)
             if other.get("plan") == digest:
-                print(f"[arena] {out_dir} is in use by {_who(other)} with the same plan: sharing its work",
-                      flush=True)
+                print(f"[arena] {out_dir} is in use by {_who(other)} with the same plan: sharing its work", flush=True)
                 return False
-            raise ConfigError(f"{out_dir} is in use by {_who(other)} with another plan; wait for it to finish, "
-                              "or give this run its own directory with tournament_name=NAME or results_root=DIR")
+            raise ConfigError(
+                f"{out_dir} is in use by {_who(other)} with another plan; wait for it to finish, "
+                "or give this run its own directory with tournament_name=NAME or results_root=DIR"
+            )
         _HELD[key] = lock
     try:
         old = read_plan(out_dir)
     except ValueError:  # a damaged plan.json: it is written again below
         old = None
-    if (old is not None and not replace and old.get("code_version") == plan["code_version"]
-            and plan_digest(old["ids"]) != digest):
+    if (
+        old is not None
+        and not replace
+        and old.get("code_version") == plan["code_version"]
+        and plan_digest(old["ids"]) != digest
+    ):
         release(out_dir)
         raise ConfigError(
             f"{out_dir} holds another plan of tournament {old.get('tournament')!r} ({len(old['ids'])} matchups; "
             f"this one has {len(plan['ids'])}): give this run its own directory with tournament_name=NAME or "
             "results_root=DIR, or add replace_plan=true to summarize this plan there instead (stored matchups "
-            "are kept)")
-    write_text_atomic(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": time.time(),
-                                  "matchups": len(plan["ids"]), "plan": digest}), out_dir / HOLDER_FILE)
+            "are kept)"
+        )
+    write_text_atomic(
+        json.dumps(
+            {
+                "pid": os.getpid(),
+                "host": socket.gethostname(),
+                "since": time.time(),
+                "matchups": len(plan["ids"]),
+                "plan": digest,
+            }
+        ),
+        out_dir / HOLDER_FILE,
+    )
     return True
 
 

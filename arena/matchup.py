@@ -61,10 +61,19 @@ class Matchup:
     time_limit: float | None = None
 
 
-def build_matchup(game: str | Game, forecaster: str | Forecaster | None, nature: str | Nature, T: Any,
-                  seed: Any = 0, *, game_params: Mapping | None = None, forecaster_params: Mapping | None = None,
-                  nature_params: Mapping | None = None, referee: Referee | Mapping | None = None,
-                  time_limit: Any = None) -> Matchup:
+def build_matchup(
+    game: str | Game,
+    forecaster: str | Forecaster | None,
+    nature: str | Nature,
+    T: Any,
+    seed: Any = 0,
+    *,
+    game_params: Mapping | None = None,
+    forecaster_params: Mapping | None = None,
+    nature_params: Mapping | None = None,
+    referee: Referee | Mapping | None = None,
+    time_limit: Any = None,
+) -> Matchup:
     """Look up the game, make the plugins (registered names or instances) and check everything.
 
     Raises ValueError (an unknown plugin name: :class:`arena.registry.UnknownPluginError`) with
@@ -72,10 +81,13 @@ def build_matchup(game: str | Game, forecaster: str | Forecaster | None, nature:
     """
     _check_horizon(T)
     check_seed(seed)
-    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float))
-                                   or not 0 < time_limit < math.inf):
-        raise ValueError(f"time_limit={time_limit!r}: give the seconds a plugin call may take as a positive "
-                         "number, e.g. time_limit=10, or None for no limit (null in a config)")
+    if time_limit is not None and (
+        isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not 0 < time_limit < math.inf
+    ):
+        raise ValueError(
+            f"time_limit={time_limit!r}: give the seconds a plugin call may take as a positive "
+            "number, e.g. time_limit=10, or None for no limit (null in a config)"
+        )
     g = get_game(game, **(game_params or {}))
     fc = None if forecaster is None else make_forecaster(forecaster, **(forecaster_params or {}))
     nat = make_nature(nature, **(nature_params or {}))
@@ -127,15 +139,21 @@ def check_referee_settings(settings: Mapping) -> None:
     for key, example in counts.items():
         value = settings.get(key, example)
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= 10**6:
-            raise ValueError(f"referee.{key}={value!r}: give a whole number from 1 to 1000000, "
-                             f"e.g. referee.{key}={example}")
+            raise ValueError(
+                f"referee.{key}={value!r}: give a whole number from 1 to 1000000, e.g. referee.{key}={example}"
+            )
     if not isinstance(settings.get("intercept", False), bool):
         raise ValueError(f"referee.intercept={settings['intercept']!r}: give true or false")
     features = settings.get("oi_features", ["1", "p", "x"])
-    if isinstance(features, (str, bytes)) or not isinstance(features, (list, tuple)) or not features \
-            or not all(isinstance(f, (str, int)) and not isinstance(f, bool) for f in features):
-        raise ValueError(f"referee.oi_features={features!r}: give a list of feature terms, "
-                         "e.g. referee.oi_features=[1,p,x]")
+    if (
+        isinstance(features, (str, bytes))
+        or not isinstance(features, (list, tuple))
+        or not features
+        or not all(isinstance(f, (str, int)) and not isinstance(f, bool) for f in features)
+    ):
+        raise ValueError(
+            f"referee.oi_features={features!r}: give a list of feature terms, e.g. referee.oi_features=[1,p,x]"
+        )
 
 
 def _check_horizon(T: Any) -> None:
@@ -143,16 +161,20 @@ def _check_horizon(T: Any) -> None:
         raise ValueError(f"T={T!r}: the horizon must be a positive integer, e.g. T=1000")
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") if hasattr(os, "sysconf") else None
     if memory and T * BYTES_PER_ROUND > memory:
-        raise ValueError(f"T={T} needs about {T * BYTES_PER_ROUND / 2**30:.0f} GiB (about {BYTES_PER_ROUND} bytes "
-                         f"a round) and this machine has {memory / 2**30:.0f} GiB; lower T to at most "
-                         f"{memory // BYTES_PER_ROUND}")
+        raise ValueError(
+            f"T={T} needs about {T * BYTES_PER_ROUND / 2**30:.0f} GiB (about {BYTES_PER_ROUND} bytes "
+            f"a round) and this machine has {memory / 2**30:.0f} GiB; lower T to at most "
+            f"{memory // BYTES_PER_ROUND}"
+        )
 
 
 def check_length(nature: Nature, T: int) -> None:
     """Refuse a horizon longer than nature can play (a replayed series has so many rows)."""
     if nature.length is not None and T > nature.length:
-        raise ValueError(f"T={T} exceeds the {nature.length} rounds nature {nature.name!r} can play; "
-                         f"lower T to at most {nature.length}")
+        raise ValueError(
+            f"T={T} exceeds the {nature.length} rounds nature {nature.name!r} can play; "
+            f"lower T to at most {nature.length}"
+        )
 
 
 def matchup_from_config(cfg) -> Matchup:
@@ -166,8 +188,16 @@ def matchup_from_config(cfg) -> Matchup:
     game = str(game_params.pop("name"))
     try:
         forecaster, nature = (_instantiate(cfg[kind], kind, instantiate) for kind in ("forecaster", "nature"))
-        return build_matchup(game, forecaster, nature, T, seed, game_params=game_params,
-                             referee=_plain_copy(cfg["referee"]), time_limit=time_limit)
+        return build_matchup(
+            game,
+            forecaster,
+            nature,
+            T,
+            seed,
+            game_params=game_params,
+            referee=_plain_copy(cfg["referee"]),
+            time_limit=time_limit,
+        )
     except ConfigError:
         raise
     except ValueError as exc:
@@ -185,6 +215,7 @@ def _plain_copy(node):
 
 def _instantiate(node, kind: str, instantiate):
     import re
+
     from hydra.utils import get_class
 
     try:
@@ -236,8 +267,10 @@ def unknown_parameter(kind: str, node, name: str) -> str:
     except Exception:  # noqa: BLE001 (the config's own keys are still worth naming)
         pass
     params = [p for p in params if p != name]
-    return (f"{kind} {target!r} has no parameter {name!r}.{did_you_mean(name, params)} Its parameters: "
-            f"{', '.join(params) or 'none'}; set one with {kind}.{params[0] if params else 'NAME'}=...")
+    return (
+        f"{kind} {target!r} has no parameter {name!r}.{did_you_mean(name, params)} Its parameters: "
+        f"{', '.join(params) or 'none'}; set one with {kind}.{params[0] if params else 'NAME'}=..."
+    )
 
 
 #: The keys by which Hydra's ``instantiate`` calls or imports something.
@@ -291,5 +324,12 @@ def check_stored_config(config: object) -> None:
         plain(value, str(key), top=key in ("forecaster", "nature", "game"))
 
 
-__all__ = ["Matchup", "build_matchup", "check_length", "check_referee_settings", "check_seed",
-           "check_stored_config", "matchup_from_config"]
+__all__ = [
+    "Matchup",
+    "build_matchup",
+    "check_length",
+    "check_referee_settings",
+    "check_seed",
+    "check_stored_config",
+    "matchup_from_config",
+]

@@ -50,13 +50,25 @@ def solve_zero_sum(payoff: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         raise ValueError(f"payoff of shape {A.shape}: give a nonempty 2-d matrix of finite values")
     m, n = A.shape
     # rows: variables (x_1..x_m, v); minimize v subject to A^T x - v <= 0, sum x = 1
-    rows = linprog(np.r_[np.zeros(m), 1.0], A_ub=np.c_[A.T, -np.ones(n)], b_ub=np.zeros(n),
-                   A_eq=np.r_[np.ones(m), 0.0][None], b_eq=[1.0], bounds=[(0, None)] * m + [(None, None)],
-                   method="highs")
+    rows = linprog(
+        np.r_[np.zeros(m), 1.0],
+        A_ub=np.c_[A.T, -np.ones(n)],
+        b_ub=np.zeros(n),
+        A_eq=np.r_[np.ones(m), 0.0][None],
+        b_eq=[1.0],
+        bounds=[(0, None)] * m + [(None, None)],
+        method="highs",
+    )
     # columns: variables (y_1..y_n, w); maximize w subject to w - A y <= 0, sum y = 1
-    cols = linprog(np.r_[np.zeros(n), -1.0], A_ub=np.c_[-A, np.ones(m)], b_ub=np.zeros(m),
-                   A_eq=np.r_[np.ones(n), 0.0][None], b_eq=[1.0], bounds=[(0, None)] * n + [(None, None)],
-                   method="highs")
+    cols = linprog(
+        np.r_[np.zeros(n), -1.0],
+        A_ub=np.c_[-A, np.ones(m)],
+        b_ub=np.zeros(m),
+        A_eq=np.r_[np.ones(n), 0.0][None],
+        b_eq=[1.0],
+        bounds=[(0, None)] * n + [(None, None)],
+        method="highs",
+    )
     if rows.status != 0 or cols.status != 0:  # cannot happen for a finite matrix; say so if it does
         raise RuntimeError(f"the LP solver failed: {rows.message} / {cols.message}")
     x, y = np.clip(rows.x[:m], 0, None), np.clip(cols.x[:n], 0, None)
@@ -80,7 +92,7 @@ def minimax_table(stats: pd.DataFrame, metrics: Sequence[str], way: dict[str, st
     out = []
     keep = stats.loc[stats["metric"].isin(list(metrics)) & (stats["n"] > 0)]
     cell = [k for k in ("game", "T", "metric") if k in keep]
-    for key, part in (keep.groupby(cell, sort=True) if cell else [((), keep)]):
+    for key, part in keep.groupby(cell, sort=True) if cell else [((), keep)]:
         metric = part["metric"].iloc[0]
         if way.get(metric) is None:
             continue
@@ -92,15 +104,27 @@ def minimax_table(stats: pd.DataFrame, metrics: Sequence[str], way: dict[str, st
         complete = np.isfinite(grid.to_numpy(float)).all(axis=1)
         left = grid.loc[complete]
         for name in grid.index[~complete]:
-            out.append({**ids, "side": "forecaster", "name": name, "weight": np.nan, "value": np.nan,
-                        "note": "left out: no finite mean on every nature"})
+            out.append(
+                {
+                    **ids,
+                    "side": "forecaster",
+                    "name": name,
+                    "weight": np.nan,
+                    "value": np.nan,
+                    "note": "left out: no finite mean on every nature",
+                }
+            )
         if left.empty:
             continue
         x, y, v = solve_zero_sum(sign * left.to_numpy(float))
-        out += [{**ids, "side": "forecaster", "name": n, "weight": w, "value": sign * v, "note": ""}
-                for n, w in zip(left.index, x)]
-        out += [{**ids, "side": "nature", "name": n, "weight": w, "value": sign * v, "note": ""}
-                for n, w in zip(left.columns, y)]
+        out += [
+            {**ids, "side": "forecaster", "name": n, "weight": w, "value": sign * v, "note": ""}
+            for n, w in zip(left.index, x)
+        ]
+        out += [
+            {**ids, "side": "nature", "name": n, "weight": w, "value": sign * v, "note": ""}
+            for n, w in zip(left.columns, y)
+        ]
     cols = [*cell, "side", "name", "weight", "value", "note"]
     return pd.DataFrame(out, columns=cols) if out else pd.DataFrame(columns=cols)
 

@@ -367,8 +367,9 @@ class Nature(ABC):
 
     def advice(self, t: int, x: Context, p: float) -> np.ndarray:
         """Experts game, second-guessing panels only: the experts' advice in round ``t`` to the forecast ``p``."""
-        raise NotImplementedError(f"nature {self.name!r} does not second-guess: set second_guessing = True and "
-                                  "define advice(t, x, p)")
+        raise NotImplementedError(
+            f"nature {self.name!r} does not second-guess: set second_guessing = True and define advice(t, x, p)"
+        )
 
     def params(self) -> dict:
         """Constructor parameters (recorded in every result row), read from the constructor's signature."""
@@ -399,6 +400,8 @@ def constructor_params(obj) -> dict:
         try:
             out[name] = getattr(obj, name)
         except AttributeError:
-            raise AttributeError(f"{type(obj).__name__} has no attribute {name!r}: its constructor must store the "
-                                 f"parameter {name!r} as self.{name} (params() reads it from there)") from None
+            raise AttributeError(
+                f"{type(obj).__name__} has no attribute {name!r}: its constructor must store the "
+                f"parameter {name!r} as self.{name} (params() reads it from there)"
+            ) from None
     return out

@@ -55,21 +55,35 @@ class Referee:
     ValueError: referee: max_tol=1.5 must be in (0, 1), the largest search tolerance the referee accepts, e.g. max_tol: 5.820766091346741e-11 (2**-34)
     """
 
-    def __init__(self, M: float = 1.0, ece_bins: int = 10, oi_features=("1", "p", "x"), n_checkpoints: int = 20,
-                 max_tol: float = MAX_TOL, intercept: bool = False, hat_eps: float = 0.1, hat_alpha: float = 0.5):
+    def __init__(
+        self,
+        M: float = 1.0,
+        ece_bins: int = 10,
+        oi_features=("1", "p", "x"),
+        n_checkpoints: int = 20,
+        max_tol: float = MAX_TOL,
+        intercept: bool = False,
+        hat_eps: float = 0.1,
+        hat_alpha: float = 0.5,
+    ):
         if not M > 0:
             raise ValueError(f"referee: M={M!r} must be > 0 (the comparator norm bound)")
         if isinstance(max_tol, bool) or not isinstance(max_tol, (int, float)) or not 0 < max_tol < 1:
-            raise ValueError(f"referee: max_tol={max_tol!r} must be in (0, 1), the largest search tolerance the "
-                             f"referee accepts, e.g. max_tol: {MAX_TOL!r} (2**-34)")
+            raise ValueError(
+                f"referee: max_tol={max_tol!r} must be in (0, 1), the largest search tolerance the "
+                f"referee accepts, e.g. max_tol: {MAX_TOL!r} (2**-34)"
+            )
         for key, v in (("hat_eps", hat_eps), ("hat_alpha", hat_alpha)):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1:
-                raise ValueError(f"referee: {key}={v!r} must be in (0, 1] (the hat-function calibration of §8), "
-                                 f"e.g. {key}: 0.1")
+                raise ValueError(
+                    f"referee: {key}={v!r} must be in (0, 1] (the hat-function calibration of §8), e.g. {key}: 0.1"
+                )
         if not hat_eps <= min(hat_alpha, 1 - hat_alpha):
-            raise ValueError(f"referee: hat_eps={hat_eps!r} must be <= min(hat_alpha, 1 - hat_alpha) = "
-                             f"{min(hat_alpha, 1 - hat_alpha)!r} (§8: h_(eps,alpha) maps [0, 1] into [0, 1]), "
-                             "e.g. hat_eps: 0.1 with hat_alpha: 0.5")
+            raise ValueError(
+                f"referee: hat_eps={hat_eps!r} must be <= min(hat_alpha, 1 - hat_alpha) = "
+                f"{min(hat_alpha, 1 - hat_alpha)!r} (§8: h_(eps,alpha) maps [0, 1] into [0, 1]), "
+                "e.g. hat_eps: 0.1 with hat_alpha: 0.5"
+            )
         for key, v, default in (("ece_bins", ece_bins, 10), ("n_checkpoints", n_checkpoints, 20)):
             # int() of a huge or infinite float would raise OverflowError, not a config error
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 1 <= v < math.inf or v != int(v):
@@ -103,10 +117,14 @@ class Referee:
         for name in forecaster.claims:
             if name not in scorable:
                 if name not in CERTIFICATES:
-                    raise ValueError(f"forecaster {forecaster.name!r} claims an unknown certificate {name!r}; "
-                                     f"known: {sorted(CERTIFICATES)}")
-                raise ValueError(f"forecaster {forecaster.name!r} claims the certificate {name!r}, which the "
-                                 f"{game.name!r} game cannot check; it checks {sorted(scorable)}")
+                    raise ValueError(
+                        f"forecaster {forecaster.name!r} claims an unknown certificate {name!r}; "
+                        f"known: {sorted(CERTIFICATES)}"
+                    )
+                raise ValueError(
+                    f"forecaster {forecaster.name!r} claims the certificate {name!r}, which the "
+                    f"{game.name!r} game cannot check; it checks {sorted(scorable)}"
+                )
             out[name] = scorable[name]() if len(rec.y) else no_rounds(name)
         return out
 
@@ -128,12 +146,16 @@ def check_tolerance(forecaster, max_tol: float) -> None:
     try:
         tol = float(tol or 0.0)
     except (TypeError, ValueError):
-        raise ValueError(f"forecaster {forecaster.name!r} declares tol={tol!r}, not a number; give a width "
-                         f"<= referee.max_tol={max_tol!r}") from None
+        raise ValueError(
+            f"forecaster {forecaster.name!r} declares tol={tol!r}, not a number; give a width "
+            f"<= referee.max_tol={max_tol!r}"
+        ) from None
     if math.isnan(tol) or tol > max_tol:
-        raise ValueError(f"forecaster {forecaster.name!r} declares tol={tol!r}, looser than the referee accepts "
-                         f"(referee.max_tol={max_tol!r}); give the forecaster tol <= {max_tol!r} or raise "
-                         "referee.max_tol")
+        raise ValueError(
+            f"forecaster {forecaster.name!r} declares tol={tol!r}, looser than the referee accepts "
+            f"(referee.max_tol={max_tol!r}); give the forecaster tol <= {max_tol!r} or raise "
+            "referee.max_tol"
+        )
 
 
 @functools.cache

@@ -40,8 +40,10 @@ def register(cls):
         raise TypeError(f"{cls.__qualname__} is neither a Forecaster nor a Nature")
     other = table.get(cls.name)
     if other is not None and other.__qualname__ != cls.__qualname__:
-        raise ValueError(f"two plugins are named {cls.name!r}: {other.__module__}.{other.__qualname__} and "
-                         f"{cls.__module__}.{cls.__qualname__}; rename one")
+        raise ValueError(
+            f"two plugins are named {cls.name!r}: {other.__module__}.{other.__qualname__} and "
+            f"{cls.__module__}.{cls.__qualname__}; rename one"
+        )
     table[cls.name] = cls
     return cls
 
@@ -109,9 +111,11 @@ def search_path_problem() -> str | None:
     for source in GlobalHydra.instance().config_loader().get_sources():
         if not source.available():
             where = f"{source.scheme()}://{source.path}"
-            return (f"config folder {where} ({source.provider}) is not available; give an existing folder as "
-                    "hydra.searchpath=[file:///absolute/path] or an importable package with an __init__.py as "
-                    "hydra.searchpath=[pkg://package.module]")
+            return (
+                f"config folder {where} ({source.provider}) is not available; give an existing folder as "
+                "hydra.searchpath=[file:///absolute/path] or an importable package with an __init__.py as "
+                "hydra.searchpath=[pkg://package.module]"
+            )
     return None
 
 

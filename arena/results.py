@@ -70,7 +70,7 @@ def code_version() -> str:
     return f"{__version__.split('+')[0]}+{digest.hexdigest()[:12]}"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _module_digest(module: str) -> str:
     import importlib.util
 
@@ -181,8 +181,9 @@ def _atomic(path: Path, write) -> None:
 
 def write_atomic(df: pd.DataFrame, path: Path) -> None:
     """Write a Parquet file atomically (pyarrow directly: about twice as fast as pandas' to_parquet)."""
-    _atomic(path, lambda tmp: pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp,
-                                                   write_page_checksum=True))
+    _atomic(
+        path, lambda tmp: pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp, write_page_checksum=True)
+    )
 
 
 def write_text_atomic(text: str, path: Path) -> None:
@@ -203,8 +204,14 @@ def reliability_columns(p: np.ndarray, y: np.ndarray, bins: int = 10) -> dict[st
         mean_p = np.bincount(idx, weights=p, minlength=bins) / count
         mean_y = np.bincount(idx, weights=y, minlength=bins) / count
     edges = np.linspace(0, 1, bins + 1)
-    return {"bin": np.arange(bins), "lo": edges[:-1], "hi": edges[1:], "count": count, "mean_p": mean_p,
-            "mean_y": mean_y}
+    return {
+        "bin": np.arange(bins),
+        "lo": edges[:-1],
+        "hi": edges[1:],
+        "count": count,
+        "mean_p": mean_p,
+        "mean_y": mean_y,
+    }
 
 
 def _plain(v):
@@ -212,8 +219,13 @@ def _plain(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
-def save_matchup(out_dir: Path, row: dict, curves: pd.DataFrame | dict, reliability: pd.DataFrame | dict | None,
-                 trace: pd.DataFrame | Path | None = None) -> None:
+def save_matchup(
+    out_dir: Path,
+    row: dict,
+    curves: pd.DataFrame | dict,
+    reliability: pd.DataFrame | dict | None,
+    trace: pd.DataFrame | Path | None = None,
+) -> None:
     """Store one finished matchup as ``matchups/<matchup_id>.json``, written atomically (so it marks
     completion), after its trace (optional) in ``traces/<matchup_id>.parquet``.
 
@@ -253,9 +265,22 @@ def stored_ids(out_dir: Path | str) -> set[str]:
 
 #: The fields every stored result row has, with their types (a row has more: its game's metrics and
 #: certificates, all plain numbers, strings or booleans).
-ROW_SCHEMA = {"matchup_id": str, "game": str, "forecaster": str, "nature": str, "seed": int, "T": int,
-              "rounds": int, "status": str, "forfeit_who": str, "forfeit_step": int, "forfeit_reason": str,
-              "adaptive": bool, "forecaster_params": str, "nature_params": str}
+ROW_SCHEMA = {
+    "matchup_id": str,
+    "game": str,
+    "forecaster": str,
+    "nature": str,
+    "seed": int,
+    "T": int,
+    "rounds": int,
+    "status": str,
+    "forfeit_who": str,
+    "forfeit_step": int,
+    "forfeit_reason": str,
+    "adaptive": bool,
+    "forecaster_params": str,
+    "nature_params": str,
+}
 
 
 def _row_problem(row: object, mid: str) -> str | None:
@@ -276,8 +301,10 @@ def _row_problem(row: object, mid: str) -> str | None:
     if not is_safe_name(row["game"]):
         return f"its game {row['game']!r} is not a plain name"
     if row["status"] not in ("ok", "forfeit") or row["seed"] < 0 or row["T"] < 1 or not 0 <= row["rounds"] <= row["T"]:
-        return f"its status, seed, T or rounds are out of range ({row['status']!r}, {row['seed']}, {row['T']}, " \
-               f"{row['rounds']})"
+        return (
+            f"its status, seed, T or rounds are out of range ({row['status']!r}, {row['seed']}, {row['T']}, "
+            f"{row['rounds']})"
+        )
     if row["matchup_id"] != mid:
         return f"it holds matchup {row['matchup_id']}, not {mid}"
     if not mid.startswith(matchup_id(row["game"], row["forecaster"], row["nature"], row["seed"], row["T"], {})[:-10]):
@@ -302,13 +329,15 @@ def _load(out_dir: Path, mid: str) -> dict:
         raise CorruptResult(f"{path}: {problem}")
     for part in ("curves", "reliability"):
         columns = stored.get(part)
-        if columns is not None and (not isinstance(columns, dict) or not all(isinstance(v, list) for v in
-                                                                           columns.values())
-                                    or len({len(v) for v in columns.values()}) > 1
-                                    or any(not (x is None or isinstance(x, (str, int, float))) for v in
-                                           columns.values() for x in v)):
-            raise CorruptResult(f"{path}: its {part} table is malformed (columns of unequal length, not lists "
-                                "or not of plain values)")
+        if columns is not None and (
+            not isinstance(columns, dict)
+            or not all(isinstance(v, list) for v in columns.values())
+            or len({len(v) for v in columns.values()}) > 1
+            or any(not (x is None or isinstance(x, (str, int, float))) for v in columns.values() for x in v)
+        ):
+            raise CorruptResult(
+                f"{path}: its {part} table is malformed (columns of unequal length, not lists or not of plain values)"
+            )
     if stored.get("trace"):
         trace = out_dir / "traces" / f"{mid}.parquet"
         try:  # read whole (page checksums verified): a damaged page under an intact footer is found too
@@ -379,12 +408,17 @@ def read_plan(out_dir: Path | str) -> dict | None:
         return None
     try:
         info = json.loads(plan_file.read_bytes())
-        if not (isinstance(info, dict) and isinstance(info.get("ids"), list)
-                and all(isinstance(i, str) for i in info["ids"])):
+        if not (
+            isinstance(info, dict)
+            and isinstance(info.get("ids"), list)
+            and all(isinstance(i, str) for i in info["ids"])
+        ):
             raise ValueError("no list of matchup ids")
     except (OSError, ValueError) as exc:
-        raise ValueError(f"{plan_file} is damaged ({type(exc).__name__}: {str(exc)[:80]}); rerun the tournament "
-                         "to write it again, or delete it to report every stored matchup") from None
+        raise ValueError(
+            f"{plan_file} is damaged ({type(exc).__name__}: {str(exc)[:80]}); rerun the tournament "
+            "to write it again, or delete it to report every stored matchup"
+        ) from None
     return info
 
 
@@ -414,8 +448,11 @@ def collect(out_dir: Path | str, only: set[str] | None = None) -> dict[str, pd.D
         try:
             stored = _load(out_dir, mid)
         except CorruptResult as exc:
-            print(f"[arena] left out of the summary: {exc}; rerun the tournament to play it again",
-                  file=sys.stderr, flush=True)
+            print(
+                f"[arena] left out of the summary: {exc}; rerun the tournament to play it again",
+                file=sys.stderr,
+                flush=True,
+            )
             continue
         rows.append(stored["row"])
         keys = {k: stored["row"][k] for k in KEY_COLUMNS}
@@ -438,9 +475,11 @@ def read_table(path: Path | str) -> pd.DataFrame:
             return pd.read_csv(path)
         return pd.read_parquet(path)
     except Exception as exc:  # noqa: BLE001 (pandas and pyarrow raise many types for a damaged file)
-        raise ValueError(f"{path} is not a readable {path.suffix.lstrip('.') or 'results'} table "
-                         f"({type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}); "
-                         "regenerate it with `arena-report DIR`") from None
+        raise ValueError(
+            f"{path} is not a readable {path.suffix.lstrip('.') or 'results'} table "
+            f"({type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}); "
+            "regenerate it with `arena-report DIR`"
+        ) from None
 
 
 def write_table(df: pd.DataFrame, out_dir: Path, name: str) -> Path:

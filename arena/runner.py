@@ -105,16 +105,22 @@ class Result:
         from arena import __version__
 
         fparams, nparams = _jsonable(self.forecaster.params()), _jsonable(self.nature.params())
-        row = {"game": self.game, "forecaster": self.forecaster.name, "nature": self.nature.name,
-               "forecaster_family": str(getattr(self.forecaster, "family", "baseline")),
-               "seed": self.seed, "T": self.T, "rounds": self.recorder.n,
-               "status": "forfeit" if self.forfeit else "ok",
-               "forfeit_who": self.forfeit.who if self.forfeit else "",
-               "forfeit_step": self.forfeit.step if self.forfeit else -1,
-               "forfeit_reason": self.forfeit.reason if self.forfeit else "",
-               "adaptive": bool(self.nature.adaptive),
-               "forecaster_params": json.dumps(fparams, sort_keys=True),
-               "nature_params": json.dumps(nparams, sort_keys=True)}
+        row = {
+            "game": self.game,
+            "forecaster": self.forecaster.name,
+            "nature": self.nature.name,
+            "forecaster_family": str(getattr(self.forecaster, "family", "baseline")),
+            "seed": self.seed,
+            "T": self.T,
+            "rounds": self.recorder.n,
+            "status": "forfeit" if self.forfeit else "ok",
+            "forfeit_who": self.forfeit.who if self.forfeit else "",
+            "forfeit_step": self.forfeit.step if self.forfeit else -1,
+            "forfeit_reason": self.forfeit.reason if self.forfeit else "",
+            "adaptive": bool(self.nature.adaptive),
+            "forecaster_params": json.dumps(fparams, sort_keys=True),
+            "nature_params": json.dumps(nparams, sort_keys=True),
+        }
         row.update(stream_seeds(self.seed, self.forecaster.name, self.nature.name))
         row.update(self.summary)
         for name, c in self.certificates.items():
@@ -145,9 +151,15 @@ def _trace_columns(rec: Recorder, start: int, stop: int) -> dict[str, np.ndarray
         cols["forecast"] = [str(f) for f in rec.forecasts[s]]
     cols.update(p_announced=rec.p_mean[s], p=rec.p[s], p_internal=rec.p_internal[s], y=rec.y[s], y_prob=rec.y_prob[s])
     if getattr(rec, "atoms", None) is not None:  # two-point games (quantile): atoms and nature's CDF there
-        cols.update(atom_0=rec.atoms[s, 0], atom_1=rec.atoms[s, 1], prob_atom_0=rec.prob_lo[s],
-                    cdf_atom_0=rec.cdf_at_atoms[s, 0], cdf_atom_1=rec.cdf_at_atoms[s, 1],
-                    law_lipschitz=rec.law_lip[s], expected_loss=rec.expected_loss[s])
+        cols.update(
+            atom_0=rec.atoms[s, 0],
+            atom_1=rec.atoms[s, 1],
+            prob_atom_0=rec.prob_lo[s],
+            cdf_atom_0=rec.cdf_at_atoms[s, 0],
+            cdf_atom_1=rec.cdf_at_atoms[s, 1],
+            law_lipschitz=rec.law_lip[s],
+            expected_loss=rec.expected_loss[s],
+        )
     return cols
 
 
@@ -208,10 +220,21 @@ def _who_broke(exc: BaseException) -> str:
     return "forecaster" if isinstance(exc, ProtocolError) and str(exc).startswith("forecaster") else "nature"
 
 
-def play(game: str, forecaster: Forecaster | str, nature: Nature | str, T: int, seed: int = 0, *,
-         forecaster_params: dict | None = None, nature_params: dict | None = None,
-         referee: Referee | None = None, keep_forecasts: bool | None = None, fast_path: bool = True,
-         time_limit: float | None = None, trace_path: str | os.PathLike | None = None) -> Result:
+def play(
+    game: str,
+    forecaster: Forecaster | str,
+    nature: Nature | str,
+    T: int,
+    seed: int = 0,
+    *,
+    forecaster_params: dict | None = None,
+    nature_params: dict | None = None,
+    referee: Referee | None = None,
+    keep_forecasts: bool | None = None,
+    fast_path: bool = True,
+    time_limit: float | None = None,
+    trace_path: str | os.PathLike | None = None,
+) -> Result:
     """Play one matchup and referee it.
 
     Plugins may be instances or registered names (with ``*_params`` for their
@@ -243,13 +266,28 @@ def play(game: str, forecaster: Forecaster | str, nature: Nature | str, T: int, 
     >>> round(r.summary["bias"], 3) < 0.05
     True
     """
-    m = build_matchup(game, forecaster, nature, T, seed, forecaster_params=forecaster_params,
-                      nature_params=nature_params, referee=referee, time_limit=time_limit)
+    m = build_matchup(
+        game,
+        forecaster,
+        nature,
+        T,
+        seed,
+        forecaster_params=forecaster_params,
+        nature_params=nature_params,
+        referee=referee,
+        time_limit=time_limit,
+    )
     return play_matchup(m, keep_forecasts=keep_forecasts, fast_path=fast_path, trace_path=trace_path)
 
 
-def play_matchup(m: Matchup, *, keep_forecasts: bool | None = None, fast_path: bool = True,
-                 trace_path: str | os.PathLike | None = None, crashed: Forfeit | None = None) -> Result:
+def play_matchup(
+    m: Matchup,
+    *,
+    keep_forecasts: bool | None = None,
+    fast_path: bool = True,
+    trace_path: str | os.PathLike | None = None,
+    crashed: Forfeit | None = None,
+) -> Result:
     """Play a matchup that :func:`arena.matchup.build_matchup` built, and referee it (see :func:`play`).
 
     ``crashed``: the matchup ended the process that played it (:mod:`arena.supervise`); it is not
@@ -258,8 +296,10 @@ def play_matchup(m: Matchup, *, keep_forecasts: bool | None = None, fast_path: b
     if m.forecaster is None:
         raise ValueError("the matchup has no forecaster; build it with one (a Gymnasium agent plays ForecastEnv)")
     if trace_path is not None and not Path(trace_path).parent.is_dir():
-        raise ValueError(f"trace_path={str(trace_path)!r}: the folder {str(Path(trace_path).parent)!r} does not "
-                         "exist; create it first")
+        raise ValueError(
+            f"trace_path={str(trace_path)!r}: the folder {str(Path(trace_path).parent)!r} does not "
+            "exist; create it first"
+        )
     T, seed, fc, g, time_limit = m.T, m.seed, m.forecaster, m.game, m.time_limit
     env = ForecastEnv.from_matchup(m, keep_forecasts=(T <= 10_000) if keep_forecasts is None else keep_forecasts)
     fc.game = g
@@ -286,8 +326,12 @@ def play_matchup(m: Matchup, *, keep_forecasts: bool | None = None, fast_path: b
     t_game = time.perf_counter() - start
     summary, certs, curves = m.referee.score(g, rec, fc)
     t_ref = time.perf_counter() - start - t_game
-    seconds = {"forecaster": t_fc, "arena": t_game - t_fc, "referee": t_ref,
-               "forecaster_per_step": t_fc / max(rec.n, 1)}
+    seconds = {
+        "forecaster": t_fc,
+        "arena": t_game - t_fc,
+        "referee": t_ref,
+        "forecaster_per_step": t_fc / max(rec.n, 1),
+    }
     if trace_path is not None:
         write_trace(rec, trace_path)
     return Result(g.name, fc, env.nature, T, seed, rec, summary, certs, curves, seconds, forfeit)
@@ -295,16 +339,19 @@ def play_matchup(m: Matchup, *, keep_forecasts: bool | None = None, fast_path: b
 
 def _empty_recorder(env: ForecastEnv) -> Recorder:
     """The record of a game that ended before its first round (its dimensions as far as nature says)."""
+
     def dim(name: str) -> int:
         try:
             return int(getattr(env.nature, name))
         except Exception:  # noqa: BLE001 (a nature whose reset failed may not know its dimensions)
             return 0
+
     return Recorder(env.T, dim("context_dim"), False, atoms=env.game.records_atoms, group_dim=dim("group_dim"))
 
 
-def _play_game(env: ForecastEnv, fc: Forecaster, seed: int, fast_path: bool,
-               dog: _Watchdog | None) -> tuple[float, Forfeit | None]:
+def _play_game(
+    env: ForecastEnv, fc: Forecaster, seed: int, fast_path: bool, dog: _Watchdog | None
+) -> tuple[float, Forfeit | None]:
     """Reset the game and play it (all rounds at once when the fast path applies, else step by
     step). Returns the forecaster's seconds and any forfeit. The watchdog is stopped once the
     rounds are played, inside the handlers of its interrupt."""
@@ -416,8 +463,9 @@ class _Watchdog:
                     if self._signal:
                         signal.pthread_kill(self._ident, signal.SIGALRM)
                     else:
-                        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._ident),
-                                                                   ctypes.py_object(_Timeout))
+                        ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                            ctypes.c_ulong(self._ident), ctypes.py_object(_Timeout)
+                        )
 
     def _on_signal(self, signum, frame) -> None:
         if self._pending:
@@ -478,11 +526,21 @@ def _play_oblivious(env: ForecastEnv, fc: Forecaster, dog: _Watchdog | None = No
     limit, nature's calls are timed one by one and ``play_oblivious`` gets T times the limit.
     """
     nature, game = env.nature, env.game
-    plain_game = game.name == "binary" and getattr(env.recorder, "atoms", None) is None and all(
-        getattr(type(game), m) is getattr(Game, m) for m in ("present_context", "scored_context", "outcome_prob"))
-    if (nature.adaptive or env.keep_forecasts or not plain_game  # outcomes are checked as bits below
-            or type(nature).observe is not Nature.observe
-            or not callable(fc.play_oblivious) or not fc.can_play_oblivious):
+    plain_game = (
+        game.name == "binary"
+        and getattr(env.recorder, "atoms", None) is None
+        and all(
+            getattr(type(game), m) is getattr(Game, m) for m in ("present_context", "scored_context", "outcome_prob")
+        )
+    )
+    if (
+        nature.adaptive
+        or env.keep_forecasts
+        or not plain_game  # outcomes are checked as bits below
+        or type(nature).observe is not Nature.observe
+        or not callable(fc.play_oblivious)
+        or not fc.can_play_oblivious
+    ):
         return None
     try:
         X, y, y_prob = _oblivious_outcomes(env, timed=dog is not None)

@@ -10,7 +10,7 @@ Perdomo & Recht, §3 (Algorithm 2) and §10 (Algorithm 6).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from arena.protocols import Forecast
 
@@ -18,8 +18,9 @@ DEFAULT_TOL = 2.0**-34
 MIN_TOL = 2.0**-52
 
 
-def anticorrelation_search(S: Callable[[float], float], lo: float = 0.0, hi: float = 1.0,
-                           tol: float = DEFAULT_TOL) -> float:
+def anticorrelation_search(
+    S: Callable[[float], float], lo: float = 0.0, hi: float = 1.0, tol: float = DEFAULT_TOL
+) -> float:
     """Find p with S(p) ~ 0 for a continuous S (Algorithm 2).
 
     Returns ``hi`` if S(hi) >= 0, ``lo`` if S(lo) <= 0 (the exact branches); otherwise
@@ -34,8 +35,10 @@ def anticorrelation_search(S: Callable[[float], float], lo: float = 0.0, hi: flo
     (1.0, 0.0)
     """
     if not tol >= MIN_TOL:
-        raise ValueError(f"tol={tol!r}: the search precision must be a width >= 2**-52 (finer widths are "
-                         f"below double precision on [0, 1]), e.g. 1e-10")
+        raise ValueError(
+            f"tol={tol!r}: the search precision must be a width >= 2**-52 (finer widths are "
+            f"below double precision on [0, 1]), e.g. 1e-10"
+        )
     if S(hi) >= 0:
         return hi
     if S(lo) <= 0:
@@ -49,9 +52,14 @@ def anticorrelation_search(S: Callable[[float], float], lo: float = 0.0, hi: flo
     return 0.5 * (lo + hi)
 
 
-def two_point_search(S: Callable[[float], float], lo: float, hi: float,
-                     width: Callable[[float, float], float], increasing: bool = False,
-                     max_iter: int = 200) -> Forecast:
+def two_point_search(
+    S: Callable[[float], float],
+    lo: float,
+    hi: float,
+    width: Callable[[float, float], float],
+    increasing: bool = False,
+    max_iter: int = 200,
+) -> Forecast:
     """Randomized anticorrelation search for an S that may jump (§10 Alg. 6).
 
     ``increasing=False`` is the orientation of Algorithm 2 (S(lo) > 0 > S(hi));

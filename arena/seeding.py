@@ -23,10 +23,12 @@ import numpy as np
 #: Every random stream of a matchup: (its column in the result rows, its name, the plugin whose name
 #: follows it). The forecaster's own stream; nature's own stream; the outcome coin (the draw from
 #: nature's law); the forecast coin (the draw from a randomized forecast).
-STREAMS = (("seed_forecaster", "forecaster", "forecaster"),
-           ("seed_nature", "nature", "nature"),
-           ("seed_outcome", "outcome", "nature"),
-           ("seed_draw", "forecast-draw", "nature"))
+STREAMS = (
+    ("seed_forecaster", "forecaster", "forecaster"),
+    ("seed_nature", "nature", "nature"),
+    ("seed_outcome", "outcome", "nature"),
+    ("seed_draw", "forecast-draw", "nature"),
+)
 
 
 def derive_seed(root: int, *names: object) -> int:

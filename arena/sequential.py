@@ -60,9 +60,11 @@ def _check(x: np.ndarray, lo: float, hi: float, alpha: float) -> np.ndarray:
     bad = ~((x >= lo - 1e-12) & (x <= hi + 1e-12))
     if bad.any():
         i = np.flatnonzero(bad.reshape(-1))[0]
-        raise ValueError(f"value {float(x.reshape(-1)[i])!r} at position {i} is outside the declared bounds "
-                         f"[{lo}, {hi}]; "
-                         "declare bounds that hold for every round")
+        raise ValueError(
+            f"value {float(x.reshape(-1)[i])!r} at position {i} is outside the declared bounds "
+            f"[{lo}, {hi}]; "
+            "declare bounds that hold for every round"
+        )
     return np.clip(x, lo, hi)
 
 
@@ -74,8 +76,9 @@ def _intrinsic_time(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
     return np.cumsum((x - g) ** 2, axis=-1)
 
 
-def stitching_boundary(v, alpha: float, c: float, s: float = STITCH_S, eta: float = STITCH_ETA,
-                       v_min: float = V_MIN) -> np.ndarray:
+def stitching_boundary(
+    v, alpha: float, c: float, s: float = STITCH_S, eta: float = STITCH_ETA, v_min: float = V_MIN
+) -> np.ndarray:
     """The polynomial stitching boundary u(v) of a sub-gamma (hence sub-exponential) process with
     scale c: P(exists t: S_t >= u(max(V_t, v_min))) <= alpha (Howard et al. 2021, eq. (10)).
 

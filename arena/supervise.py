@@ -100,8 +100,9 @@ def forked_pool(workers: int, initializer: Callable = leave_to_parent, initargs:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=initializer,
-                               initargs=initargs)
+    pool = ProcessPoolExecutor(
+        workers, mp_context=multiprocessing.get_context("fork"), initializer=initializer, initargs=initargs
+    )
     try:
         with ctrl_c_ignored():  # the first submit forks every worker (a fork context starts them all at once)
             ready = pool.submit(_ready)
@@ -196,8 +197,12 @@ def clear_markers(out_dir: Path) -> None:
             f.unlink(missing_ok=True)
 
 
-def play_supervised(out_dir: Path, items: Sequence[tuple[str, object]], play: Callable[[str, object], None],
-                    record_crash: Callable[[str, object, str], None]) -> None:
+def play_supervised(
+    out_dir: Path,
+    items: Sequence[tuple[str, object]],
+    play: Callable[[str, object], None],
+    record_crash: Callable[[str, object, str], None],
+) -> None:
     """Play ``items`` (matchup id, config) with ``play(id, config)`` in a supervised child process; a matchup
     that ends its child is stored by ``record_crash(id, config, reason)`` and the rest are played by a new child.
 
@@ -227,12 +232,19 @@ def play_supervised(out_dir: Path, items: Sequence[tuple[str, object]], play: Ca
         mid, cfg = pending[crashed]
         reason = marker(out_dir, mid).read_text() or ""
         how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
-        record_crash(mid, cfg, f"the matchup ended its process ({how}{': ' + reason if reason else ''}); "
-                          "rerun with retry_crashed=true to play it again")
+        record_crash(
+            mid,
+            cfg,
+            f"the matchup ended its process ({how}{': ' + reason if reason else ''}); "
+            "rerun with retry_crashed=true to play it again",
+        )
         marker(out_dir, mid).unlink(missing_ok=True)
-        print(f"[arena] {mid} ended its process ({how}): recorded as a forfeit; the shard goes on",
-              file=sys.stderr, flush=True)
-        pending = pending[crashed + 1:]
+        print(
+            f"[arena] {mid} ended its process ({how}): recorded as a forfeit; the shard goes on",
+            file=sys.stderr,
+            flush=True,
+        )
+        pending = pending[crashed + 1 :]
 
 
 def _wait(pid: int) -> int:
@@ -282,5 +294,13 @@ def _child(out_dir: Path, items: Sequence[tuple[str, object]], play: Callable[[s
             os._exit(code)
 
 
-__all__ = ["clear_markers", "ctrl_c_remembered", "exit_with_parent", "forked_pool", "leave_to_parent", "marker",
-           "play_supervised", "raise_if_interrupted"]
+__all__ = [
+    "clear_markers",
+    "ctrl_c_remembered",
+    "exit_with_parent",
+    "forked_pool",
+    "leave_to_parent",
+    "marker",
+    "play_supervised",
+    "raise_if_interrupted",
+]

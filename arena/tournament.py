@@ -39,8 +39,16 @@ from arena.results import PLAN_FILE, code_version, is_done, matchup_id, planned,
 pd = LazyModule("pandas")  # for a stored row (arena-rerun): a worker that plays and stores matchups does not load it
 
 #: Config keys that do not change a matchup's result (left out of its id).
-NOT_IN_ID = ("hydra", "tournament", "shard", "report", "results_root", "tournament_name", "replace_plan",
-             "retry_crashed")
+NOT_IN_ID = (
+    "hydra",
+    "tournament",
+    "shard",
+    "report",
+    "results_root",
+    "tournament_name",
+    "replace_plan",
+    "retry_crashed",
+)
 
 
 def results_dir(root: str, name: str, tournament: str | None, stamp: str) -> str:
@@ -92,8 +100,10 @@ def _entries(group: str, items) -> list[tuple[str, DictConfig]]:
         item = OmegaConf.to_container(item, resolve=True) if not isinstance(item, dict) else item
         unknown = set(item) - {"name", "params", "grid", "label"}
         if "name" not in item or unknown:
-            raise ConfigError(f"tournament {group} entry {item!r}: give a name or {{name, params, grid}}"
-                              + (f" (unknown keys {sorted(unknown)})" if unknown else ""))
+            raise ConfigError(
+                f"tournament {group} entry {item!r}: give a name or {{name, params, grid}}"
+                + (f" (unknown keys {sorted(unknown)})" if unknown else "")
+            )
         base = OmegaConf.merge(load_option(group, item["name"]), item.get("params") or {})
         grid = item.get("grid") or {}
         keys = list(grid)
@@ -122,14 +132,19 @@ def plan(cfg: DictConfig) -> list[tuple]:
             raise ConfigError(f"tournament {t.get('name', '?')!r} has no {key!r}; add e.g. {key}: [...]")
     forecasters, natures = _entries("forecaster", t.forecasters), _entries("nature", t.natures)
     seeds, horizons = _as_list(t.seeds, "seeds"), _as_list(t.T, "T")
-    return [(fl, fc, nl, nc, T, seed) for T in horizons
-            for (fl, fc), (nl, nc) in itertools.product(forecasters, natures) for seed in seeds]
+    return [
+        (fl, fc, nl, nc, T, seed)
+        for T in horizons
+        for (fl, fc), (nl, nc) in itertools.product(forecasters, natures)
+        for seed in seeds
+    ]
 
 
 def shared_config(cfg: DictConfig) -> dict:
     """The config shared by every matchup of a tournament, as plain containers (unresolved)."""
-    return OmegaConf.to_container(OmegaConf.masked_copy(cfg, [k for k in cfg if k not in ("hydra", "tournament",
-                                                                                          "shard")]))
+    return OmegaConf.to_container(
+        OmegaConf.masked_copy(cfg, [k for k in cfg if k not in ("hydra", "tournament", "shard")])
+    )
 
 
 def matchup_config(cfg: DictConfig, entry: tuple, base: dict | None = None) -> DictConfig:
@@ -141,8 +156,14 @@ def _matchup_dict(cfg: DictConfig, entry: tuple, base: dict | None = None) -> di
     """:func:`matchup_config` as plain containers (unresolved)."""
     flabel, fcfg, nlabel, ncfg, T, seed = entry
     config = dict(shared_config(cfg) if base is None else base)
-    config.update(T=T, seed=seed, forecaster_label=flabel, nature_label=nlabel,
-                  forecaster=OmegaConf.to_container(fcfg), nature=OmegaConf.to_container(ncfg))
+    config.update(
+        T=T,
+        seed=seed,
+        forecaster_label=flabel,
+        nature_label=nlabel,
+        forecaster=OmegaConf.to_container(fcfg),
+        nature=OmegaConf.to_container(ncfg),
+    )
     return config
 
 
@@ -182,8 +203,14 @@ def _key(resolved: dict) -> str:
     plugins = plugin_code(plugin_targets(resolved))
     if plugins:  # a user's own plugin: its source is part of the version too
         config["plugin_code"] = plugins
-    return matchup_id(str(resolved["game"]["name"]), str(resolved["forecaster_label"]),
-                      str(resolved["nature_label"]), int(resolved["seed"]), int(resolved["T"]), config)
+    return matchup_id(
+        str(resolved["game"]["name"]),
+        str(resolved["forecaster_label"]),
+        str(resolved["nature_label"]),
+        int(resolved["seed"]),
+        int(resolved["T"]),
+        config,
+    )
 
 
 def resolved_matchup(cfg: DictConfig, entry: tuple, base: dict | None = None) -> dict:
@@ -216,8 +243,9 @@ def shard_of(cfg: DictConfig) -> list[tuple[str, dict]]:
     """(matchup id, resolved config) of the matchups dealt to ``cfg.shard`` of ``cfg.tournament.shards``."""
     shards, shard = cfg.tournament.get("shards", 1), int(cfg.get("shard", 0))
     if not isinstance(shards, int) or isinstance(shards, bool) or shards < 1:
-        raise ConfigError(f"tournament.shards={shards!r}: give a positive integer (`arena` turns auto into "
-                          f"{auto_shards()} here)")
+        raise ConfigError(
+            f"tournament.shards={shards!r}: give a positive integer (`arena` turns auto into {auto_shards()} here)"
+        )
     if not 0 <= shard < shards:
         raise ConfigError(f"shard={shard} is outside 0..{shards - 1}; the tournament has {shards} shards")
     return planned_matchups(cfg, shard, shards)
@@ -288,11 +316,17 @@ def run_job(cfg: DictConfig) -> None:
             return
         progress = Progress(out_dir, int(cfg.tournament.shards)) if (out_dir / PLAN_FILE).is_file() else None
         if progress and progress.code_version != code_version():
-            print(f"[arena] warning: the code changed since this tournament started ({progress.code_version} -> "
-                  f"{code_version()}); its results are stored under new ids: rerun the tournament to summarize them",
-                  file=sys.stderr, flush=True)
-        todo = [(mid, m) for mid, m in shard_of(cfg)
-                if not is_done(out_dir, mid) or (cfg.get("retry_crashed") and crashed(out_dir, mid))]
+            print(
+                f"[arena] warning: the code changed since this tournament started ({progress.code_version} -> "
+                f"{code_version()}); its results are stored under new ids: rerun the tournament to summarize them",
+                file=sys.stderr,
+                flush=True,
+            )
+        todo = [
+            (mid, m)
+            for mid, m in shard_of(cfg)
+            if not is_done(out_dir, mid) or (cfg.get("retry_crashed") and crashed(out_dir, mid))
+        ]
 
         def play(mid: str, m: dict, crash: str | None = None) -> None:
             with one_line_errors(out_dir):  # in the supervised child too
@@ -374,13 +408,20 @@ class one_line_errors:
             message, code = str(exc), 2
         elif isinstance(exc, OSError):
             where = f" {exc.filename}" if exc.filename else ""
-            fix = {28: "free some space", 30: "make it writable (the filesystem is read-only)",
-                   13: "make it writable"}.get(exc.errno or 0, "fix it")
-            message, code = (f"cannot write or read{where}: {exc.strerror or exc}; {fix}, then run the same command "
-                             f"to resume{stored_text(self.out_dir)}"), 1
+            fix = {
+                28: "free some space",
+                30: "make it writable (the filesystem is read-only)",
+                13: "make it writable",
+            }.get(exc.errno or 0, "fix it")
+            message, code = (
+                (
+                    f"cannot write or read{where}: {exc.strerror or exc}; {fix}, then run the same command "
+                    f"to resume{stored_text(self.out_dir)}"
+                ),
+                1,
+            )
         else:
-            message, code = (f"{type(exc).__name__}: {' '.join(str(exc).split())[:500]}"
-                             f"{stored_text(self.out_dir)}"), 1
+            message, code = (f"{type(exc).__name__}: {' '.join(str(exc).split())[:500]}{stored_text(self.out_dir)}"), 1
         print(f"arena: error: {message}", file=sys.stderr, flush=True)
         raise SystemExit(code) from None
 
@@ -467,7 +508,9 @@ class Progress:
         left = ""
         if played > workers and done < self.total:
             left = f", ~{_clock((now - first) / (played - 1) * (self.total - done))} left"
-        return f"{done}/{self.total} ({100 * done / max(self.total, 1):.0f}%) {_clock(now - self.started)} elapsed{left}"
+        return (
+            f"{done}/{self.total} ({100 * done / max(self.total, 1):.0f}%) {_clock(now - self.started)} elapsed{left}"
+        )
 
 
 def _lock(f) -> None:
@@ -490,10 +533,16 @@ def start_tournament(cfg: DictConfig, out_dir: Path) -> dict:
     out_dir = Path(out_dir)
     ids = planned_ids(OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"]))
     if len(set(ids)) != len(ids):
-        raise ConfigError(f"tournament {cfg.tournament.get('name')!r} lists the same matchup twice; "
-                          "give repeated entries different params or a label")
-    info = {"tournament": str(cfg.tournament.get("name")), "code_version": code_version(), "ids": ids,
-            "started": time.time()}
+        raise ConfigError(
+            f"tournament {cfg.tournament.get('name')!r} lists the same matchup twice; "
+            "give repeated entries different params or a label"
+        )
+    info = {
+        "tournament": str(cfg.tournament.get("name")),
+        "code_version": code_version(),
+        "ids": ids,
+        "started": time.time(),
+    }
     if not claim(out_dir, info, bool(cfg.get("replace_plan"))):
         return info  # another run of the same plan holds the directory: share its work
     stored = stored_ids(out_dir)
@@ -505,8 +554,11 @@ def start_tournament(cfg: DictConfig, out_dir: Path) -> dict:
     write_text_atomic("", out_dir / PROGRESS_FILE)
     write_text_atomic(json.dumps(info), out_dir / PLAN_FILE)
     if info["done_at_start"]:
-        print(f"[arena] resuming {info['tournament']}: {info['done_at_start']}/{len(ids)} matchups already "
-              f"stored in {out_dir}", flush=True)
+        print(
+            f"[arena] resuming {info['tournament']}: {info['done_at_start']}/{len(ids)} matchups already "
+            f"stored in {out_dir}",
+            flush=True,
+        )
     return info
 
 
@@ -574,8 +626,9 @@ def _with_shard(composed: DictConfig, override: str, master_config: DictConfig) 
     task = [override if line.split("=")[0] == "shard" else line for line in cfg.hydra.overrides.task]
     cfg.hydra.overrides.task = task
     names = cfg.hydra.job.config.override_dirname
-    cfg.hydra.job.override_dirname = get_overrides_dirname(parser.parse_overrides(task), names.exclude_keys,
-                                                           names.item_sep, names.kv_sep)
+    cfg.hydra.job.override_dirname = get_overrides_dirname(
+        parser.parse_overrides(task), names.exclude_keys, names.item_sep, names.kv_sep
+    )
     OmegaConf.copy_cache(from_config=master_config, to_config=cfg)
     return cfg
 
@@ -622,8 +675,10 @@ def stored_row(source: Path, row: int | None = None, matchup: str | None = None)
 
     path = source / "summary.parquet" if source.is_dir() else source
     if source.is_dir() and not path.is_file():
-        raise ConfigError(f"{source} has no summary.parquet; give a results directory after its tournament "
-                          "finished (or run `arena-report` on it), or a summary .parquet/.csv file")
+        raise ConfigError(
+            f"{source} has no summary.parquet; give a results directory after its tournament "
+            "finished (or run `arena-report` on it), or a summary .parquet/.csv file"
+        )
     table = read_table(path)
     if matchup is not None:
         hits = table.index[table["matchup_id"] == matchup] if "matchup_id" in table else []
@@ -660,6 +715,7 @@ def rerun(row: pd.Series, out_dir: Path, trust: bool = False) -> tuple[dict, lis
         check_stored_config(config)
     new = run_matchup(OmegaConf.create(config), out_dir)
     skip = {"parts"} | ({"code_version", "matchup_id"} if row.get("code_version") != new["code_version"] else set())
-    compared = [c for c in row.index if c not in MACHINE_COLUMNS and not c.startswith(MACHINE_PREFIXES)
-                and c not in skip]
+    compared = [
+        c for c in row.index if c not in MACHINE_COLUMNS and not c.startswith(MACHINE_PREFIXES) and c not in skip
+    ]
     return new, compared, [c for c in compared if not _same(row[c], new.get(c))]

@@ -133,8 +133,14 @@ def run_snippet(python: Path, code: str, cwd: Path) -> dict:
 
 def wall(cmd: list[str], cwd: Path, env: dict | None = None) -> float:
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd,
-                   env=None if env is None else {**os.environ, **env})
+    subprocess.run(
+        cmd,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=cwd,
+        env=None if env is None else {**os.environ, **env},
+    )
     return time.perf_counter() - t0
 
 
@@ -153,15 +159,25 @@ ROWS: list[dict] = []
 def report(name: str, today: list, base: list, unit: str = "s", key: str = "seconds") -> None:
     a = statistics.median(v[key] if isinstance(v, dict) else v for v in today)
     b = statistics.median(v[key] if isinstance(v, dict) else v for v in base)
-    ROWS.append({"measurement": name, "today": round(a, 4), "base": round(b, 4), "unit": unit,
-                 "ratio_base_over_today": round(b / a, 3), "n": len(today)})
+    ROWS.append(
+        {
+            "measurement": name,
+            "today": round(a, 4),
+            "base": round(b, 4),
+            "unit": unit,
+            "ratio_base_over_today": round(b / a, 3),
+            "n": len(today),
+        }
+    )
     print(f"{name:<58} {a:>9.3f} {b:>9.3f} {unit:<4} {b / a:>6.2f}x", flush=True)
 
 
 def bench_play(python_today: Path, python_base: Path, rounds: int, nature: str, T: int, tmp: Path) -> None:
     code = _PLAY.format(nature=nature, T=T)
-    res = turns({"today": lambda: run_snippet(python_today, code, tmp),
-                 "base": lambda: run_snippet(python_base, code, tmp)}, rounds)
+    res = turns(
+        {"today": lambda: run_snippet(python_today, code, tmp), "base": lambda: run_snippet(python_base, code, tmp)},
+        rounds,
+    )
     report(f"k29 vs {nature}, whole play, T={T:.0e}", res["today"], res["base"])
     report(f"  peak RSS of the process (T={T:.0e})", res["today"], res["base"], "MiB", "rss_mib")
 
@@ -173,20 +189,32 @@ def bench_cli(python_today: Path, python_base: Path, rounds: int, tmp: Path) -> 
         def go() -> float:
             with tempfile.TemporaryDirectory(dir=tmp) as d:
                 return wall([*cmd, f"results_root={d}"], Path(d))
+
         return go
 
     imports = lambda: wall([str(python_today), "-c", "import pandas, hydra"], tmp)
     floor = lambda: wall([str(python_today), "-c", _LIBRARIES.format(figures=_FIGURES)], tmp)
-    res = turns({"imports": imports, "floor": floor, "today": arena(python_today), "base": arena(python_base),
-                 "today_nr": arena(python_today, "report=false"), "base_nr": arena(python_base, "report=false")},
-                rounds)
+    res = turns(
+        {
+            "imports": imports,
+            "floor": floor,
+            "today": arena(python_today),
+            "base": arena(python_base),
+            "today_nr": arena(python_today, "report=false"),
+            "base_nr": arena(python_base, "report=false"),
+        },
+        rounds,
+    )
     report("arena forecaster=k29 nature=iid_bernoulli T=1000", res["today"], res["base"])
     report("  the same, report=false", res["today_nr"], res["base_nr"])
     report("  python -c 'import pandas, hydra' (base column: the command)", res["imports"], res["today"])
     report("  floor: its libraries loaded, nothing run (base: the command)", res["floor"], res["today"])
     ref, low = (statistics.median(res[k]) for k in ("imports", "floor"))
-    print(f"  the libraries alone take {low / ref:.2f}x 'import pandas, hydra' (the target: the command "
-          f"within 2x); the command {statistics.median(res['today']) / ref:.2f}x", flush=True)
+    print(
+        f"  the libraries alone take {low / ref:.2f}x 'import pandas, hydra' (the target: the command "
+        f"within 2x); the command {statistics.median(res['today']) / ref:.2f}x",
+        flush=True,
+    )
 
 
 # A fresh install's first matchups: every compiled function they use is compiled (Numba's cache is empty).
@@ -202,6 +230,7 @@ def bench_cold(python_today: Path, python_base: Path, rounds: int, tmp: Path) ->
         def go() -> float:
             with tempfile.TemporaryDirectory(dir=tmp) as cache:  # an empty cache: everything compiles
                 return wall([str(python), "-c", _COLD], tmp, {"NUMBA_CACHE_DIR": cache})
+
         return go
 
     res = turns({"today": side(python_today), "base": side(python_base)}, rounds)
@@ -212,8 +241,17 @@ def bench_tournament(python_today: Path, python_base: Path, rounds: int, tmp: Pa
     def arena(python: Path):
         def go() -> float:
             with tempfile.TemporaryDirectory(dir=tmp) as d:
-                return wall([str(python.parent / "arena"), "tournament=bench", "tournament.T=[10]", "report=false",
-                             f"results_root={d}"], Path(d))
+                return wall(
+                    [
+                        str(python.parent / "arena"),
+                        "tournament=bench",
+                        "tournament.T=[10]",
+                        "report=false",
+                        f"results_root={d}",
+                    ],
+                    Path(d),
+                )
+
         return go
 
     floor = lambda: wall([str(python_today), "-c", _LIBRARIES.format(figures="")], tmp)
@@ -225,6 +263,7 @@ def bench_tournament(python_today: Path, python_base: Path, rounds: int, tmp: Pa
         def go() -> dict:
             with tempfile.TemporaryDirectory(dir=tmp) as d:
                 return run_snippet(python, _SERIAL.format(T=10), Path(d))
+
         return go
 
     res = turns({"today": serial(python_today), "base": serial(python_base)}, rounds)
@@ -232,23 +271,29 @@ def bench_tournament(python_today: Path, python_base: Path, rounds: int, tmp: Pa
     report("  the jobs' time in that process (the parallel part)", res["today"], res["base"], key="jobs")
     n = cores()
     low = statistics.median(whole["floor"]) + statistics.median(r["jobs"] for r in res["today"]) / n
-    print(f"  the command's floor, its libraries plus its jobs spread over {n} cores: {low:.3f} s, against a "
-          f"third of the base's command, {statistics.median(whole['base']) / 3:.3f} s; today "
-          f"{statistics.median(whole['today']):.3f} s", flush=True)
+    print(
+        f"  the command's floor, its libraries plus its jobs spread over {n} cores: {low:.3f} s, against a "
+        f"third of the base's command, {statistics.median(whole['base']) / 3:.3f} s; today "
+        f"{statistics.median(whole['today']):.3f} s",
+        flush=True,
+    )
 
 
-def amdahl(python_today: Path, python_base: Path, rounds: int, tmp: Path, T: int = 10_000,
-           cores: tuple[int, ...] = (16, 64)) -> None:
+def amdahl(
+    python_today: Path, python_base: Path, rounds: int, tmp: Path, T: int = 10_000, cores: tuple[int, ...] = (16, 64)
+) -> None:
     """The ``bench`` tournament at T (default 10^4) in one process, today's and the base's in turns: its serial
     part S (the whole command minus its jobs) and its jobs' time W give the serial fraction f = S / (S + W)
     and Amdahl's bound on the speed-up on n cores, 1 / (f + (1 - f) / n). S counts Hydra's composition of
     each shard's config, which a launcher's workers do in parallel: the bound is conservative on that count,
     and optimistic in that it leaves out each worker's start-up (its imports) and any imbalance of shards."""
+
     def side(python: Path):
         def go() -> dict:
             with tempfile.TemporaryDirectory(dir=tmp) as d:
                 r = run_snippet(python, _SERIAL.format(T=T), Path(d))
             return {**r, "fraction": r["seconds"] / r["total"]}
+
         return go
 
     res = turns({"today": side(python_today), "base": side(python_base)}, rounds)
@@ -257,8 +302,10 @@ def amdahl(python_today: Path, python_base: Path, rounds: int, tmp: Path, T: int
     report("  serial fraction f = serial / (serial + jobs)", res["today"], res["base"], "", "fraction")
     for name, runs in res.items():
         f = statistics.median(r["fraction"] for r in runs)
-        print(f"  Amdahl, {name}: speed-up " + ", ".join(f"on {n} cores <= {1 / (f + (1 - f) / n):.1f}x"
-                                                       for n in cores), flush=True)
+        print(
+            f"  Amdahl, {name}: speed-up " + ", ".join(f"on {n} cores <= {1 / (f + (1 - f) / n):.1f}x" for n in cores),
+            flush=True,
+        )
 
 
 def main() -> None:
@@ -267,16 +314,22 @@ def main() -> None:
     ap.add_argument("--scratch", type=Path, default=None, help="where to build it (reused when present)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", nargs="*", default=None, help="subset of: k29 adaptive cli cold tournament")
-    ap.add_argument("--amdahl", action="store_true", help="also play the bench tournament at T=10^4 in one "
-                    "process (today's and the base's, in turns) and print its serial fraction and Amdahl's bound "
-                    "for 16 and 64 cores")
+    ap.add_argument(
+        "--amdahl",
+        action="store_true",
+        help="also play the bench tournament at T=10^4 in one "
+        "process (today's and the base's, in turns) and print its serial fraction and Amdahl's bound "
+        "for 16 and 64 cores",
+    )
     args = ap.parse_args()
     scratch = args.scratch or Path(tempfile.gettempdir()) / f"arena-bench-{args.base}"
     python_base = build_base(args.base, scratch)
     python_today = Path(sys.executable)
     print(f"machine: {_cpu()}, {os.cpu_count()} cores; today = {ROOT} vs base = {args.base} ({scratch})")
-    print(f"{'measurement (medians of ' + str(args.rounds) + ', taking turns)':<58} {'today':>9} {'base':>9} "
-          f"{'':<4} base/today")
+    print(
+        f"{'measurement (medians of ' + str(args.rounds) + ', taking turns)':<58} {'today':>9} {'base':>9} "
+        f"{'':<4} base/today"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         benches = {

@@ -40,23 +40,40 @@ def main(argv=None) -> None:
             return {}, {}, None
 
     sizes = (1_000, 10_000) if args.quick else (10_000, 100_000)
-    print(f"{'forecaster':<14} {'T':>8} {'step loop s':>12} {'oblivious s':>12} {'ratio':>8} {'matchup s':>10} "
-          f"{'saved':>7}")
+    print(
+        f"{'forecaster':<14} {'T':>8} {'step loop s':>12} {'oblivious s':>12} {'ratio':>8} {'matchup s':>10} "
+        f"{'saved':>7}"
+    )
     for name in FORECASTERS:
         for T in sizes:
+
             def game(fast: bool):
-                return play("binary", name, "iid_bernoulli", T=T, seed=0, fast_path=fast, referee=GameOnly(),
-                            keep_forecasts=False)
+                return play(
+                    "binary",
+                    name,
+                    "iid_bernoulli",
+                    T=T,
+                    seed=0,
+                    fast_path=fast,
+                    referee=GameOnly(),
+                    keep_forecasts=False,
+                )
+
             a, b = game(False), game(True)  # warm-up, and the two paths record the same game
             assert np.array_equal(a.recorder.p, b.recorder.p) and np.array_equal(a.recorder.y, b.recorder.y)
             step = median_time(lambda: game(False), args.repeats)
             fast = median_time(lambda: game(True), args.repeats)
+
             def matchup():
                 return play("binary", name, "iid_bernoulli", T=T, seed=0, fast_path=False, keep_forecasts=False)
+
             matchup()  # warm-up: the referee's compiled code
             whole = median_time(matchup, args.repeats)
-            print(f"{name:<14} {T:>8} {step:>12.4f} {fast:>12.4f} {step / fast:>7.1f}x {whole:>10.3f} "
-                  f"{(step - fast) / whole:>6.0%}", flush=True)
+            print(
+                f"{name:<14} {T:>8} {step:>12.4f} {fast:>12.4f} {step / fast:>7.1f}x {whole:>10.3f} "
+                f"{(step - fast) / whole:>6.0%}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

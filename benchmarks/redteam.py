@@ -30,13 +30,23 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 #: (game, forecaster, metric, shipped tournament); the experts cases try each panel of PANELS.
-CASES = [("binary", f, "smce_over_T", "calibration") for f in
-         ("running_mean", "window_mean", "ogd", "constant", "last_outcome", "k29", "k29_rounded", "kernel_df")]
+CASES = [
+    ("binary", f, "smce_over_T", "calibration")
+    for f in ("running_mean", "window_mean", "ogd", "constant", "last_outcome", "k29", "k29_rounded", "kernel_df")
+]
 CASES += [("binary", "linear_df", "regret_linear", "calibration")]
 CASES += [("experts", f, "regret_experts", "experts") for f in ("ftl", "hedge", "linf_df")]
-CASES += [("quantile", f, "coverage_error", "quantile") for f in
-          ("aci", "quantile_ogd", "running_quantile", "window_quantile", "marginal_quantile_df",
-           "conditional_quantile_df")]
+CASES += [
+    ("quantile", f, "coverage_error", "quantile")
+    for f in (
+        "aci",
+        "quantile_ogd",
+        "running_quantile",
+        "window_quantile",
+        "marginal_quantile_df",
+        "conditional_quantile_df",
+    )
+]
 PANELS = [{"name": "expert_constants", "params": {}}, {"name": "expert_constants", "params": {"grid": [0.0, 1.0]}}]
 
 
@@ -83,8 +93,16 @@ def shipped_max(game, forecaster: str, metric: str, tournament: str, T: int) -> 
     natures, seeds = shipped_natures(tournament)
     best, who = -np.inf, ""
     for label, name, params in natures:
-        vals = [value(play(game, _config("forecaster", forecaster), _config("nature", name, params), T, s,
-                           keep_forecasts=False), metric, game) for s in seeds]
+        vals = [
+            value(
+                play(
+                    game, _config("forecaster", forecaster), _config("nature", name, params), T, s, keep_forecasts=False
+                ),
+                metric,
+                game,
+            )
+            for s in seeds
+        ]
         if np.mean(vals) > best:
             best, who = float(np.mean(vals)), label
     return best, who
@@ -114,8 +132,17 @@ def run_case(game_name, forecaster, metric, tournament, T, budget, seed, out: Pa
     panels = PANELS if game_name == "experts" else [None]
     attacks = []
     for panel in panels:
-        attacks += search(game, _config("forecaster", forecaster), metric, T, seed, budget // len(panels),
-                          panel=panel, forecaster_params={}, max_cpu=MAX_CPU / len(panels))
+        attacks += search(
+            game,
+            _config("forecaster", forecaster),
+            metric,
+            T,
+            seed,
+            budget // len(panels),
+            panel=panel,
+            forecaster_params={},
+            max_cpu=MAX_CPU / len(panels),
+        )
     cpu = time.process_time() - start
     attacks.sort(key=lambda a: -a["value"])
     for a in attacks:
@@ -126,11 +153,22 @@ def run_case(game_name, forecaster, metric, tournament, T, budget, seed, out: Pa
         save_attack(a, out / f"{forecaster}__{metric}__T{T}__s{seed}__{a['searcher']}{i}.json")
     ship, who = shipped_max(game, forecaster, metric, tournament, T)
     cert = best["certificate"] or {}
-    row = {"game": game_name, "forecaster": forecaster, "metric": metric, "T": T, "attack": best["value"],
-           "searcher": best["searcher"], "other_searcher": attacks[1]["value"] if len(attacks) > 1 else np.nan,
-           "shipped_max": ship, "shipped_nature": who, "attack_over_shipped": best["value"] / ship if ship > 0 else np.inf,
-           "certificate": cert.get("name"), "cert_bound": cert.get("bound"),
-           "own_bound": own_bound(forecaster, game, T), "search_cpu_s": round(cpu, 1)}
+    row = {
+        "game": game_name,
+        "forecaster": forecaster,
+        "metric": metric,
+        "T": T,
+        "attack": best["value"],
+        "searcher": best["searcher"],
+        "other_searcher": attacks[1]["value"] if len(attacks) > 1 else np.nan,
+        "shipped_max": ship,
+        "shipped_nature": who,
+        "attack_over_shipped": best["value"] / ship if ship > 0 else np.inf,
+        "certificate": cert.get("name"),
+        "cert_bound": cert.get("bound"),
+        "own_bound": own_bound(forecaster, game, T),
+        "search_cpu_s": round(cpu, 1),
+    }
     print(" | ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()), flush=True)
     return row
 
@@ -148,8 +186,11 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "results" / "redteam-benchmark"))
     args = ap.parse_args()
     T, budget = (200, 200_000) if args.quick else (args.T, args.budget)
-    rows = [run_case(g, f, m, t, T, budget, args.seed, Path(args.out))
-            for g, f, m, t in CASES if not args.only or f in args.only]
+    rows = [
+        run_case(g, f, m, t, T, budget, args.seed, Path(args.out))
+        for g, f, m, t in CASES
+        if not args.only or f in args.only
+    ]
     df = pd.DataFrame(rows)
     dest = ROOT / "benchmarks" / "results" / ("redteam_quick.csv" if args.quick else "redteam.csv")
     dest.parent.mkdir(exist_ok=True)

@@ -45,8 +45,9 @@ def _timed(cmd: list[str]) -> tuple[float, float]:
     on a machine shared with other work the CPU time varies less than the wall time."""
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   env={**os.environ, "MPLBACKEND": "Agg"})
+    subprocess.run(
+        cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "MPLBACKEND": "Agg"}
+    )
     wall = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
@@ -65,37 +66,67 @@ def main(argv: list[str] | None = None) -> None:
         tmp = Path(tmp)
         run = args.results
         if run is None:
-            subprocess.run([str(Path(sys.executable).parent / "arena"), f"results_root={tmp / 'run'}", "report=false"],
-                           check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+            subprocess.run(
+                [str(Path(sys.executable).parent / "arena"), f"results_root={tmp / 'run'}", "report=false"],
+                check=True,
+                stdout=subprocess.DEVNULL,
+                cwd=ROOT,
+            )
             run = tmp / "run" / "calibration"
         times: dict[str, list[tuple[float, float]]] = {"base": [], "ours": [], "ours_all_formats": [], "ours_warm": []}
         for k in range(args.repeats):
-            for who, exe, extra in (("base", base, []), ("ours", ours, []),
-                                    ("ours_all_formats", ours, ["--format", "pdf,png"])):
+            for who, exe, extra in (
+                ("base", base, []),
+                ("ours", ours, []),
+                ("ours_all_formats", ours, ["--format", "pdf,png"]),
+            ):
                 copy = tmp / f"{who}{k}"
-                shutil.copytree(run, copy, ignore=shutil.ignore_patterns("figures", "paper", "summary.md",
-                                                                           "index.html", "compare_top.*"))
+                shutil.copytree(
+                    run,
+                    copy,
+                    ignore=shutil.ignore_patterns("figures", "paper", "summary.md", "index.html", "compare_top.*"),
+                )
                 times[who].append(_timed([str(exe), str(copy), *extra]))
             times["ours_warm"].append(_timed([str(ours), str(tmp / f"ours{k}")]))
     wall = {k: statistics.median(w for w, _ in v) for k, v in times.items()}
     cpu = {k: statistics.median(c for _, c in v) for k, v in times.items()}
     name = _cpu()
-    rows = [{"name": f"arena-report default run: {who}", "base": args.base, "median_seconds": round(wall[who], 3),
-             "ratio_base_over_this": round(wall["base"] / wall[who], 2), "median_cpu_seconds": round(cpu[who], 3),
-             "cpu_ratio_base_over_this": round(cpu["base"] / cpu[who], 2), "repeats": args.repeats, "cpu": name,
-             "cpus": os.cpu_count()} for who in times]
+    rows = [
+        {
+            "name": f"arena-report default run: {who}",
+            "base": args.base,
+            "median_seconds": round(wall[who], 3),
+            "ratio_base_over_this": round(wall["base"] / wall[who], 2),
+            "median_cpu_seconds": round(cpu[who], 3),
+            "cpu_ratio_base_over_this": round(cpu["base"] / cpu[who], 2),
+            "repeats": args.repeats,
+            "cpu": name,
+            "cpus": os.cpu_count(),
+        }
+        for who in times
+    ]
     for r in rows:
-        print(f"{r['name']:<44} wall {r['median_seconds']:>7.2f} s (base/this {r['ratio_base_over_this']:.2f}x)"
-              f"   cpu {r['median_cpu_seconds']:>7.2f} s (base/this {r['cpu_ratio_base_over_this']:.2f}x)")
+        print(
+            f"{r['name']:<44} wall {r['median_seconds']:>7.2f} s (base/this {r['ratio_base_over_this']:.2f}x)"
+            f"   cpu {r['median_cpu_seconds']:>7.2f} s (base/this {r['cpu_ratio_base_over_this']:.2f}x)"
+        )
     print(f"machine: {name}, {os.cpu_count()} CPUs; {args.repeats} repeats each, turn about")
     # however well its processes share the cores, a report takes at least its CPU time over the cores
     n = cores()
     floor = cpu["ours"] / n
-    print(f"this tree's report (default) cannot take less than its CPU time over {n} cores, "
-          f"{floor:.2f} s: {wall['base'] / floor:.2f}x the base's wall time at most")
+    print(
+        f"this tree's report (default) cannot take less than its CPU time over {n} cores, "
+        f"{floor:.2f} s: {wall['base'] / floor:.2f}x the base's wall time at most"
+    )
     ours = next(r for r in rows if r["name"] == "arena-report default run: ours")
-    rows.append({**ours, "name": f"arena-report default run: ours, its CPU time over {n} cores (a floor)",
-                 "median_seconds": round(floor, 3), "ratio_base_over_this": round(wall["base"] / floor, 2)})
+    rows.append(
+        {
+            **ours,
+            "name": f"arena-report default run: ours, its CPU time over {n} cores (a floor)",
+            "median_seconds": round(floor, 3),
+            "ratio_base_over_this": round(wall["base"] / floor, 2),
+        }
+    )
     out = ROOT / "benchmarks" / "results" / "report_vs_base.csv"
     with out.open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))

@@ -51,11 +51,18 @@ def median_time(fn, repeats: int) -> float:
 
 
 def record(name: str, size, seconds: float, figure: str = "", ratio: float | None = None) -> None:
-    row = {"name": name, "size": size, "median_seconds": round(seconds, 6), "figure": figure,
-           "ratio": "" if ratio is None else round(ratio, 3)}
+    row = {
+        "name": name,
+        "size": size,
+        "median_seconds": round(seconds, 6),
+        "figure": figure,
+        "ratio": "" if ratio is None else round(ratio, 3),
+    }
     ROWS.append(row)
-    print(f"{name:<46} {str(size):>10} {seconds:>11.4f} s  {figure:<34} {'' if ratio is None else f'{ratio:.2f}x'}",
-          flush=True)
+    print(
+        f"{name:<46} {str(size):>10} {seconds:>11.4f} s  {figure:<34} {'' if ratio is None else f'{ratio:.2f}x'}",
+        flush=True,
+    )
 
 
 def bench_k29(repeats: int, quick: bool) -> None:
@@ -66,22 +73,23 @@ def bench_k29(repeats: int, quick: bool) -> None:
     arena.play("binary", K29(fast=True), "iid_bernoulli", T=100, seed=0)  # warm-up: load compiled code
     slow = arena.play("binary", K29(fast=False), "iid_bernoulli", T=T, seed=0)
     fasts = [arena.play("binary", K29(fast=True), "iid_bernoulli", T=T, seed=0) for _ in range(repeats)]
-    steps = [arena.play("binary", K29(fast=True), "iid_bernoulli", T=T, seed=0, fast_path=False)
-             for _ in range(repeats)]
+    steps = [
+        arena.play("binary", K29(fast=True), "iid_bernoulli", T=T, seed=0, fast_path=False) for _ in range(repeats)
+    ]
     same = max(float(np.max(np.abs(r.recorder.p - slow.recorder.p))) for r in (fasts[0], steps[0]))
     t_slow = slow.seconds["forecaster"]
     t_fast = statistics.median(r.seconds["forecaster"] for r in fasts)
     t_step = statistics.median(r.seconds["forecaster"] for r in steps)
     record("k29 straightforward: forecaster seconds", T, t_slow, "O(t) per evaluation")
-    record("k29 fast, step loop: forecaster seconds", T, t_step, f"max |p_fast - p_slow| = {same:.1e}",
-           t_slow / t_step)
-    record("k29 fast, oblivious path: forecaster seconds", T, t_fast, "compiled loop over all rounds",
-           t_slow / t_fast)
+    record("k29 fast, step loop: forecaster seconds", T, t_step, f"max |p_fast - p_slow| = {same:.1e}", t_slow / t_step)
+    record("k29 fast, oblivious path: forecaster seconds", T, t_fast, "compiled loop over all rounds", t_slow / t_fast)
     sizes = [10_000, 100_000] if quick else [10_000, 100_000, 1_000_000]
     secs = []
     for n in sizes:
-        s = median_time(lambda: arena.play("binary", K29(), "iid_bernoulli", T=n, seed=0, keep_forecasts=False),
-                        1 if n >= 1_000_000 else repeats)
+        s = median_time(
+            lambda: arena.play("binary", K29(), "iid_bernoulli", T=n, seed=0, keep_forecasts=False),
+            1 if n >= 1_000_000 else repeats,
+        )
         secs.append(s)
         record("k29 fast vs iid_bernoulli (whole play)", n, s, f"{n / s:,.0f} steps/s")
     exponent = np.polyfit(np.log(sizes), np.log(secs), 1)[0]
@@ -137,6 +145,7 @@ def bench_per_step(repeats: int, quick: bool) -> None:
 
     try:
         from forecasters.experts import Hedge  # noqa: F401
+
         has_hedge = True
     except ImportError:
         has_hedge = False
@@ -144,8 +153,9 @@ def bench_per_step(repeats: int, quick: bool) -> None:
     def overhead(nature: str, seed: int, time_limit: float | None = None) -> float:
         """The arena's own per-step overhead: the whole step loop (environment, nature, recording)
         with a constant forecaster, minus the forecaster's own time, as ``play`` reports it."""
-        res = arena.play("binary", "constant", nature, T=T, seed=seed, keep_forecasts=False, fast_path=False,
-                         time_limit=time_limit)
+        res = arena.play(
+            "binary", "constant", nature, T=T, seed=seed, keep_forecasts=False, fast_path=False, time_limit=time_limit
+        )
         return res.seconds["arena"] / T
 
     rows = [{f"x{j}": float(v) for j, v in enumerate(x)} for x in X]
@@ -175,17 +185,27 @@ def bench_per_step(repeats: int, quick: bool) -> None:
     t_ogd = over["ogd"]
     record("ogd predict+update per step", T, t_ogd, f"{t_ogd * 1e6:.2f} us/step")
     record("arena overhead per step vs logistic", T, over["logistic"], f"{over['logistic'] * 1e6:.2f} us/step")
-    record("arena overhead per step vs iid_bernoulli", T, over["iid_bernoulli"],
-           f"{over['iid_bernoulli'] * 1e6:.2f} us/step")
-    record("arena overhead per step vs logistic, time limit", T, over["timed"], f"{over['timed'] * 1e6:.2f} us/step",
-           over["logistic"] / over["timed"])
+    record(
+        "arena overhead per step vs iid_bernoulli",
+        T,
+        over["iid_bernoulli"],
+        f"{over['iid_bernoulli'] * 1e6:.2f} us/step",
+    )
+    record(
+        "arena overhead per step vs logistic, time limit",
+        T,
+        over["timed"],
+        f"{over['timed'] * 1e6:.2f} us/step",
+        over["logistic"] / over["timed"],
+    )
     if not river:
         record("river comparison", T, 0.0, "skipped: pip install river")
         return
     t_river = over["river"]
     record("river LinearRegression predict_one+learn_one", T, t_river, f"{t_river * 1e6:.2f} us/step")
-    record("ratio river linear / arena overhead (logistic)", T, 0.0, "(>= 1 meets the target)",
-           t_river / over["logistic"])
+    record(
+        "ratio river linear / arena overhead (logistic)", T, 0.0, "(>= 1 meets the target)", t_river / over["logistic"]
+    )
     record("ratio river linear / arena overhead (iid_bernoulli)", T, 0.0, "", t_river / over["iid_bernoulli"])
     record("ratio river linear / ogd", T, 0.0, "(>= 1 meets the target)", t_river / t_ogd)
     if has_hedge:
@@ -223,8 +243,9 @@ def bench_hedge(repeats, T, X, y):
         times["ewa"].append(median_time(run_ewa, 1) / T)
     t_h, t_e = (statistics.median(times[k]) for k in ("hedge", "ewa"))
     record(f"hedge predict+update per step (N={N})", T, t_h, f"{t_h * 1e6:.2f} us/step")
-    record(f"river EWARegressor per step (N={N})", T, t_e, f"{t_e * 1e6:.2f} us/step (>= 1 meets the target)",
-           t_e / t_h)
+    record(
+        f"river EWARegressor per step (N={N})", T, t_e, f"{t_e * 1e6:.2f} us/step (>= 1 meets the target)", t_e / t_h
+    )
 
 
 def bench_tournament(quick: bool, repeats: int = 3) -> None:
@@ -239,13 +260,19 @@ def bench_tournament(quick: bool, repeats: int = 3) -> None:
         for n_jobs in (1, 2):  # the local launcher (the tournament's default)
             with tempfile.TemporaryDirectory() as tmp:
                 t0 = time.perf_counter()
-                subprocess.run([*common, f"results_root={tmp}", f"hydra.launcher.n_jobs={n_jobs}"], check=True,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp)
+                subprocess.run(
+                    [*common, f"results_root={tmp}", f"hydra.launcher.n_jobs={n_jobs}"],
+                    check=True,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    cwd=tmp,
+                )
                 times[n_jobs].append(time.perf_counter() - t0)
     out = {n: statistics.median(v) for n, v in times.items()}
     for n_jobs, seconds in out.items():
-        record(f"tournament 6x6x5 on {n_jobs} worker(s)", T, seconds,
-               " ".join(f"{v:.1f}" for v in times[n_jobs]) + " s")
+        record(
+            f"tournament 6x6x5 on {n_jobs} worker(s)", T, seconds, " ".join(f"{v:.1f}" for v in times[n_jobs]) + " s"
+        )
     record("tournament parallel speed-up (1 worker / 2)", T, 0.0, "(>= 1.6 meets the target)", out[1] / out[2])
     # Amdahl: t(n) = S + P / n; two worker counts give the serial seconds S and the parallel work P
     parallel = 2.0 * (out[1] - out[2])
@@ -253,17 +280,26 @@ def bench_tournament(quick: bool, repeats: int = 3) -> None:
     if parallel <= 0 or serial < 0:  # 1 worker runs in-process; 2 start their own processes
         record("tournament Amdahl estimate", T, 0.0, "n/a: 2 workers were no faster than 1 on this machine")
         return
-    record("tournament serial seconds S (Amdahl, from 1 and 2 workers)", T, serial,
-           f"serial fraction {serial / out[1]:.2f}")
+    record(
+        "tournament serial seconds S (Amdahl, from 1 and 2 workers)",
+        T,
+        serial,
+        f"serial fraction {serial / out[1]:.2f}",
+    )
     for n in (16, 64):
-        record(f"tournament Amdahl estimate on {n} workers", T, serial + parallel / n, "speed-up over 1 worker",
-               out[1] / (serial + parallel / n))
+        record(
+            f"tournament Amdahl estimate on {n} workers",
+            T,
+            serial + parallel / n,
+            "speed-up over 1 worker",
+            out[1] / (serial + parallel / n),
+        )
 
 
 def bench_memory(quick: bool) -> None:
     """Peak resident memory of one K29 run (a fresh process, measured by /usr/bin/time -v)."""
     T = 100_000 if quick else 1_000_000
-    code = ("import arena; arena.play('binary', 'k29', 'iid_bernoulli', T=%d, seed=0, keep_forecasts=False)" % T)
+    code = "import arena; arena.play('binary', 'k29', 'iid_bernoulli', T=%d, seed=0, keep_forecasts=False)" % T
     cmd = ["/usr/bin/time", "-v", sys.executable, "-c", code]
     if not Path("/usr/bin/time").exists():
         record("peak memory", T, 0.0, "skipped: /usr/bin/time missing")
@@ -296,16 +332,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke test, not the targets)")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--only", nargs="*", default=None,
-                    help="subset of: k29 smce per_step tournament memory import")
+    ap.add_argument("--only", nargs="*", default=None, help="subset of: k29 smce per_step tournament memory import")
     args = ap.parse_args()
-    print(f"machine: {_cpu()}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}, {platform.system()}")
+    print(f"machine: {_cpu()}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}")
     print(f"{'benchmark':<46} {'size':>10} {'median':>13}  {'figure':<34} ratio")
-    benches = {"k29": lambda: bench_k29(args.repeats, args.quick), "smce": lambda: bench_smce(args.repeats, args.quick),
-               "per_step": lambda: bench_per_step(args.repeats, args.quick),
-               "tournament": lambda: bench_tournament(args.quick, args.repeats), "memory": lambda: bench_memory(args.quick),
-               "import": lambda: bench_import(args.quick)}
+    benches = {
+        "k29": lambda: bench_k29(args.repeats, args.quick),
+        "smce": lambda: bench_smce(args.repeats, args.quick),
+        "per_step": lambda: bench_per_step(args.repeats, args.quick),
+        "tournament": lambda: bench_tournament(args.quick, args.repeats),
+        "memory": lambda: bench_memory(args.quick),
+        "import": lambda: bench_import(args.quick),
+    }
     for name, fn in benches.items():
         if args.only is None or name in args.only:
             fn()

@@ -59,8 +59,15 @@ def one_run(launcher: str, n_jobs: int, T: int, tmp: Path, arena: Path | None = 
     arena = arena or arena_of(Path(sys.executable))
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with tempfile.TemporaryDirectory(dir=tmp) as d:
-        cmd = [str(arena), "tournament=bench", f"tournament.T=[{T}]", "report=false", f"results_root={d}",
-               f"hydra/launcher={launcher}", f"hydra.launcher.n_jobs={n_jobs}"]
+        cmd = [
+            str(arena),
+            "tournament=bench",
+            f"tournament.T=[{T}]",
+            "report=false",
+            f"results_root={d}",
+            f"hydra/launcher={launcher}",
+            f"hydra.launcher.n_jobs={n_jobs}",
+        ]
         t0 = time.perf_counter()
         first = last = None
         lines: list[str] = []
@@ -80,16 +87,23 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--T", type=int, default=10_000)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--workers", type=int, nargs="*", default=None,
-                    help="worker counts (default 1 2 4 ... up to the cores, and the cores)")
+    ap.add_argument(
+        "--workers",
+        type=int,
+        nargs="*",
+        default=None,
+        help="worker counts (default 1 2 4 ... up to the cores, and the cores)",
+    )
     ap.add_argument("--launchers", nargs="*", default=["local"], help="Hydra launchers (local, joblib)")
     base = ap.add_mutually_exclusive_group()
     base.add_argument("--base", help="an earlier commit to run beside today's, taking turns (built once)")
     base.add_argument("--base-python", type=Path, help="the Python of an environment holding the base already")
-    ap.add_argument("--scratch", type=Path, default=None, help="where --base is built (default $TMPDIR/arena-bench-BASE)")
+    ap.add_argument(
+        "--scratch", type=Path, default=None, help="where --base is built (default $TMPDIR/arena-bench-BASE)"
+    )
     args = ap.parse_args()
     n_cores = cores()
-    workers = args.workers or sorted({*(2 ** k for k in range(n_cores.bit_length()) if 2 ** k <= n_cores), n_cores})
+    workers = args.workers or sorted({*(2**k for k in range(n_cores.bit_length()) if 2**k <= n_cores), n_cores})
     sides = {"today": arena_of(Path(sys.executable))}
     if args.base:
         from compare import build_base  # the one way the base commit is built
@@ -99,13 +113,18 @@ def main() -> None:
     elif args.base_python:
         sides["base"] = args.base_python.parent / "arena"  # its own: never today's from the PATH
         if not sides["base"].is_file():
-            raise SystemExit(f"scaling: no arena command beside {args.base_python}: give the Python of an "
-                             "environment where the arena is installed")
-    print(f"machine: {_cpu()}, {n_cores} cores; bench tournament (180 matchups) at T={args.T}, "
-          f"medians of {args.repeats}, taking turns" + (f"; sides: {', '.join(sides)}" if len(sides) > 1 else ""),
-          flush=True)
-    runs: dict[tuple[str, str, int], list[dict]] = {(side, lc, n): [] for lc in args.launchers for n in workers
-                                                    for side in sides}
+            raise SystemExit(
+                f"scaling: no arena command beside {args.base_python}: give the Python of an "
+                "environment where the arena is installed"
+            )
+    print(
+        f"machine: {_cpu()}, {n_cores} cores; bench tournament (180 matchups) at T={args.T}, "
+        f"medians of {args.repeats}, taking turns" + (f"; sides: {', '.join(sides)}" if len(sides) > 1 else ""),
+        flush=True,
+    )
+    runs: dict[tuple[str, str, int], list[dict]] = {
+        (side, lc, n): [] for lc in args.launchers for n in workers for side in sides
+    }
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         for side, arena in sides.items():  # fills Numba's cache (and the OS's) for every later run
@@ -114,20 +133,39 @@ def main() -> None:
         for k in range(args.repeats):
             for (side, launcher, n), rs in runs.items():
                 rs.append(one_run(launcher, n, args.T, tmp, sides[side]))
-                print(f"  run {k + 1}/{args.repeats}: {side}, {launcher} on {n} worker(s): {rs[-1]['seconds']:.2f} s",
-                      flush=True)  # as it goes: a run cut short by a time limit still says something
+                print(
+                    f"  run {k + 1}/{args.repeats}: {side}, {launcher} on {n} worker(s): {rs[-1]['seconds']:.2f} s",
+                    flush=True,
+                )  # as it goes: a run cut short by a time limit still says something
     rows = []
-    print(f"{'side':<8} {'launcher':<8} {'workers':>7} {'seconds':>8} {'speed-up':>8} {'start':>6} {'play':>6} "
-          f"{'tail':>6}  runs")
-    meds = {key: {k: statistics.median(r[k] for r in rs) for k in ("seconds", "start", "play", "tail")}
-            for key, rs in runs.items()}
+    print(
+        f"{'side':<8} {'launcher':<8} {'workers':>7} {'seconds':>8} {'speed-up':>8} {'start':>6} {'play':>6} "
+        f"{'tail':>6}  runs"
+    )
+    meds = {
+        key: {k: statistics.median(r[k] for r in rs) for k in ("seconds", "start", "play", "tail")}
+        for key, rs in runs.items()
+    }
     for (side, launcher, n), rs in runs.items():
         med = meds[(side, launcher, n)]
         speedup = meds[(side, launcher, workers[0])]["seconds"] / med["seconds"]
-        print(f"{side:<8} {launcher:<8} {n:>7} {med['seconds']:>8.2f} {speedup:>7.2f}x {med['start']:>6.2f} "
-              f"{med['play']:>6.2f} {med['tail']:>6.2f}  " + " ".join(f"{r['seconds']:.2f}" for r in rs), flush=True)
-        rows.append({"machine": _cpu(), "cores": n_cores, "T": args.T, "side": side, "launcher": launcher,
-                     "workers": n, **{k: round(v, 4) for k, v in med.items()}, "speedup": round(speedup, 3)})
+        print(
+            f"{side:<8} {launcher:<8} {n:>7} {med['seconds']:>8.2f} {speedup:>7.2f}x {med['start']:>6.2f} "
+            f"{med['play']:>6.2f} {med['tail']:>6.2f}  " + " ".join(f"{r['seconds']:.2f}" for r in rs),
+            flush=True,
+        )
+        rows.append(
+            {
+                "machine": _cpu(),
+                "cores": n_cores,
+                "T": args.T,
+                "side": side,
+                "launcher": launcher,
+                "workers": n,
+                **{k: round(v, 4) for k, v in med.items()},
+                "speedup": round(speedup, 3),
+            }
+        )
     for side in list(sides)[1:]:
         for launcher in args.launchers:
             for n in workers:

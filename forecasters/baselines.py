@@ -141,8 +141,9 @@ class WindowMean(Forecaster):
         if isinstance(window, bool) or not (isinstance(window, (int, np.integer)) and window >= 1):
             raise ValueError(f"window_mean: window={window!r} must be an integer >= 1, e.g. window: 50")
         if window > MAX_WINDOW:
-            raise ValueError(f"window_mean: window={window!r} is above {MAX_WINDOW}; for the mean of all outcomes "
-                             "use running_mean")
+            raise ValueError(
+                f"window_mean: window={window!r} is above {MAX_WINDOW}; for the mean of all outcomes use running_mean"
+            )
         self.window = int(window)
 
     def reset(self, rng):
@@ -169,7 +170,7 @@ class WindowMean(Forecaster):
         total = np.concatenate(([0.0], np.cumsum(seen)))
         sums = total[before] - total[before - count]
         p = np.divide(sums, count, out=np.full(len(y), 0.5), where=count > 0)
-        for v in y[-self.window:].tolist():
+        for v in y[-self.window :].tolist():
             self.update(None, None, v)
         return p, p, p
 
@@ -202,8 +203,15 @@ class OGD(Forecaster):
 
     name = "ogd"
 
-    def __init__(self, lr: float = 0.1, schedule: str = "sqrt", M: float = 10.0, intercept: bool = True,
-                 clip: bool = True, paper: bool = False):
+    def __init__(
+        self,
+        lr: float = 0.1,
+        schedule: str = "sqrt",
+        M: float = 10.0,
+        intercept: bool = True,
+        clip: bool = True,
+        paper: bool = False,
+    ):
         if not (_is_number(lr) and math.isfinite(lr)):
             raise ValueError(f"ogd: lr={lr!r} is not a finite number; give a step size such as lr: 0.1")
         if not lr > 0:
@@ -245,8 +253,10 @@ class OGD(Forecaster):
             if n <= _SHORT:
                 self._xshape = x.shape
         if len(w) != x.size + self._pad:  # zip would drop the extra terms silently
-            raise ValueError(f"ogd: a context of {x.size} numbers after {len(w) - self._pad} in earlier rounds; "
-                             "give every round a context of the same length")
+            raise ValueError(
+                f"ogd: a context of {x.size} numbers after {len(w) - self._pad} in earlier rounds; "
+                "give every round a context of the same length"
+            )
         if type(w) is list:
             return [1.0, *x.tolist()] if self._pad else x.tolist()
         if not self._pad:

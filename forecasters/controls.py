@@ -318,11 +318,24 @@ class YmaxClaimsQuantileDF(_QuantileForecaster):
 #: pass that check, which only reports them; tests/test_controls.py shows them failing.
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
     (cls.name, "check_claims_hold"): f"negative control: {cls.__doc__.splitlines()[0]}"
-    for cls in (K29BrokenRoundedUpdate, K29BrokenCoarseSearch, K29BrokenShifted, K29BrokenWrongWay,
-                KernelDFBrokenWrongWay, ConstantClaimsK29, RunningMeanClaimsK29, OGDClaimsKernelDF, OGDBrokenFlipped,
-                BitBrokenFlipped,
-                ConstantClaimsDecisionDF, LinfDFBrokenCoarseSearch, UniformClaimsLinfDF, HedgeBrokenWrongSign,
-                MarginalQuantileDFFlipped, ConditionalQuantileDFWide)
+    for cls in (
+        K29BrokenRoundedUpdate,
+        K29BrokenCoarseSearch,
+        K29BrokenShifted,
+        K29BrokenWrongWay,
+        KernelDFBrokenWrongWay,
+        ConstantClaimsK29,
+        RunningMeanClaimsK29,
+        OGDClaimsKernelDF,
+        OGDBrokenFlipped,
+        BitBrokenFlipped,
+        ConstantClaimsDecisionDF,
+        LinfDFBrokenCoarseSearch,
+        UniformClaimsLinfDF,
+        HedgeBrokenWrongSign,
+        MarginalQuantileDFFlipped,
+        ConditionalQuantileDFWide,
+    )
 }
 #: Every control's registered name.
 CONTROLS = (*(name for name, _ in KNOWN_FAILURES), ConstantClaimsK29Rounded.name, YmaxClaimsQuantileDF.name)

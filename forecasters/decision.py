@@ -77,8 +77,10 @@ class DecisionDF(Forecaster):
         super().reset(rng)
         game = getattr(self, "game", None)
         if game is None or not hasattr(game, "diffs"):
-            raise ValueError(f"{self.name} plays the decision game (its loss defines π); play it with "
-                             "game='decision' (the arena sets the game before reset)")
+            raise ValueError(
+                f"{self.name} plays the decision game (its loss defines π); play it with "
+                "game='decision' (the arena sets the game before reset)"
+            )
         self._C = 0.0  # sum_s w_s d(π(p_s))
         self._W = 0.0  # sum_s w_s
         self._t = 0
@@ -91,7 +93,7 @@ class DecisionDF(Forecaster):
 
     def summary_function(self):
         """S_t(p) = d(π(p)) C_t + B^2 W_t."""
-        C, BW, diff = self._C, self.game.B ** 2 * self._W, self.game.diff
+        C, BW, diff = self._C, self.game.B**2 * self._W, self.game.diff
         return lambda p: diff(p) * C + BW
 
     def predict(self, x: Context) -> Forecast | float:

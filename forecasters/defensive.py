@@ -27,8 +27,15 @@ from arena.kernels import FeatureKernel, FeatureTerm, FermiSobolev, Kernel, SumK
 from arena.protocols import Context, Forecast, Forecaster
 from arena.registry import register
 from arena.search import DEFAULT_TOL, MIN_TOL, anticorrelation_search
-from forecasters.fastk29 import (MAX_DEPTH, FSTrie, _search, accumulate_features, play_kernel_df, quadratic_coeffs,
-                                 search_depth)
+from forecasters.fastk29 import (
+    MAX_DEPTH,
+    FSTrie,
+    _search,
+    accumulate_features,
+    play_kernel_df,
+    quadratic_coeffs,
+    search_depth,
+)
 
 #: The finest rounding grid (the referee keeps one error per grid point).
 MAX_GRID = 10**6
@@ -42,9 +49,10 @@ def checked_kernel(who: str, spec) -> Kernel:
     try:
         return make_kernel(spec)
     except (TypeError, ValueError, KeyError) as exc:
-        raise ValueError(f"{who}: kernel={spec!r} is not a kernel spec ({exc}); give e.g. kernel: fs, or "
-                         "kernel: [fs, {features: ['1', 'p', 'x']}]") from None
-
+        raise ValueError(
+            f"{who}: kernel={spec!r} is not a kernel spec ({exc}); give e.g. kernel: fs, or "
+            "kernel: [fs, {features: ['1', 'p', 'x']}]"
+        ) from None
 
 
 @register
@@ -176,7 +184,8 @@ class KernelDF(Forecaster):
             raise ValueError(f"{self.name}: tol={tol!r} must be in [2**-52, 1), e.g. tol: 1e-10")
         if not isinstance(fast, (bool, np.bool_)):
             raise ValueError(  # noqa: TRY004 (one error type for bad parameters)
-                f"{self.name}: fast={fast!r} must be true or false, e.g. fast: true")
+                f"{self.name}: fast={fast!r} must be true or false, e.g. fast: true"
+            )
         self.kernel = kernel
         self.tol = float(tol)
         self.fast = bool(fast)
@@ -261,8 +270,9 @@ class KernelDF(Forecaster):
         X = np.asarray(X, float).reshape(T, -1)
         q = self._quadratic(X.shape[1])
         G = q.g_rows(X) if q.uses_x else np.broadcast_to(q.scale, (T, len(q.kind)))
-        mean, p, p_int, stopped = play_kernel_df(self._trie, self._halvings, self._layout[0], G, q.kind, self._v, y,
-                                                 np.asarray(u, float), self._rounding_N)
+        mean, p, p_int, stopped = play_kernel_df(
+            self._trie, self._halvings, self._layout[0], G, q.kind, self._v, y, np.asarray(u, float), self._rounding_N
+        )
         if stopped >= 0:  # cannot happen: the search only returns grid points
             raise RuntimeError(f"{self.name}: forecast {p_int[stopped]!r} at round {stopped + 1} is off the key grid")
         self._n += T
@@ -347,7 +357,8 @@ class DMM(KernelDF):
     def __init__(self, features=("1", "p"), tol: float = DEFAULT_TOL, fast: bool = True):
         if isinstance(features, (str, bytes)) or not isinstance(features, (list, tuple)):
             raise ValueError(  # noqa: TRY004 (one error type for bad parameters)
-                f"{self.name}: features={features!r} is not a list of feature names; give e.g. features: ['1', 'p']")
+                f"{self.name}: features={features!r} is not a list of feature names; give e.g. features: ['1', 'p']"
+            )
         super().__init__(kernel={"features": list(features)}, tol=tol, fast=fast)
         self.features = list(features)
 
@@ -426,24 +437,38 @@ class K29Rounded(K29):
 
     name = "k29_rounded"
 
-    def __init__(self, N: int | str = 10, delta: float = 0.05, tol: float = DEFAULT_TOL, fast: bool = True,
-                 horizon: int | None = None):
+    def __init__(
+        self,
+        N: int | str = 10,
+        delta: float = 0.05,
+        tol: float = DEFAULT_TOL,
+        fast: bool = True,
+        horizon: int | None = None,
+    ):
         super().__init__(tol=tol, fast=fast)
-        if horizon is not None and (isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer))
-                                    or horizon < 1):
-            raise ValueError(f"k29_rounded: horizon={horizon!r} must be an integer >= 1 (the number of rounds T) or "
-                             "null, e.g. horizon: ${T}")
+        if horizon is not None and (
+            isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1
+        ):
+            raise ValueError(
+                f"k29_rounded: horizon={horizon!r} must be an integer >= 1 (the number of rounds T) or "
+                "null, e.g. horizon: ${T}"
+            )
         self.horizon = None if horizon is None else int(horizon)
         if N == "auto":
             if self.horizon is None:
-                raise ValueError("k29_rounded: N='auto' (the grid N = ceil(T^(1/3)) of §8) needs the horizon T: give "
-                                 "horizon: ${T} (or a number), or a fixed N, e.g. N: 10")
+                raise ValueError(
+                    "k29_rounded: N='auto' (the grid N = ceil(T^(1/3)) of §8) needs the horizon T: give "
+                    "horizon: ${T} (or a number), or a fixed N, e.g. N: 10"
+                )
             N = auto_grid(self.horizon)
         if isinstance(N, bool) or not (isinstance(N, (int, np.integer)) and N >= 1):
-            raise ValueError(f"k29_rounded: N={N!r} must be an integer >= 1 (the grid is {{0, 1/N, ..., 1}}), e.g. N: 10")
+            raise ValueError(
+                f"k29_rounded: N={N!r} must be an integer >= 1 (the grid is {{0, 1/N, ..., 1}}), e.g. N: 10"
+            )
         if N > MAX_GRID:
-            raise ValueError(f"k29_rounded: N={N!r} is above {MAX_GRID} (the referee keeps one error per grid point), "
-                             "e.g. N: 10")
+            raise ValueError(
+                f"k29_rounded: N={N!r} is above {MAX_GRID} (the referee keeps one error per grid point), e.g. N: 10"
+            )
         if isinstance(delta, bool) or not (isinstance(delta, (int, float)) and 0 < delta < 1):
             raise ValueError(f"k29_rounded: delta={delta!r} must be in (0, 1), e.g. delta: 0.05")
         self.N, self.delta = int(N), float(delta)
@@ -455,7 +480,9 @@ class K29Rounded(K29):
     def round(self, p: float) -> Forecast:
         pn = p * self.N
         near = math.floor(pn + 0.5)
-        if abs(pn - near) <= 8 * 2.220446049250313e-16 * max(1.0, pn):  # a grid point n/N whose product with N is off by an ulp
+        if abs(pn - near) <= 8 * 2.220446049250313e-16 * max(
+            1.0, pn
+        ):  # a grid point n/N whose product with N is off by an ulp
             pn = near
         lo = math.floor(pn)
         frac = pn - lo

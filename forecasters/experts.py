@@ -43,7 +43,6 @@ from arena.protocols import Context, Forecaster
 from arena.registry import register
 from arena.search import DEFAULT_TOL, anticorrelation_search
 
-
 #: The largest double below 1 and the smallest above 0: a mixture forecast is exactly 0 or 1 only
 #: when every weighted expert says so (otherwise the log loss would be +inf against an expert with
 #: a finite loss, where the exact mixture, rounded away, had a finite one).
@@ -126,8 +125,10 @@ class ExpertsForecaster(Forecaster):
 
     def __init__(self, loss: str | None = None):
         if loss is not None and loss not in EXPERT_LOSSES:
-            raise ValueError(f"{self.name}: loss={loss!r}; expected one of {', '.join(map(repr, EXPERT_LOSSES))} "
-                             "or null (the game's loss)")
+            raise ValueError(
+                f"{self.name}: loss={loss!r}; expected one of {', '.join(map(repr, EXPERT_LOSSES))} "
+                "or null (the game's loss)"
+            )
         self.loss = loss
 
     @property
@@ -135,8 +136,10 @@ class ExpertsForecaster(Forecaster):
         game_loss = getattr(getattr(self, "game", None), "loss", None)
         game_loss = str(game_loss) if game_loss is not None and str(game_loss) in EXPERT_LOSSES else None
         if self.loss is not None and game_loss is not None and self.loss != game_loss:
-            raise ValueError(f"{self.name}: configured for the {self.loss} loss but the game scores the "
-                             f"{game_loss} loss; set loss: null (the game's loss) or loss: {game_loss}")
+            raise ValueError(
+                f"{self.name}: configured for the {self.loss} loss but the game scores the "
+                f"{game_loss} loss; set loss: null (the game's loss) or loss: {game_loss}"
+            )
         return self.loss or game_loss or "squared"
 
     def reset(self, rng):
@@ -234,8 +237,10 @@ class LinfDF(ExpertsForecaster):
     def __init__(self, lam: float = 2.0, tol: float = DEFAULT_TOL, loss: str | None = None):
         super().__init__(loss)
         if isinstance(lam, bool) or not isinstance(lam, (int, float)) or not (0 < lam <= 2) or math.isnan(lam):
-            raise ValueError(f"{self.name}: lam={lam!r} is outside (0, 2]; Assumption 9.1 holds for the squared "
-                             "loss only with 0 < λ <= 2 (λ = 2 gives the best bound, log N / 2), e.g. lam: 2")
+            raise ValueError(
+                f"{self.name}: lam={lam!r} is outside (0, 2]; Assumption 9.1 holds for the squared "
+                "loss only with 0 < λ <= 2 (λ = 2 gives the best bound, log N / 2), e.g. lam: 2"
+            )
         self.lam = float(lam)
         self.tol = _check_tol(self.name, tol)
 
@@ -318,16 +323,20 @@ class Aggregating(ExpertsForecaster):
     def __init__(self, eta: float | None = None, loss: str | None = None):
         super().__init__(loss)
         if eta is not None and (isinstance(eta, bool) or not isinstance(eta, (int, float)) or not 0 < eta <= 2):
-            raise ValueError(f"{self.name}: eta={eta!r} must be in (0, 2] (squared loss; (0, 1] for the log loss) "
-                             "or null for the mixability constant")
+            raise ValueError(
+                f"{self.name}: eta={eta!r} must be in (0, 2] (squared loss; (0, 1] for the log loss) "
+                "or null for the mixability constant"
+            )
         self.eta = None if eta is None else float(eta)
 
     def reset(self, rng):
         super().reset(rng)
         cap = 1.0 if self._loss_name == "log" else 2.0
         if self.eta is not None and self.eta > cap:
-            raise ValueError(f"{self.name}: eta={self.eta} exceeds {cap:g}, the mixability constant of the "
-                             f"{self._loss_name} loss; the aggregating algorithm needs eta <= {cap:g}")
+            raise ValueError(
+                f"{self.name}: eta={self.eta} exceeds {cap:g}, the mixability constant of the "
+                f"{self._loss_name} loss; the aggregating algorithm needs eta <= {cap:g}"
+            )
 
     @property
     def rate(self) -> float:
@@ -442,13 +451,18 @@ class Hedge(ExpertsForecaster):
                 raise ValueError(f"{self.name}: eta={eta!r}; give a positive number, 'tuned' or 'doubling'")
         elif isinstance(eta, bool) or not isinstance(eta, (int, float)) or not eta > 0 or not math.isfinite(eta):
             raise ValueError(f"{self.name}: eta={eta!r} must be a positive number, 'tuned' or 'doubling'")
-        if horizon is not None and (isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer))
-                                    or horizon < 1):
-            raise ValueError(f"{self.name}: horizon={horizon!r} must be an integer >= 1 (the number of rounds T) "
-                             "or null, e.g. horizon: 1000")
+        if horizon is not None and (
+            isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1
+        ):
+            raise ValueError(
+                f"{self.name}: horizon={horizon!r} must be an integer >= 1 (the number of rounds T) "
+                "or null, e.g. horizon: 1000"
+            )
         if eta == "tuned" and horizon is None:
-            raise ValueError(f"{self.name}: eta='tuned' needs the horizon T (horizon: 1000, or ${{T}} in a config); "
-                             f"got horizon={horizon!r}. Use eta: doubling when T is unknown")
+            raise ValueError(
+                f"{self.name}: eta='tuned' needs the horizon T (horizon: 1000, or ${{T}} in a config); "
+                f"got horizon={horizon!r}. Use eta: doubling when T is unknown"
+            )
         self.eta = eta if isinstance(eta, str) else float(eta)
         self.horizon = None if horizon is None else int(horizon)
 

@@ -349,8 +349,7 @@ def _accumulate(v, g, kind, p, w):
 
 
 @numba.njit(cache=True)
-def _play(meta, nodes, depth, n_halvings, c_fs, G, kind, v, y, u, N,
-          out_mean, out_p, out_int, two_point):
+def _play(meta, nodes, depth, n_halvings, c_fs, G, kind, v, y, u, N, out_mean, out_p, out_int, two_point):
     """All rounds of kernel DF against known outcomes: search, reveal (rounded if N > 0), update.
 
     Returns the first round whose forecast is off the key grid (the trie cannot store it),
@@ -418,8 +417,10 @@ class FSTrie:
 
     def __init__(self, depth: int, capacity: int = 64):
         if not (isinstance(depth, (int, np.integer)) and 1 <= depth <= MAX_DEPTH):
-            raise ValueError(f"FSTrie depth={depth!r} must be an integer in [1, {MAX_DEPTH}] "
-                             f"(keys p * 2^depth must be exact doubles)")
+            raise ValueError(
+                f"FSTrie depth={depth!r} must be an integer in [1, {MAX_DEPTH}] "
+                f"(keys p * 2^depth must be exact doubles)"
+            )
         self.depth = int(depth)
         self._scale = 2.0**self.depth
         cap = max(int(capacity), 4)
@@ -431,8 +432,10 @@ class FSTrie:
         """A trie for the forecasts of ``anticorrelation_search(..., tol=tol)``."""
         _, depth = search_depth(tol)
         if depth > MAX_DEPTH:
-            raise ValueError(f"tol={tol!r} needs keys of depth {depth} > {MAX_DEPTH}: the midpoints are not "
-                             f"exact doubles; use tol >= 2**-{MAX_DEPTH - 1}")
+            raise ValueError(
+                f"tol={tol!r} needs keys of depth {depth} > {MAX_DEPTH}: the midpoints are not "
+                f"exact doubles; use tol >= 2**-{MAX_DEPTH - 1}"
+            )
         return cls(depth, capacity)
 
     @property
@@ -449,8 +452,10 @@ class FSTrie:
         if need <= self.capacity:
             return
         if need > _MAX_NODES:
-            raise ValueError(f"the trie would need {need} nodes; child indices are 32-bit, so it holds at most "
-                             f"{_MAX_NODES} (about {_MAX_NODES // 2} distinct forecasts): play fewer rounds")
+            raise ValueError(
+                f"the trie would need {need} nodes; child indices are 32-bit, so it holds at most "
+                f"{_MAX_NODES} (about {_MAX_NODES // 2} distinct forecasts): play fewer rounds"
+            )
         nodes = np.zeros((max(need, 2 * self.capacity), _WIDTH), dtype=np.float64)
         nodes[: self.n_nodes] = self.nodes[: self.n_nodes]
         self.nodes = nodes
@@ -468,13 +473,15 @@ class FSTrie:
         if not math.isfinite(w):
             raise ValueError(f"w={w!r} is not finite: pass finite weights (w = y - p)")
         if not self.try_insert(float(p), float(w)):
-            raise ValueError(f"p={p!r} is not a multiple of 2**-{self.depth} in [0, 1]: the trie stores the forecasts "
-                             f"of a bisection with {self.depth - 1} halvings; use the direct sums for other points")
+            raise ValueError(
+                f"p={p!r} is not a multiple of 2**-{self.depth} in [0, 1]: the trie stores the forecasts "
+                f"of a bisection with {self.depth - 1} halvings; use the direct sums for other points"
+            )
 
     def totals(self) -> np.ndarray:
         """(sum w, sum w p^2, sum w (1-p)^2) over all stored points."""
         root = int(self.meta[1])
-        return self.nodes[root, S0:SQ + 1].copy() if root >= 0 else np.zeros(3)
+        return self.nodes[root, S0 : SQ + 1].copy() if root >= 0 else np.zeros(3)
 
     def sums_below(self, p: float) -> np.ndarray:
         """(sum w, sum w p_s^2, sum w (1-p_s)^2) over the stored points p_s < p (any real p)."""
@@ -487,13 +494,16 @@ class FSTrie:
         W, _, Q2 = self.totals()
         return float(_s_value(float(p), A0, A2, B2, W, Q2, 1.0, 0.0, 0.0, 0.0))
 
-    def search(self, n_halvings: int | None = None, c_fs: float = 1.0, a: float = 0.0, b: float = 0.0,
-               c: float = 0.0) -> float:
+    def search(
+        self, n_halvings: int | None = None, c_fs: float = 1.0, a: float = 0.0, b: float = 0.0, c: float = 0.0
+    ) -> float:
         """anticorrelation_search of c_fs S_FS(p) + a + b p + c p^2 with ``n_halvings`` bisection steps."""
         n = self.depth - 1 if n_halvings is None else n_halvings
         if not 0 <= n < self.depth:
-            raise ValueError(f"n_halvings={n_halvings!r}: answers of a search with n halvings lie on the grid "
-                             f"2**-(n+1); this trie holds depth {self.depth}, so n must be in [0, {self.depth - 1}]")
+            raise ValueError(
+                f"n_halvings={n_halvings!r}: answers of a search with n halvings lie on the grid "
+                f"2**-(n+1); this trie holds depth {self.depth}, so n must be in [0, {self.depth - 1}]"
+            )
         return _search(self.meta, self.nodes, self.depth, n, float(c_fs), float(a), float(b), float(c))
 
 
@@ -507,8 +517,17 @@ def accumulate_features(v: np.ndarray, g: np.ndarray, kind: np.ndarray, p: float
     _accumulate(v, g, kind, float(p), float(w))
 
 
-def play_kernel_df(trie: FSTrie, n_halvings: int, c_fs: float, G: np.ndarray, kind: np.ndarray, v: np.ndarray,
-                   y: np.ndarray, u: np.ndarray, N: int = 0):
+def play_kernel_df(
+    trie: FSTrie,
+    n_halvings: int,
+    c_fs: float,
+    G: np.ndarray,
+    kind: np.ndarray,
+    v: np.ndarray,
+    y: np.ndarray,
+    u: np.ndarray,
+    N: int = 0,
+):
     """Play T rounds against known outcomes ``y`` in compiled code (the oblivious fast path).
 
     Row t of ``G`` holds g(x_t) (Phi_j(x_t, p) = G[t, j] p^kind_j); ``v`` (the running sum of
@@ -525,10 +544,23 @@ def play_kernel_df(trie: FSTrie, n_halvings: int, c_fs: float, G: np.ndarray, ki
     # unrounded (N = 0), the announced mean and the realized forecast are the internal one: one array for all
     mean, p = (np.empty(T), np.empty(T)) if N > 0 else (p_int, p_int)
     two_point = np.zeros(T if N > 0 else 0, dtype=np.bool_)  # written only when N > 0
-    stopped = _play(trie.meta, trie.nodes, trie.depth, int(n_halvings),
-                    float(c_fs), np.ascontiguousarray(G, dtype=np.float64), kind, v,
-                    np.ascontiguousarray(y, dtype=np.float64), np.ascontiguousarray(u, dtype=np.float64),
-                    int(N), mean, p, p_int, two_point)
+    stopped = _play(
+        trie.meta,
+        trie.nodes,
+        trie.depth,
+        int(n_halvings),
+        float(c_fs),
+        np.ascontiguousarray(G, dtype=np.float64),
+        kind,
+        v,
+        np.ascontiguousarray(y, dtype=np.float64),
+        np.ascontiguousarray(u, dtype=np.float64),
+        int(N),
+        mean,
+        p,
+        p_int,
+        two_point,
+    )
     if two_point.any():  # Forecast.mean rounds a two-atom mean to 15 digits with Python's round
         mean[two_point] = [round(m, 15) for m in mean[two_point].tolist()]
     return mean, p, p_int, int(stopped)

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import bisect
 import math
-from fractions import Fraction
 from collections import deque
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -42,8 +42,10 @@ def _game_range(fc: Forecaster) -> tuple[float, float, float]:
     """(q, ymin, ymax) of the game the arena set on the forecaster."""
     game = getattr(fc, "game", None)
     if game is None or not hasattr(game, "q"):
-        raise ValueError(f"{fc.name}: set .game to a quantile game before reset() (the arena does it; by hand: "
-                         "fc.game = arena.games.get_game('quantile', q=0.9, ymin=0, ymax=1))")
+        raise ValueError(
+            f"{fc.name}: set .game to a quantile game before reset() (the arena does it; by hand: "
+            "fc.game = arena.games.get_game('quantile', q=0.9, ymin=0, ymax=1))"
+        )
     return float(game.q), float(game.ymin), float(game.ymax)
 
 
@@ -203,17 +205,18 @@ class _Affine:
     @staticmethod
     def parts_of(kernel: Kernel) -> list | None:
         parts = list(kernel.parts) if isinstance(kernel, SumKernel) else [kernel]
-        if sum(isinstance(k, PBins) for k in parts) > 1 or not all(isinstance(k, (FeatureKernel, PBins))
-                                                                    for k in parts):
+        if sum(isinstance(k, PBins) for k in parts) > 1 or not all(
+            isinstance(k, (FeatureKernel, PBins)) for k in parts
+        ):
             return None
         return parts
 
     def coeffs(self, x: np.ndarray, C: np.ndarray) -> tuple[float, float, float, np.ndarray | None]:
         abc = [0.0, 0.0, 0.0]
         for col, c, reads_x, power, width in self.cols:
-            v = float(np.dot(x, C[col:col + width])) if reads_x else C[col]
+            v = float(np.dot(x, C[col : col + width])) if reads_x else C[col]
             abc[power] += c * v
-        bins = C[self.bins[0]:self.bins[0] + self.bins[1]] if self.bins else None
+        bins = C[self.bins[0] : self.bins[0] + self.bins[1]] if self.bins else None
         return abc[0], abc[1], abc[2], bins
 
 
@@ -261,8 +264,9 @@ class ConditionalQuantileDF(_QuantileForecaster):
         if kernel is None:
             kernel = {"features": ["1", "p", "x"]}
         if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or not 0 <= bins <= MAX_GRID:
-            raise ValueError(f"{self.name}: bins={bins!r} must be an integer in [0, {MAX_GRID}] (0: no bins of p), "
-                             "e.g. bins: 10")
+            raise ValueError(
+                f"{self.name}: bins={bins!r} must be an integer in [0, {MAX_GRID}] (0: no bins of p), e.g. bins: 10"
+            )
         self.kernel = kernel
         self.bins = int(bins)
         inner = checked_kernel(self.name, kernel)
@@ -360,8 +364,9 @@ class QuantileOGD(_QuantileForecaster):
             raise ValueError(f"{self.name}: lr={lr!r} must be a positive number (outcome units), e.g. lr: 1.0")
         if schedule not in self.SCHEDULES:
             raise ValueError(f"{self.name}: schedule={schedule!r}; expected one of {list(self.SCHEDULES)}")
-        if init is not None and (isinstance(init, bool) or not isinstance(init, (int, float))
-                                 or not math.isfinite(init)):
+        if init is not None and (
+            isinstance(init, bool) or not isinstance(init, (int, float)) or not math.isfinite(init)
+        ):
             raise ValueError(f"{self.name}: init={init!r} must be a number or null (the middle of the range)")
         self.lr, self.schedule, self.init = float(lr), schedule, None if init is None else float(init)
 
@@ -377,8 +382,9 @@ class QuantileOGD(_QuantileForecaster):
         g = (1.0 if y <= p else 0.0) - self._q
         self._t += 1
         self._g2 += g * g
-        eta = {"fixed": self.lr, "sqrt": self.lr / math.sqrt(self._t),
-               "adagrad": self.lr / math.sqrt(self._g2)}[self.schedule]
+        eta = {"fixed": self.lr, "sqrt": self.lr / math.sqrt(self._t), "adagrad": self.lr / math.sqrt(self._g2)}[
+            self.schedule
+        ]
         self._p = self._clip(p - eta * g)
 
 

@@ -32,8 +32,9 @@ for _cls in (BinaryGame, QuantileGame, DecisionGame, ExpertsGame):
 #: against what the referee computes, so a new metric needs its line in its game's module).
 METRICS: dict[str, dict[str, str]] = {name: dict(GAMES[name].metric_descriptions) for name in sorted(GAMES)}
 #: Certificate name -> one-line description, over every game.
-CERTIFICATE_DESCRIPTIONS: dict[str, str] = {k: v for name in sorted(GAMES)
-                                            for k, v in GAMES[name].certificate_descriptions.items()}
+CERTIFICATE_DESCRIPTIONS: dict[str, str] = {
+    k: v for name in sorted(GAMES) for k, v in GAMES[name].certificate_descriptions.items()
+}
 
 #: Gymnasium id -> keyword arguments of :class:`arena.env.ForecastEnv` (the game and a default nature).
 #: The table lives in the light top-level package (``import arena`` registers the ids without loading

@@ -25,11 +25,21 @@ from functools import cached_property
 
 import numpy as np
 
-from arena.certificates import (MAX_TOL, Certificate, bit_bound, checkpoints, judged, linear_regret_bound,
-                                not_applicable, ogd_regret_bound, rounded_calibration_bound, search_allowance,
-                                smce_bound)
-from arena.games.base import Game, bind
+from arena.certificates import (
+    MAX_TOL,
+    Certificate,
+    bit_bound,
+    checkpoints,
+    judged,
+    linear_regret_bound,
+    not_applicable,
+    ogd_regret_bound,
+    rounded_calibration_bound,
+    search_allowance,
+    smce_bound,
+)
 from arena.fastfs import fs_quadratic, fs_slack_sum, stable_argsort
+from arena.games.base import Game, bind
 from arena.kernels import FermiSobolev, Kernel, cross_sums, kernel_gap
 from arena.lazy import LazyModule
 from arena.metrics import calibration as cal
@@ -54,8 +64,10 @@ class BinaryGame(Game):
         except (TypeError, ValueError):
             raise ProtocolError(f"{who} returned outcome {y!r} at t={t}; the binary game needs 0 or 1") from None
         if y != 0.0 and y != 1.0:
-            raise ProtocolError(f"{who} returned outcome {y!r} at t={t}; the binary game needs 0 or 1"
-                                + (" (NaN)" if math.isnan(y) else ""))
+            raise ProtocolError(
+                f"{who} returned outcome {y!r} at t={t}; the binary game needs 0 or 1"
+                + (" (NaN)" if math.isnan(y) else "")
+            )
         return y
 
     def loss(self, p, y):
@@ -109,14 +121,18 @@ class BinaryRun:
     def premise(self) -> str:
         """Why the kernel certificates do not apply to this run ("" when they do)."""
         if self.kernel is None:
-            return (f"forecaster {self.forecaster.name!r} exposes no kernel_object: it has no summary function "
-                    "S_t to certify")
+            return (
+                f"forecaster {self.forecaster.name!r} exposes no kernel_object: it has no summary function "
+                "S_t to certify"
+            )
         with np.errstate(over="ignore", invalid="ignore"):
             if math.isfinite(self.allowance()) and self._diag_stats[1]:
                 return ""
             x2 = float(np.max(np.sum(self.X.astype(float) ** 2, axis=1))) if self.X.size else 0.0
-        return (f"the kernel's values overflow floating point on this run (largest ||x_t||^2 = {x2:.3g}): the "
-                "bound is not a number")
+        return (
+            f"the kernel's values overflow floating point on this run (largest ||x_t||^2 = {x2:.3g}): the "
+            "bound is not a number"
+        )
 
     @property
     def diag(self) -> np.ndarray:
@@ -194,8 +210,12 @@ def cert_search_precision(run: BinaryRun) -> Certificate:
     abs_w = np.abs(run.w)
     past = np.concatenate(([0.0], np.cumsum(abs_w)[:-1]))
     declared = 2.0 * np.sum(abs_w * (lip * tol / 2 + 1e-12 * max(sup, 1.0)) * past)
-    return judged("search_precision", run.sigma, run.allowance(),
-                  extra={**_slack_columns(run), "allowance_declared_tol": float(declared)})
+    return judged(
+        "search_precision",
+        run.sigma,
+        run.allowance(),
+        extra={**_slack_columns(run), "allowance_declared_tol": float(declared)},
+    )
 
 
 def cert_smce(run: BinaryRun) -> Certificate:
@@ -206,9 +226,16 @@ def cert_smce(run: BinaryRun) -> Certificate:
     if run.premise:
         return not_applicable("smce", run.premise)
     A = run.allowance()
-    return judged("smce", run.smce_internal, smce_bound(run.diag_sum, A),
-                  extra={"bound_8T3": math.sqrt(8 * run.T / 3 + 2 * A), "printed_sqrt2T": math.sqrt(2 * run.T),
-                         **_slack_columns(run)})
+    return judged(
+        "smce",
+        run.smce_internal,
+        smce_bound(run.diag_sum, A),
+        extra={
+            "bound_8T3": math.sqrt(8 * run.T / 3 + 2 * A),
+            "printed_sqrt2T": math.sqrt(2 * run.T),
+            **_slack_columns(run),
+        },
+    )
 
 
 def cert_linear_regret(run: BinaryRun, M: float, intercept: bool = False) -> Certificate:
@@ -222,8 +249,12 @@ def cert_linear_regret(run: BinaryRun, M: float, intercept: bool = False) -> Cer
     regret = regret_linear(run.p_int, run.y, run.X, M, intercept)
     B = float(np.max(np.linalg.norm(run.X, axis=1))) if run.X.size else 0.0
     loose = 2 * math.sqrt(run.T * (5 + 4 * M * M) * (2 + B * B))
-    return judged("linear_regret", regret, linear_regret_bound(M, run.diag_sum, run.allowance(), intercept),
-                  extra={"M": M, "intercept": intercept, "bound_loose": loose, **_slack_columns(run)})
+    return judged(
+        "linear_regret",
+        regret,
+        linear_regret_bound(M, run.diag_sum, run.allowance(), intercept),
+        extra={"M": M, "intercept": intercept, "bound_loose": loose, **_slack_columns(run)},
+    )
 
 
 def ogd_iterates(X: np.ndarray, y: np.ndarray, lr: float) -> np.ndarray:
@@ -259,8 +290,9 @@ def cert_ogd_regret(run: BinaryRun, M: float) -> Certificate:
         B = math.sqrt(float(np.max(x2))) if run.T else 0.0
         printed = M * M / (2 * lr) + lr * M * M * B**4 * run.T / 2
     regret = regret_linear(run.p, run.y, X, M)
-    return judged("ogd_regret", regret, ogd_regret_bound(M, lr, grad2), extra={"lr": lr, "M": M,
-                                                                              "printed_bound": printed})
+    return judged(
+        "ogd_regret", regret, ogd_regret_bound(M, lr, grad2), extra={"lr": lr, "M": M, "printed_bound": printed}
+    )
 
 
 def cert_rounded_calibration(run: BinaryRun) -> Certificate:
@@ -270,8 +302,13 @@ def cert_rounded_calibration(run: BinaryRun) -> Certificate:
     ``extra`` reports the printed bound (with T/(2N)) beside it."""
     N, delta, T = run.forecaster.N, run.forecaster.delta, run.T
     err = cal.grid_calibration(run.p, run.y, N).max()
-    return judged("rounded_calibration", err, rounded_calibration_bound(T, N, delta), probabilistic=True,
-                  extra={"printed_bound": rounded_calibration_bound(T, N, delta, printed=True), "delta": delta})
+    return judged(
+        "rounded_calibration",
+        err,
+        rounded_calibration_bound(T, N, delta),
+        probabilistic=True,
+        extra={"printed_bound": rounded_calibration_bound(T, N, delta, printed=True), "delta": delta},
+    )
 
 
 #: Metric name -> one-line description: what every game whose outcomes are bits reports (``arena-list
@@ -288,12 +325,12 @@ METRICS = {
     "oi_gap": "outcome-indistinguishability gap ||sum_t Phi(x_t, p_t)(y_t - p_t)|| for referee.oi_features",
     "regret_constant": "squared-loss regret to the best constant forecast",
     "regret_linear": "squared-loss regret to the best linear forecast <w, x_t> (+ a with referee.intercept), "
-                     "||w|| <= referee.M (§6)",
+    "||w|| <= referee.M (§6)",
     "fs_gap": "Fermi-Sobolev kernel gap ||sum_t w_t k_FS(p_t, .)|| with w_t = y_t - p_t (§7), for every forecaster",
     "hat_calibration": "|sum_t h(p_t)(y_t - p_t)| for the hat h(p) = w_eps(p - alpha), referee.hat_eps and "
-                       "referee.hat_alpha (§8)",
-    'expected_bias': "mean bias against nature's P(y_t = 1) (natures that expose their law)",
-    'expected_brier': "expected squared error under nature's P(y_t = 1) (natures that expose their law)",
+    "referee.hat_alpha (§8)",
+    "expected_bias": "mean bias against nature's P(y_t = 1) (natures that expose their law)",
+    "expected_brier": "expected squared error under nature's P(y_t = 1) (natures that expose their law)",
 }
 #: Forecasters on a grid {0, 1/N, ..., 1} (``N``) add these in the binary and decision games.
 GRID_METRICS = {
@@ -306,8 +343,7 @@ CERTIFICATE_DESCRIPTIONS = {
     "kernel": "§4/§7: sum_{s,t} w_s w_t k(z_s, z_t) <= sum_t w_t^2 k(z_t, z_t) + A",
     "search_precision": "the search slack sigma <= A(T, referee.max_tol), the allowance fixed before the game",
     "smce": "§8: smCE <= sqrt(2) sqrt(sum_t w_t^2 k(z_t, z_t) + A) <= sqrt(8T/3 + 2A)",
-    "linear_regret": "§6/§8: regret to linear forecasts (||w|| <= M) <= (sqrt 5 + sqrt(1 + 4M^2))"
-                     " sqrt(sum w^2 k + A)",
+    "linear_regret": "§6/§8: regret to linear forecasts (||w|| <= M) <= (sqrt 5 + sqrt(1 + 4M^2)) sqrt(sum w^2 k + A)",
     "rounded_calibration": "§8 (corrected): per grid point, w.p. 1 - delta, <= sqrt(T)(...) + T/N",
     "ogd_regret": "§6, the paper's OGD: regret to ||u|| <= M linear forecasts <= M^2/lr + lr sum_t (p_t - y_t)^2 ||x_t||^2",
 }
@@ -329,8 +365,16 @@ BinaryGame.certificate_descriptions = CERTIFICATE_DESCRIPTIONS
 
 
 # ---------------------------------------------------------------------------- metrics, curves
-def metrics(referee, X, p, y, y_prob=None, grid: int | None = None, fs_q: float | None = None,
-            smce_pair: tuple[float, float] | None = None) -> dict[str, float]:
+def metrics(
+    referee,
+    X,
+    p,
+    y,
+    y_prob=None,
+    grid: int | None = None,
+    fs_q: float | None = None,
+    smce_pair: tuple[float, float] | None = None,
+) -> dict[str, float]:
     """Every binary metric of a run under the referee's settings; ``grid`` = N adds the
     per-grid-point calibration error of forecasts rounded to {0, 1/N, ..., 1}; ``fs_q``:
     ``fs_quadratic(p, y - p)`` and ``smce_pair``: ``smce_both(p, y)``, when the caller has them."""
@@ -382,15 +426,18 @@ def curve_rows(referee, rec, claims, run: BinaryRun) -> list[tuple[int, str, flo
         diag_c = np.cumsum(run.diag)[ts - 1]
     for i, t in enumerate(ts.tolist()):
         X, p, y = rec.X[:t], rec.p[:t], rec.y[:t]
-        m = {"bias": cal.bias(p, y), "brier": cal.brier(p, y), "smce": float(smce_t[i]),
-             "regret_constant": regret_constant(p, y),
-             "regret_linear": regret_linear(p, y, X, referee.M, referee.intercept)}
+        m = {
+            "bias": cal.bias(p, y),
+            "brier": cal.brier(p, y),
+            "smce": float(smce_t[i]),
+            "regret_constant": regret_constant(p, y),
+            "regret_linear": regret_linear(p, y, X, referee.M, referee.intercept),
+        }
         if "smce" in claims and kernel_ok:
             m["smce_internal"] = float(smce_int[i])
             m["smce_bound"] = smce_bound(diag_c[i], run.allowance(t))
         if "linear_regret" in claims and kernel_ok:
-            m["regret_linear_bound"] = linear_regret_bound(referee.M, diag_c[i], run.allowance(t),
-                                                           referee.intercept)
+            m["regret_linear_bound"] = linear_regret_bound(referee.M, diag_c[i], run.allowance(t), referee.intercept)
         if "bit" in claims:
             m["bit_bound"] = bit_bound()
         rows += [(int(t), k, float(v)) for k, v in m.items()]

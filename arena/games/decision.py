@@ -58,8 +58,15 @@ from functools import cached_property
 
 import numpy as np
 
-from arena.certificates import (MAX_TOL, Certificate, checkpoints, decision_allowance, decision_regret_bound, judged,
-                                not_applicable)
+from arena.certificates import (
+    MAX_TOL,
+    Certificate,
+    checkpoints,
+    decision_allowance,
+    decision_regret_bound,
+    judged,
+    not_applicable,
+)
 from arena.games.base import bind
 from arena.games.binary import CERTIFICATES as BINARY_CERTIFICATES
 from arena.games.binary import GRID_METRICS, BinaryGame, BinaryRun
@@ -86,8 +93,10 @@ def _check_matrix(matrix) -> tuple[tuple[float, float], ...]:
     except (TypeError, ValueError):
         raise ValueError(f"decision game: matrix={matrix!r} is not a table of numbers; {example}") from None
     if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] < 1:
-        raise ValueError(f"decision game: matrix has shape {arr.shape}; expected one row [loss(a, 0), loss(a, 1)] "
-                         f"per action, i.e. shape (K, 2) with K >= 1; {example}")
+        raise ValueError(
+            f"decision game: matrix has shape {arr.shape}; expected one row [loss(a, 0), loss(a, 1)] "
+            f"per action, i.e. shape (K, 2) with K >= 1; {example}"
+        )
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"decision game: matrix={matrix!r} has a non-finite entry; {example}")
     return tuple((float(a), float(b)) for a, b in arr)
@@ -134,12 +143,16 @@ class DecisionGame(BinaryGame):
 
     def __post_init__(self):
         if not isinstance(self.loss, str) or self.loss not in DECISION_LOSSES:
-            raise ValueError(f"decision game: loss={self.loss!r} is unknown; expected one of "
-                             f"{', '.join(map(repr, DECISION_LOSSES))} (with matrix: [[...], ...] for 'matrix')")
+            raise ValueError(
+                f"decision game: loss={self.loss!r} is unknown; expected one of "
+                f"{', '.join(map(repr, DECISION_LOSSES))} (with matrix: [[...], ...] for 'matrix')"
+            )
         if self.loss == "matrix":
             if self.matrix is None:
-                raise ValueError("decision game: loss='matrix' needs matrix: one row [loss(a, 0), loss(a, 1)] per "
-                                 "action, e.g. matrix: [[0, 1], [1, 0]]")
+                raise ValueError(
+                    "decision game: loss='matrix' needs matrix: one row [loss(a, 0), loss(a, 1)] per "
+                    "action, e.g. matrix: [[0, 1], [1, 0]]"
+                )
             matrix = _check_matrix(self.matrix)
             object.__setattr__(self, "matrix", matrix)  # a tuple: the game stays hashable
         elif self.matrix is not None:
@@ -260,10 +273,11 @@ class DecisionGame(BinaryGame):
         certs = {**bind(BINARY_CERTIFICATES, binary_run, referee), **bind(CERTIFICATES, run, referee)}
         # the binary curves draw the bounds of the binary claims only
         binary_claims = tuple(c for c in forecaster.claims if c not in CERTIFICATES)
-        curves = pd.concat([binary_curves(referee, rec, binary_claims, binary_run),
-                            decision_curves(run, referee.n_checkpoints)], ignore_index=True)
+        curves = pd.concat(
+            [binary_curves(referee, rec, binary_claims, binary_run), decision_curves(run, referee.n_checkpoints)],
+            ignore_index=True,
+        )
         return summary, curves, certs
-
 
 
 _EPS = np.finfo(float).eps
@@ -288,8 +302,9 @@ class DecisionRun:
     @cached_property
     def expected_losses(self) -> np.ndarray:
         g = self.game
-        return (self.w_lo * g.action_losses(g.actions(self.lo), self.y)
-                + (1.0 - self.w_lo) * g.action_losses(g.actions(self.hi), self.y))
+        return self.w_lo * g.action_losses(g.actions(self.lo), self.y) + (1.0 - self.w_lo) * g.action_losses(
+            g.actions(self.hi), self.y
+        )
 
     def best_fixed(self, t: int) -> float:
         return self.game.best_fixed_loss(self.y[:t])
@@ -301,7 +316,7 @@ class DecisionRun:
     # ------------------------------------------------------------------- moment identity
     @cached_property
     def B2(self) -> float:
-        return self.game.B ** 2
+        return self.game.B**2
 
     @cached_property
     def history(self) -> tuple[np.ndarray, np.ndarray]:
@@ -335,8 +350,9 @@ class DecisionRun:
         """E_t[w_t^2 ||Φ(p_t)||^2]."""
         g = self.game
         d_lo, d_hi = g.diffs(self.lo), g.diffs(self.hi)
-        return (self.w_lo * (self.y - self.lo) ** 2 * (d_lo**2 + self.B2)
-                + (1.0 - self.w_lo) * (self.y - self.hi) ** 2 * (d_hi**2 + self.B2))
+        return self.w_lo * (self.y - self.lo) ** 2 * (d_lo**2 + self.B2) + (1.0 - self.w_lo) * (
+            self.y - self.hi
+        ) ** 2 * (d_hi**2 + self.B2)
 
     def allowance(self, t: int | None = None) -> float:
         """A(t, referee.max_tol) of the decision search (:func:`arena.certificates.decision_allowance`)."""
@@ -371,13 +387,23 @@ def cert_decision_regret(run: DecisionRun) -> Certificate:
     sigma = float(np.sum(run.slack))
     A = run.allowance()
     bound = decision_regret_bound(B, T, A)
-    extra = {"sigma": sigma, "allowance": A, "printed_bound": run.game.certificate_bound(T),
-             "bound_data": 2.0 * math.sqrt(float(np.sum(run.expected_diag)) + A),
-             "regret_realized": float(np.sum(run.realized_losses) - run.best_fixed(T))}
+    extra = {
+        "sigma": sigma,
+        "allowance": A,
+        "printed_bound": run.game.certificate_bound(T),
+        "bound_data": 2.0 * math.sqrt(float(np.sum(run.expected_diag)) + A),
+        "regret_realized": float(np.sum(run.realized_losses) - run.best_fixed(T)),
+    }
     note = "" if run.exact else "the announced distributions were not recorded: realized forecasts used"
     if not run.search_ok:
-        return not_applicable("decision_regret", "a deterministic search against a discontinuous π has no "
-                              "guarantee (the paper's §5); use the randomized search", value=regret, bound=bound, extra=extra)
+        return not_applicable(
+            "decision_regret",
+            "a deterministic search against a discontinuous π has no "
+            "guarantee (the paper's §5); use the randomized search",
+            value=regret,
+            bound=bound,
+            extra=extra,
+        )
     return judged("decision_regret", regret, bound, atol=1e-9, probabilistic=run.randomized, note=note, extra=extra)
 
 
@@ -401,23 +427,31 @@ def _precision_ratio(run: DecisionRun) -> np.ndarray:
 def cert_decision_precision(run: DecisionRun) -> Certificate:
     """The per-round slack is what the search leaves (value: worst ratio; bound 1)."""
     if not run.search_ok:
-        return not_applicable("decision_search_precision",
-                              "a deterministic search against a discontinuous π (no root to find)", bound=1.0)
+        return not_applicable(
+            "decision_search_precision", "a deterministic search against a discontinuous π (no root to find)", bound=1.0
+        )
     ratio = _precision_ratio(run)
     worst = float(np.max(ratio)) if run.T else 0.0
-    return Certificate("decision_search_precision", worst, 1.0, bool(worst <= 1.0),
-                       extra={"worst_round": int(np.argmax(ratio)) + 1 if run.T else 0})
+    return Certificate(
+        "decision_search_precision",
+        worst,
+        1.0,
+        bool(worst <= 1.0),
+        extra={"worst_round": int(np.argmax(ratio)) + 1 if run.T else 0},
+    )
 
 
 # ------------------------------------------------------------------------------ metrics, curves
 def decision_metrics(run: DecisionRun) -> dict[str, float]:
     T = run.T
     best = run.best_fixed(T)
-    out = {"decision_loss": float(np.mean(run.realized_losses)) if T else 0.0,
-           "decision_loss_expected": float(np.mean(run.expected_losses)) if T else 0.0,
-           "regret_decision": float(np.sum(run.realized_losses) - best),
-           "regret_decision_expected": float(np.sum(run.expected_losses) - best),
-           "randomized_rounds": float(np.mean(run.lo != run.hi)) if T else 0.0}
+    out = {
+        "decision_loss": float(np.mean(run.realized_losses)) if T else 0.0,
+        "decision_loss_expected": float(np.mean(run.expected_losses)) if T else 0.0,
+        "regret_decision": float(np.sum(run.realized_losses) - best),
+        "regret_decision_expected": float(np.sum(run.expected_losses) - best),
+        "randomized_rounds": float(np.mean(run.lo != run.hi)) if T else 0.0,
+    }
     out["regret_decision_over_T"] = out["regret_decision"] / T if T else 0.0
     out["regret_decision_expected_over_T"] = out["regret_decision_expected"] / T if T else 0.0
     a = run.game.best_fixed_action(run.y)
@@ -455,7 +489,7 @@ METRICS = {
 }
 #: Certificate name -> one-line description.
 CERTIFICATE_DESCRIPTIONS = {
-    'decision_regret': "§5: regret of the actions <= 2B sqrt(2T) + the search's slack",
+    "decision_regret": "§5: regret of the actions <= 2B sqrt(2T) + the search's slack",
     "decision_search_precision": "the decision search leaves no more slack than its width rule allows",
 }
 #: Certificate name -> function(run, referee) -> Certificate (scored on the decision run; the binary

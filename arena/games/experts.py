@@ -143,8 +143,10 @@ class ExpertLoss(str):
 
 def check_loss_name(who: str, loss) -> str:
     if not isinstance(loss, str) or loss not in EXPERT_LOSSES:
-        raise ValueError(f"{who}: loss={loss!r} is not a loss of the experts game; expected one of "
-                         f"{', '.join(map(repr, EXPERT_LOSSES))}, e.g. loss: squared")
+        raise ValueError(
+            f"{who}: loss={loss!r} is not a loss of the experts game; expected one of "
+            f"{', '.join(map(repr, EXPERT_LOSSES))}, e.g. loss: squared"
+        )
     return str(loss)
 
 
@@ -205,8 +207,10 @@ def lipschitz_of(x) -> float:
 
 def _check_advice(values: np.ndarray, n: int, who: str, t: int, where: str) -> np.ndarray:
     if values.shape != (n,) or not (values.min() >= 0.0 and values.max() <= 1.0):  # NaN fails too
-        raise ProtocolError(f"{who} gave advice {values!r} at t={t} ({where}); the experts game needs "
-                            f"{n} forecasts in [0, 1], one per expert")
+        raise ProtocolError(
+            f"{who} gave advice {values!r} at t={t} ({where}); the experts game needs "
+            f"{n} forecasts in [0, 1], one per expert"
+        )
     return values
 
 
@@ -238,8 +242,10 @@ class ExpertsGame(BinaryGame):
     def present_context(self, nature, t: int, x: np.ndarray) -> AdviceContext:
         who = f"nature {nature.name!r}"
         if x.size == 0:
-            raise ProtocolError(f"{who} revealed no advice at t={t}; the experts game needs the N >= 1 experts' "
-                                "forecasts as the context (use an expert panel, e.g. nature=expert_constants)")
+            raise ProtocolError(
+                f"{who} revealed no advice at t={t}; the experts game needs the N >= 1 experts' "
+                "forecasts as the context (use an expert panel, e.g. nature=expert_constants)"
+            )
         if nature.second_guessing:
             lip = float(nature.advice_lipschitz)
             return AdviceContext(x, partial(_validated_advice, nature, t, x.copy(), who), lip)
@@ -254,14 +260,16 @@ class ExpertsGame(BinaryGame):
         run = ExpertsRun(self, rec, forecaster, referee.max_tol)
         summary = binary_metrics(referee, rec.X, rec.p, rec.y, rec.y_prob)
         summary.update(experts_metrics(run))
-        certs = {**bind(BINARY_CERTIFICATES, BinaryRun(rec, forecaster, referee.max_tol), referee), **bind(CERTIFICATES, run, referee)}
+        certs = {
+            **bind(BINARY_CERTIFICATES, BinaryRun(rec, forecaster, referee.max_tol), referee),
+            **bind(CERTIFICATES, run, referee),
+        }
         return summary, experts_curves(run, referee.n_checkpoints), certs
 
 
 def _validated_advice(nature, t: int, x: np.ndarray, who: str, p: float) -> np.ndarray:
     values = np.asarray(nature.advice(t, x, float(p)), dtype=np.float64).reshape(-1)
     return _check_advice(values, x.size, who, t, f"second-guessing the forecast p={p!r}")
-
 
 
 _EPS = np.finfo(float).eps
@@ -372,9 +380,13 @@ def cert_experts_regret(run: ExpertsRun) -> Certificate:
     # +inf, and no allowance rescues a regret of +inf; it adds nothing (the regret to an expert who lost +inf too is -inf)
     A = float(np.sum(np.where(np.isfinite(per), per, 0.0)))
     bound = experts_regret_bound(run.N, A, run.rate)
-    return judged("experts_regret", value, bound, atol=0.0,
-                  extra={"sigma": sigma, "allowance": A, "printed_bound": math.log(run.N) / run.rate,
-                         "rate": run.rate})
+    return judged(
+        "experts_regret",
+        value,
+        bound,
+        atol=0.0,
+        extra={"sigma": sigma, "allowance": A, "printed_bound": math.log(run.N) / run.rate, "rate": run.rate},
+    )
 
 
 def _precision_allowance(run: ExpertsRun) -> np.ndarray:
@@ -399,9 +411,13 @@ def cert_experts_precision(run: ExpertsRun) -> Certificate:
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(run.slack > 0, run.slack / allowance, 0.0)
     worst = float(np.max(ratio)) if run.T else 0.0
-    return Certificate("experts_search_precision", worst, 1.0, bool(worst <= 1.0),
-                       extra={"sigma": float(np.sum(run.slack)), "worst_round": int(np.argmax(ratio)) + 1 if run.T
-                              else 0})
+    return Certificate(
+        "experts_search_precision",
+        worst,
+        1.0,
+        bool(worst <= 1.0),
+        extra={"sigma": float(np.sum(run.slack)), "worst_round": int(np.argmax(ratio)) + 1 if run.T else 0},
+    )
 
 
 def hedge_bound(run: ExpertsRun, t: int | None = None) -> tuple[float, str]:
@@ -445,16 +461,23 @@ def cert_hedge(run: ExpertsRun) -> Certificate:
         return Certificate("hedge_regret", value, math.nan, None, note=why)
     slack = float(np.sum(_hedge_slack(run)))
     tol = run.float_allowance[-1] if run.T else 0.0
-    return Certificate("hedge_regret", value, bound + slack, bool(value <= bound + slack + tol),
-                       extra={"textbook_bound": bound, "sigma": slack})
+    return Certificate(
+        "hedge_regret",
+        value,
+        bound + slack,
+        bool(value <= bound + slack + tol),
+        extra={"textbook_bound": bound, "sigma": slack},
+    )
 
 
 # ------------------------------------------------------------------------------ metrics, curves
 def experts_metrics(run: ExpertsRun) -> dict[str, float]:
     lp, le = run.own
-    out = {"loss": float(np.mean(lp)) if run.T else 0.0,
-           "loss_best_expert": float(np.min(np.mean(le, axis=0))) if run.T else 0.0,
-           "n_experts": float(run.N)}
+    out = {
+        "loss": float(np.mean(lp)) if run.T else 0.0,
+        "loss_best_expert": float(np.min(np.mean(le, axis=0))) if run.T else 0.0,
+        "n_experts": float(run.N),
+    }
     reg = run.regret()
     out["regret_experts"] = float(np.max(reg))
     out["regret_experts_over_T"] = out["regret_experts"] / run.T if run.T else 0.0
@@ -498,11 +521,11 @@ def experts_curves(run: ExpertsRun, n_checkpoints: int) -> pd.DataFrame:
 #: Metric name -> one-line description of the metrics this game adds to the binary game's (names ending in ``<j>``:
 #: one column per expert or group).
 METRICS = {
-    'loss': "mean loss under the game's loss (squared or log)",
+    "loss": "mean loss under the game's loss (squared or log)",
     "loss_best_expert": "mean loss of the best expert",
     "n_experts": "number of experts N",
     "best_expert": "index of the best expert",
-    'regret_experts': "regret to the best expert under the game's loss (§9)",
+    "regret_experts": "regret to the best expert under the game's loss (§9)",
     "regret_experts_over_T": "regret_experts / T",
     "regret_experts_squared": "regret to the best expert under the squared loss",
     "regret_experts_log": "regret to the best expert under the log loss (unclipped)",

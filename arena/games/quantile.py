@@ -98,14 +98,20 @@ class QuantileGame(Game):
         for key in ("q", "ymin", "ymax"):
             v = getattr(self, key)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise ValueError(f"quantile game: {key}={v!r} is not a finite number; set e.g. game.{key}="
-                                 f"{ {'q': 0.9, 'ymin': -50.0, 'ymax': 50.0}[key]}")
+                raise ValueError(
+                    f"quantile game: {key}={v!r} is not a finite number; set e.g. game.{key}="
+                    f"{ {'q': 0.9, 'ymin': -50.0, 'ymax': 50.0}[key] }"
+                )
         if not 0.0 < self.q < 1.0:
-            raise ValueError(f"quantile game: q={self.q!r} is outside (0, 1); give a quantile level strictly "
-                             "between 0 and 1, e.g. game.q=0.9")
+            raise ValueError(
+                f"quantile game: q={self.q!r} is outside (0, 1); give a quantile level strictly "
+                "between 0 and 1, e.g. game.q=0.9"
+            )
         if not self.ymin < self.ymax:
-            raise ValueError(f"quantile game: the outcome range (ymin, ymax] = ({self.ymin}, {self.ymax}] is empty; "
-                             "give ymin < ymax, e.g. game.ymin=-50 game.ymax=50")
+            raise ValueError(
+                f"quantile game: the outcome range (ymin, ymax] = ({self.ymin}, {self.ymax}] is empty; "
+                "give ymin < ymax, e.g. game.ymin=-50 game.ymax=50"
+            )
         for key in ("q", "ymin", "ymax"):
             object.__setattr__(self, key, float(getattr(self, key)))
         object.__setattr__(self, "forecast_low", self.ymin)
@@ -115,12 +121,15 @@ class QuantileGame(Game):
         try:
             y = float(y)
         except (TypeError, ValueError):
-            raise ProtocolError(f"{who} returned outcome {y!r} at t={t}; the quantile game needs a number in "
-                                f"({self.ymin}, {self.ymax}]") from None
+            raise ProtocolError(
+                f"{who} returned outcome {y!r} at t={t}; the quantile game needs a number in ({self.ymin}, {self.ymax}]"
+            ) from None
         if not (self.ymin < y <= self.ymax):
-            raise ProtocolError(f"{who} returned outcome {y!r} at t={t}, outside the quantile game's range "
-                                f"(ymin, ymax] = ({self.ymin}, {self.ymax}] (ymin excluded); widen the range "
-                                "(game.ymin, game.ymax) or fix the nature")
+            raise ProtocolError(
+                f"{who} returned outcome {y!r} at t={t}, outside the quantile game's range "
+                f"(ymin, ymax] = ({self.ymin}, {self.ymax}] (ymin excluded); widen the range "
+                "(game.ymin, game.ymax) or fix the nature"
+            )
         return y
 
     def loss(self, p, y):
@@ -150,8 +159,7 @@ class QuantileGame(Game):
             pin = answer.expected_pinball  # NaN (the default) when the law gives no mean or cdf_integral
             loss = pin(lo, self.q) if w == 1.0 else w * pin(lo, self.q) + (1 - w) * pin(hi, self.q)
             return F_lo, F_hi, lip, float(loss)
-        return (float(y <= lo), float(y <= hi), math.nan,
-                w * self.loss(lo, y) + (1 - w) * self.loss(hi, y))
+        return (float(y <= lo), float(y <= hi), math.nan, w * self.loss(lo, y) + (1 - w) * self.loss(hi, y))
 
 
 def coverage_error(p: np.ndarray, y: np.ndarray, q: float) -> float:
@@ -192,7 +200,7 @@ class QuantileRun:
         self.expected_loss = rec.expected_loss if rec.expected_loss is not None else np.full(self.T, np.nan)
         G = int(getattr(rec, "group_dim", 0))
         self.G = G if 0 < G <= self.X.shape[1] else 0
-        self.groups = self.X[:, self.X.shape[1] - self.G:] if self.G else np.zeros((self.T, 0))
+        self.groups = self.X[:, self.X.shape[1] - self.G :] if self.G else np.zeros((self.T, 0))
         self.kernel = forecaster.kernel_object
 
     @cached_property
@@ -316,8 +324,13 @@ def cert_marginal(run: QuantileRun) -> Certificate:
     m = max(run.q, 1 - run.q)
     err = coverage_error(run.p, run.y, run.q)
     printed = m / (run.T - 1) if run.T > 1 else math.inf
-    return judged("quantile_marginal", err, quantile_marginal_bound(run.q, run.T), atol=1e-15,
-                  extra={"printed_bound": printed, "coverage": float(run.covered.mean())})
+    return judged(
+        "quantile_marginal",
+        err,
+        quantile_marginal_bound(run.q, run.T),
+        atol=1e-15,
+        extra={"printed_bound": printed, "coverage": float(run.covered.mean())},
+    )
 
 
 def round_terms(run: QuantileRun) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -338,19 +351,34 @@ def cert_round(run: QuantileRun) -> Certificate:
     e, bound, allow = round_terms(run)
     finite = np.isfinite(bound)
     if not finite.any():
-        return not_applicable(name, "no round has an L-Lipschitz law (a point mass, a plain outcome or a law "
-                              "without a finite lipschitz): nothing to check", bound=1.0,
-                              extra={"rounds_checked": 0, "point_mass_rounds": int(run.T)})
+        return not_applicable(
+            name,
+            "no round has an L-Lipschitz law (a point mass, a plain outcome or a law "
+            "without a finite lipschitz): nothing to check",
+            bound=1.0,
+            extra={"rounds_checked": 0, "point_mass_rounds": int(run.T)},
+        )
     excess = np.maximum(e - allow, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = np.where(finite & (excess > 0), excess / bound, 0.0)
     worst = int(np.argmax(ratio))
     value = float(ratio[worst])
-    return judged(name, value, 1.0, rtol=0.0, atol=0.0,
-                  note="value: max over the rounds with a Lipschitz law of E_t / (L_t/(10 t^2))",
-                  extra={"worst_round": worst + 1, "sum_expected": float(e[finite].sum()),
-                         "sum_bound": float(bound[finite].sum()), "max_allowance": float(allow.max()),
-                         "rounds_checked": int(finite.sum()), "point_mass_rounds": int((~finite).sum())})
+    return judged(
+        name,
+        value,
+        1.0,
+        rtol=0.0,
+        atol=0.0,
+        note="value: max over the rounds with a Lipschitz law of E_t / (L_t/(10 t^2))",
+        extra={
+            "worst_round": worst + 1,
+            "sum_expected": float(e[finite].sum()),
+            "sum_bound": float(bound[finite].sum()),
+            "max_allowance": float(allow.max()),
+            "rounds_checked": int(finite.sum()),
+            "point_mass_rounds": int((~finite).sum()),
+        },
+    )
 
 
 def _min_norms(A: np.ndarray, fs: np.ndarray) -> np.ndarray:
@@ -382,8 +410,9 @@ def cert_group(run: QuantileRun) -> Certificate:
     bound = math.sqrt(L + float(run.expected_k.sum()))
     t = np.arange(1, run.T + 1, dtype=float)
     eps_sum = float(np.sum(lip / (10 * t * t)))
-    w2 = (run.tau * (run.F[:, 0] * (1 - run.q) ** 2 + (1 - run.F[:, 0]) * run.q**2)
-          + (1 - run.tau) * (run.F[:, 1] * (1 - run.q) ** 2 + (1 - run.F[:, 1]) * run.q**2))
+    w2 = run.tau * (run.F[:, 0] * (1 - run.q) ** 2 + (1 - run.F[:, 0]) * run.q**2) + (1 - run.tau) * (
+        run.F[:, 1] * (1 - run.q) ** 2 + (1 - run.F[:, 1]) * run.q**2
+    )
     k_lo, k_hi = run.kernel.diag(run.X, run.atoms[:, 0]), run.kernel.diag(run.X, run.atoms[:, 1])
     tight = math.sqrt(float(np.sum(run.tau * k_lo * w2 + (1 - run.tau) * k_hi * w2)) + 2 * eps_sum)
     values, realized, extra = {}, [], {}
@@ -400,11 +429,18 @@ def cert_group(run: QuantileRun) -> Certificate:
         return not_applicable(name, "the kernel represents no group function", True)
     worst = max(values, key=values.get)
     value = values[worst]
-    extra.update({"realized": max(realized), "tight_bound": tight, "L": L, "functions": len(values),
-                  "worst_function": worst})
+    extra.update(
+        {"realized": max(realized), "tight_bound": tight, "L": L, "functions": len(values), "worst_function": worst}
+    )
     if not math.isfinite(bound):
-        return not_applicable(name, "nature exposed no Lipschitz law (L = inf): the bound is vacuous", True,
-                              value=value, bound=bound, extra=extra)
+        return not_applicable(
+            name,
+            "nature exposed no Lipschitz law (L = inf): the bound is vacuous",
+            True,
+            value=value,
+            bound=bound,
+            extra=extra,
+        )
     return judged(name, value, bound, atol=0.0, probabilistic=True, extra=extra)
 
 
@@ -422,12 +458,18 @@ def group_certificate_over_seeds(certs: list[Certificate]) -> Certificate:
     if not certs:
         return not_applicable("quantile_group", "no seed has an applicable certificate", True)
     names = sorted({k for c in certs for k in c.extra if k.startswith("signed.")})
-    means = {k[len("signed."):]: float(np.mean([c.extra.get(k, 0.0) for c in certs])) for k in names}
+    means = {k[len("signed.") :]: float(np.mean([c.extra.get(k, 0.0) for c in certs])) for k in names}
     worst = max(means, key=lambda k: abs(means[k]))
     value, bound = abs(means[worst]), float(np.mean([c.bound for c in certs]))
-    return Certificate("quantile_group", value, bound, bool(value <= bound), probabilistic=True,
-                       note=f"seed average over {len(certs)} seeds", extra={"worst_function": worst,
-                                                                          "seeds": len(certs)})
+    return Certificate(
+        "quantile_group",
+        value,
+        bound,
+        bool(value <= bound),
+        probabilistic=True,
+        note=f"seed average over {len(certs)} seeds",
+        extra={"worst_function": worst, "seeds": len(certs)},
+    )
 
 
 def group_certificate_table(summary: pd.DataFrame) -> pd.DataFrame:
@@ -451,9 +493,16 @@ def group_certificate_table(summary: pd.DataFrame) -> pd.DataFrame:
     for key, part in ok.groupby(keys):
         means = part[cols].mean()
         value, bound = float(means.abs().max()), float(part[prefix + "bound"].mean())
-        rows.append({**dict(zip(keys, key if isinstance(key, tuple) else (key,))), "value": value, "bound": bound,
-                     "holds": bool(value <= bound), "seeds": len(part),
-                     "worst_function": str(means.abs().idxmax())[len(prefix + "signed."):]})
+        rows.append(
+            {
+                **dict(zip(keys, key if isinstance(key, tuple) else (key,))),
+                "value": value,
+                "bound": bound,
+                "holds": bool(value <= bound),
+                "seeds": len(part),
+                "worst_function": str(means.abs().idxmax())[len(prefix + "signed.") :],
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -470,8 +519,7 @@ def quantile_curves(run: QuantileRun, n_checkpoints: int = 20) -> pd.DataFrame:
     claims = run.forecaster.claims
     for t in checkpoints(run.T, n_checkpoints):
         i = t - 1
-        vals = {"coverage": cum_cov[i] / t, "coverage_error": abs(cum_cov[i] / t - run.q),
-                "pinball": cum_pin[i] / t}
+        vals = {"coverage": cum_cov[i] / t, "coverage_error": abs(cum_cov[i] / t - run.q), "pinball": cum_pin[i] / t}
         if cum_exp is not None:
             vals["expected_coverage_error"] = abs(cum_exp[i] / t - run.q)
         if "quantile_marginal" in claims:
@@ -485,7 +533,9 @@ def quantile_curves(run: QuantileRun, n_checkpoints: int = 20) -> pd.DataFrame:
     if run.T >= W:
         ends = np.unique(np.linspace(W, run.T, ROLLING_POINTS).astype(int))
         for t in ends:
-            rows.append((int(t), "rolling_coverage", float((cum_cov[t - 1] - (cum_cov[t - W - 1] if t > W else 0)) / W)))
+            rows.append(
+                (int(t), "rolling_coverage", float((cum_cov[t - 1] - (cum_cov[t - W - 1] if t > W else 0)) / W))
+            )
     return pd.DataFrame(rows, columns=["t", "metric", "value"])
 
 
@@ -495,14 +545,14 @@ METRICS = {
     "q": "the quantile level",
     "coverage": "marginal coverage mean_t 1{y_t <= p_t}",
     "coverage_error": "|coverage - q| (§10)",
-    'expected_coverage': "coverage in expectation over the forecast's atoms and nature's law",
+    "expected_coverage": "coverage in expectation over the forecast's atoms and nature's law",
     "expected_coverage_error": "|expected_coverage - q|",
     "pinball": "mean pinball loss (y - p)(q - 1{y < p})",
-    'expected_pinball': "pinball in expectation over the forecast's atoms and nature's law",
+    "expected_pinball": "pinball in expectation over the forecast's atoms and nature's law",
     "mean_forecast": "mean forecast",
     "randomized_rounds": "fraction of rounds with a two-point (randomized) forecast",
     "law_exposed": "fraction of rounds in which nature gave its outcome law",
-    'law_lipschitz_max': "largest Lipschitz constant of nature's CDF (inf: a point mass)",
+    "law_lipschitz_max": "largest Lipschitz constant of nature's CDF (inf: a point mass)",
     "group_count.<j>": "rounds in group j (natures with group ids in the context)",
     "group_coverage.<j>": "coverage in group j",
     "expected_group_coverage.<j>": "expected coverage in group j",

@@ -27,5 +27,4 @@ class LocalLauncher(Launcher):
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
         from arena.launcher import launch
 
-        return launch(self.config, self.hydra_context, self.task_function, self.n_jobs, job_overrides,
-                      initial_job_idx)
+        return launch(self.config, self.hydra_context, self.task_function, self.n_jobs, job_overrides, initial_job_idx)

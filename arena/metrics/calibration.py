@@ -80,7 +80,9 @@ def grid_calibration(p: np.ndarray, y: np.ndarray, N: int) -> np.ndarray:
     n = np.rint(p * N)
     if len(p) and np.max(np.abs(n - p * N)) > 1e-9:
         bad = float(p[np.argmax(np.abs(n - p * N))])
-        raise ValueError(f"forecast {bad!r} is not on the grid {{0, 1/{N}, ..., 1}}; grid calibration needs rounded forecasts")
+        raise ValueError(
+            f"forecast {bad!r} is not on the grid {{0, 1/{N}, ..., 1}}; grid calibration needs rounded forecasts"
+        )
     n = n.astype(int)
     return np.abs(np.bincount(n, weights=n / N - y, minlength=N + 1))
 

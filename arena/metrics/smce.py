@@ -18,7 +18,7 @@ Perdomo & Recht §8; Kakade & Foster 2004.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numba
 import numpy as np
@@ -214,8 +214,9 @@ def _from_aggregate(v: np.ndarray, W: np.ndarray, kind: str) -> float:
     return float(abs(W.sum()) / 2.0 + max(_pm_value(v, W, 2.0), 0.0) / 2.0)
 
 
-def smce_both(p: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray,
-              order: np.ndarray | None = None) -> tuple[float, float]:
+def smce_both(
+    p: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, order: np.ndarray | None = None
+) -> tuple[float, float]:
     """``(smce(p, y, "paper"), smce(p, y, "pm"))``, sorting the forecasts once (``order``:
     ``arena.fastfs.stable_argsort(p)``, when the caller has it).
 
@@ -303,8 +304,11 @@ def _pm_value(v: np.ndarray, W: np.ndarray, lip: float = 1.0) -> float:
     once, so the cost is O(n log n) in the worst case (a primal "window max" slope
     trick can move the same breakpoints back and forth between its heaps).
     """
-    return float(_pm_value_kernel(np.ascontiguousarray(v, dtype=np.float64),
-                                  np.ascontiguousarray(W, dtype=np.float64), float(lip)))
+    return float(
+        _pm_value_kernel(
+            np.ascontiguousarray(v, dtype=np.float64), np.ascontiguousarray(W, dtype=np.float64), float(lip)
+        )
+    )
 
 
 # ----- numba kernels: an interval heap of (key, weight) -------------------------------------

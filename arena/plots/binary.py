@@ -77,8 +77,9 @@ BINARY_METRICS = ("smce_over_T", "brier", "bias")
 _BIN_COLUMNS = ("bin", "lo", "hi", "count", "mean_p", "mean_y")
 
 
-def smce_vs_T(curves: pd.DataFrame, nature: str | None = None, ax: Axes | None = None,
-              styles: Mapping[str, dict] | None = None) -> Figure:
+def smce_vs_T(
+    curves: pd.DataFrame, nature: str | None = None, ax: Axes | None = None, styles: Mapping[str, dict] | None = None
+) -> Figure:
     """smCE/T against T on log-log axes: one line per forecaster, certified bounds dashed.
 
     Each line is the mean across seeds of smCE_t / t at the referee's checkpoints, with the
@@ -113,13 +114,15 @@ def smce_vs_T(curves: pd.DataFrame, nature: str | None = None, ax: Axes | None =
         floor = _log_floor(np.r_[stats["mean"].to_numpy(float), k29])
         for a, names in panels:
             part = stats.loc[stats["forecaster"].isin(names)]
-            extra = _draw_curves(a, part, "t", True, styles, bounds.loc[bounds["forecaster"].isin(names)],
-                                 scale="x", floor=floor)
+            extra = _draw_curves(
+                a, part, "t", True, styles, bounds.loc[bounds["forecaster"].isin(names)], scale="x", floor=floor
+            )
             # the K29 guarantee sqrt(8t/3)/t, a T^(-1/2) rate: the reference every curve is read against
             a.plot(t, k29, color=_BOUND_COLOR, linewidth=0.6, gid="reference:k29")
             _rounds_axes(a, "smCE\u209c / t (smooth calibration\nerror per round)", None)
-            extra.append((Line2D([], [], color=_BOUND_COLOR, linewidth=0.6),
-                          "\u221a(8t/3) / t \u221d 1/\u221at (K29 guarantee)"))
+            extra.append(
+                (Line2D([], [], color=_BOUND_COLOR, linewidth=0.6), "\u221a(8t/3) / t \u221d 1/\u221at (K29 guarantee)")
+            )
             extra += _floor_note(a, part["mean"], floor)
             _legend(a, extra, outside=own, loc="lower left")
         _panel_title(fig, panels, nature.replace("_", " ") if nature else None, _seed_note(_seeds(stats)), own)
@@ -149,8 +152,11 @@ def _pool(reliability: pd.DataFrame | None, by: Sequence[str] = ()) -> pd.DataFr
     if df.empty:
         return pd.DataFrame(columns=[*by, "bin", "lo", "hi", "count", "mean_p", "mean_y"])
     df = df.assign(wp=df["count"] * df["mean_p"], wy=df["count"] * df["mean_y"])
-    g = df.groupby([*by, "bin"]).agg(lo=("lo", "min"), hi=("hi", "max"), count=("count", "sum"),
-                                     wp=("wp", "sum"), wy=("wy", "sum")).reset_index()
+    g = (
+        df.groupby([*by, "bin"])
+        .agg(lo=("lo", "min"), hi=("hi", "max"), count=("count", "sum"), wp=("wp", "sum"), wy=("wy", "sum"))
+        .reset_index()
+    )
     g["count"] = g["count"].astype(float)
     g["mean_p"], g["mean_y"] = g["wp"] / g["count"], g["wy"] / g["count"]
     return g.drop(columns=["wp", "wy"])
@@ -192,10 +198,19 @@ def _draw_reliability(ax: Axes, pooled: pd.DataFrame, style: Mapping[str, str], 
     centers = (lo + hi) / 2
     x0, x1 = centers - 0.45 * (hi - lo), centers + 0.45 * (hi - lo)
     h = _COUNT_TOP * share / top
-    bars = np.stack([np.column_stack([x0, 0 * h]), np.column_stack([x0, h]), np.column_stack([x1, h]),
-                     np.column_stack([x1, 0 * h])], axis=1)  # one collection: one draw call for all bars
-    ax.add_collection(PolyCollection(bars, facecolors=style["color"], alpha=0.15, linewidths=0, zorder=0.5,
-                                     gid="counts"), autolim=False)
+    bars = np.stack(
+        [
+            np.column_stack([x0, 0 * h]),
+            np.column_stack([x0, h]),
+            np.column_stack([x1, h]),
+            np.column_stack([x1, 0 * h]),
+        ],
+        axis=1,
+    )  # one collection: one draw call for all bars
+    ax.add_collection(
+        PolyCollection(bars, facecolors=style["color"], alpha=0.15, linewidths=0, zorder=0.5, gid="counts"),
+        autolim=False,
+    )
     _share_axis(ax, top, label=count_axis)
     size = 60 * count / count.max()
     mp, my = pooled["mean_p"].to_numpy(float), pooled["mean_y"].to_numpy(float)
@@ -205,10 +220,20 @@ def _draw_reliability(ax: Axes, pooled: pd.DataFrame, style: Mapping[str, str], 
     joined = count >= max(_JOINED_MIN, _JOINED_SHARE * count.sum())
     ax.plot(mp[joined], my[joined], color=style["color"], linewidth=0.6, alpha=0.7, zorder=2, gid="line")
     # a white edge sets filled markers apart; "+", "x", "1" are drawn by their edge, in the color
-    edge = {"edgecolors": "white", "linewidths": 0.3} if MarkerStyle(style["marker"]).is_filled() else {
-        "linewidths": 0.8}
-    ax.scatter(mp, my, s=np.maximum(size, 4), color=style["color"], marker=style["marker"], zorder=3,
-               clip_on=False, gid="bins", **edge)
+    edge = (
+        {"edgecolors": "white", "linewidths": 0.3} if MarkerStyle(style["marker"]).is_filled() else {"linewidths": 0.8}
+    )
+    ax.scatter(
+        mp,
+        my,
+        s=np.maximum(size, 4),
+        color=style["color"],
+        marker=style["marker"],
+        zorder=3,
+        clip_on=False,
+        gid="bins",
+        **edge,
+    )
 
 
 def _share_axis(ax: Axes, top: float, label: bool = True) -> None:
@@ -219,19 +244,40 @@ def _share_axis(ax: Axes, top: float, label: bool = True) -> None:
     more to draw than its panel."""
     tr = ax.get_yaxis_transform()  # x in the panel's width, y in data
     x = 1.04
-    ax.plot([x + 0.03, x, x, x + 0.03], [0, 0, _COUNT_TOP, _COUNT_TOP], transform=tr, color="0.4", linewidth=0.5,
-            clip_on=False, gid="count_axis")
+    ax.plot(
+        [x + 0.03, x, x, x + 0.03],
+        [0, 0, _COUNT_TOP, _COUNT_TOP],
+        transform=tr,
+        color="0.4",
+        linewidth=0.5,
+        clip_on=False,
+        gid="count_axis",
+    )
     pct = 100 * top
     for y, text in ((0.0, "0"), (_COUNT_TOP, f"{pct:.0f}%" if pct >= 9.5 else f"{pct:.1f}%")):
-        ax.text(x + 0.05, y, text, transform=tr, fontsize=5.5, color="0.4", va="center", ha="left",
-                gid="count_tick")
+        ax.text(x + 0.05, y, text, transform=tr, fontsize=5.5, color="0.4", va="center", ha="left", gid="count_tick")
     if label:
-        ax.text(x + 0.05, _COUNT_TOP + 0.06, "forecasts", transform=tr, fontsize=5.5, color="0.4", ha="left",
-                va="bottom", gid="count_label")
+        ax.text(
+            x + 0.05,
+            _COUNT_TOP + 0.06,
+            "forecasts",
+            transform=tr,
+            fontsize=5.5,
+            color="0.4",
+            ha="left",
+            va="bottom",
+            gid="count_label",
+        )
 
 
-def reliability_diagram(reliability: pd.DataFrame, forecaster: str, nature: str, ax: Axes | None = None,
-                        count_axis: bool = True, style: Mapping[str, str] | None = None) -> Figure:
+def reliability_diagram(
+    reliability: pd.DataFrame,
+    forecaster: str,
+    nature: str,
+    ax: Axes | None = None,
+    count_axis: bool = True,
+    style: Mapping[str, str] | None = None,
+) -> Figure:
     """Mean forecast against observed frequency per bin, pooled across seeds.
 
     Marker area is proportional to the bin's count; the diagonal is perfect calibration;
@@ -260,8 +306,13 @@ def reliability_diagram(reliability: pd.DataFrame, forecaster: str, nature: str,
     return fig
 
 
-def reliability_grid(reliability: pd.DataFrame, nature: str, forecasters: Sequence[str] | None = None,
-                     ncols: int = 3, styles: Mapping[str, dict] | None = None) -> Figure:
+def reliability_grid(
+    reliability: pd.DataFrame,
+    nature: str,
+    forecasters: Sequence[str] | None = None,
+    ncols: int = 3,
+    styles: Mapping[str, dict] | None = None,
+) -> Figure:
     """One reliability panel per forecaster for one nature (a figure for the full text width).
 
     Panels share the unit square: tick labels only on the outer panels; the bars of each panel
@@ -269,8 +320,7 @@ def reliability_grid(reliability: pd.DataFrame, nature: str, forecasters: Sequen
     the tallest bar's share), named right of the last panel of each row. ``styles``: color
     and marker per forecaster (by default :func:`arena.plots.style.forecaster_styles` of the panels')."""
     df = _restrict(reliability if reliability is not None else pd.DataFrame(), nature=nature)
-    names = list(forecasters) if forecasters is not None else order(df["forecaster"].unique() if not df.empty
-                                                                     else [])
+    names = list(forecasters) if forecasters is not None else order(df["forecaster"].unique() if not df.empty else [])
     pooled = _pool(df, ["forecaster"])
     pooled = {str(name): part for name, part in pooled.groupby("forecaster", sort=False)}
     return _reliability_grid(pooled, nature, names, ncols, styles)
@@ -278,12 +328,26 @@ def reliability_grid(reliability: pd.DataFrame, nature: str, forecasters: Sequen
 
 #: The grid of reliability panels, in inches: panel side, gaps between panels (room for a
 #: title above each), and margins (tick labels and axis labels left and below, the title above).
-_GRID = {"side": 0.93, "wgap": 0.26, "hgap": 0.28, "left": 0.5, "right": 0.42, "bottom": 0.42, "top": 0.26,
-         "title_line": 0.15}
+_GRID = {
+    "side": 0.93,
+    "wgap": 0.26,
+    "hgap": 0.28,
+    "left": 0.5,
+    "right": 0.42,
+    "bottom": 0.42,
+    "top": 0.26,
+    "title_line": 0.15,
+}
 
 
-def _reliability_grid(pooled: dict[str, pd.DataFrame], nature: str, names: list[str], ncols: int,
-                      styles: Mapping[str, dict] | None = None, again: bool = False) -> Figure:
+def _reliability_grid(
+    pooled: dict[str, pd.DataFrame],
+    nature: str,
+    names: list[str],
+    ncols: int,
+    styles: Mapping[str, dict] | None = None,
+    again: bool = False,
+) -> Figure:
     """The figure of :func:`reliability_grid`. With ``again``, the panels of the last grid drawn with ``again``
     in this thread are drawn again when they are the same (same forecasters, columns and rcParams): their
     bins, the title and the size are replaced, and the figure is that one, the same bytes as a new one once
@@ -300,13 +364,23 @@ def _reliability_grid(pooled: dict[str, pd.DataFrame], nature: str, names: list[
     g["left"] += (width - g["left"] - g["right"] - ncols * g["side"] - (ncols - 1) * g["wgap"]) / 2  # centered
     widths = np.concatenate([(p["hi"] - p["lo"]).to_numpy(float) for p in pooled.values()] or [np.array([])])
     bins = f"{round(1 / np.median(widths))} equal bins; " if widths.size and np.median(widths) > 0 else ""
-    title = _lines(f"reliability: {nature.replace('_', ' ')} ({bins}marker area: count per bin; bars: share of "
-                   "the forecasts per bin, scale right of each panel)", width, 0.065)  # 8 pt, with room to spare
+    title = _lines(
+        f"reliability: {nature.replace('_', ' ')} ({bins}marker area: count per bin; bars: share of "
+        "the forecasts per bin, scale right of each panel)",
+        width,
+        0.065,
+    )  # 8 pt, with room to spare
     top = g["top"] + g["title_line"] * len(title)
     height = g["bottom"] + nrows * g["side"] + (nrows - 1) * g["hgap"] + top
-    rects = [((g["left"] + (i % ncols) * (g["side"] + g["wgap"])) / width,
-              (height - top - (i // ncols) * (g["side"] + g["hgap"]) - g["side"]) / height,
-              g["side"] / width, g["side"] / height) for i in range(n)]
+    rects = [
+        (
+            (g["left"] + (i % ncols) * (g["side"] + g["wgap"])) / width,
+            (height - top - (i // ncols) * (g["side"] + g["hgap"]) - g["side"]) / height,
+            g["side"] / width,
+            g["side"] / height,
+        )
+        for i in range(n)
+    ]
     label_at = (0.08 / width, (g["bottom"] + (height - top - g["bottom"]) / 2) / height)
     with mpl.rc_context(_RC):
         key = (tuple(map(str, names)), ncols, repr(sorted(mpl.rcParams.items())))
@@ -361,19 +435,38 @@ _BY_NATURE = {
     "regret_linear": (False, "regret_linear_bound", 1.0, False, CURVE_LABELS["regret_linear"].replace("\n", " ")),
 }
 #: What each figure of small multiples shows, first in its title.
-_BY_NATURE_TITLES = {"smce": "smooth calibration error per round", "bias": "bias per round",
-                     "regret_linear": "squared-loss regret to the best linear forecast \u27e8w, x\u209c\u27e9 "
-                                      "(x\u209c: the round's features; \u2016w\u2016 \u2264 M)"}
+_BY_NATURE_TITLES = {
+    "smce": "smooth calibration error per round",
+    "bias": "bias per round",
+    "regret_linear": "squared-loss regret to the best linear forecast \u27e8w, x\u209c\u27e9 "
+    "(x\u209c: the round's features; \u2016w\u2016 \u2264 M)",
+}
 #: The grid of small multiples, in inches: panel height, gap under a panel (its title), left
 #: margin (y tick labels and the shared y label), gap between panels (y tick labels when the
 #: panels do not share them), bottom margin, the title's height and a legend row's.
-_MULTIPLES = {"height": 1.05, "hgap": 0.3, "left": 0.62, "wgap": 0.08, "wgap_own": 0.42, "right": 0.08,
-              "bottom": 0.42, "title": 0.2, "legend_row": 0.145}
+_MULTIPLES = {
+    "height": 1.05,
+    "hgap": 0.3,
+    "left": 0.62,
+    "wgap": 0.08,
+    "wgap_own": 0.42,
+    "right": 0.08,
+    "bottom": 0.42,
+    "title": 0.2,
+    "legend_row": 0.145,
+}
 
 
-def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Sequence[str] | None = None,
-                     styles: Mapping[str, dict] | None = None, ncols: int = 4, title: str | None = None,
-                     span: tuple[float, float] | None = None, again: bool = False) -> Figure:
+def curves_by_nature(
+    curves: pd.DataFrame,
+    metric: str = "smce",
+    forecasters: Sequence[str] | None = None,
+    styles: Mapping[str, dict] | None = None,
+    ncols: int = 4,
+    title: str | None = None,
+    span: tuple[float, float] | None = None,
+    again: bool = False,
+) -> Figure:
     """One curve of binary forecasts against t on every nature: small multiples, one panel per
     nature, at a paper's full width (6.75 in), one legend for all of them above the panels.
 
@@ -461,8 +554,17 @@ def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Se
         entries, floored = [], []
         for ax, nat in zip(axes, natures):
             part = stats.loc[stats["nature"] == nat]
-            extra = _draw_curves(ax, part, "t", logy, styles, bounds.loc[bounds["nature"] == nat],
-                                 scale=bound_scale, floor=floor, merge=False)
+            extra = _draw_curves(
+                ax,
+                part,
+                "t",
+                logy,
+                styles,
+                bounds.loc[bounds["nature"] == nat],
+                scale=bound_scale,
+                floor=floor,
+                merge=False,
+            )
             if per_t:
                 ax.plot(t, k29, color=_BOUND_COLOR, linewidth=0.6, gid="reference:k29")
             if not logy:
@@ -478,25 +580,38 @@ def curves_by_nature(curves: pd.DataFrame, metric: str = "smce", forecasters: Se
         for lab, h in entries:
             seen.setdefault(lab, h)
         if per_t:
-            seen["\u221a(8t/3) / t \u221d 1/\u221at (K29 guarantee)"] = Line2D([], [], color=_BOUND_COLOR,
-                                                                            linewidth=0.6)
+            seen["\u221a(8t/3) / t \u221d 1/\u221at (K29 guarantee)"] = Line2D(
+                [], [], color=_BOUND_COLOR, linewidth=0.6
+            )
         for h, lab in floored[:1]:  # the mark of values under the shared floor: one entry for every panel
             seen[lab] = h
         legend_cols = 5
         n = _seeds(stats)
-        heading = _lines(f"{_BY_NATURE_TITLES[metric]}, " + (f"{title} " if title else "") + f"({_seed_note(n)})",
-                         FULL_WIDTH)
+        heading = _lines(
+            f"{_BY_NATURE_TITLES[metric]}, " + (f"{title} " if title else "") + f"({_seed_note(n)})", FULL_WIDTH
+        )
         head = g["title"] + 0.14 * (len(heading) - 1)
         top = head + g["legend_row"] * math.ceil(len(seen) / legend_cols) + 0.16
         height = g["bottom"] + nrows * g["height"] + (nrows - 1) * g["hgap"] + top
         fig.set_size_inches(FULL_WIDTH, height)
         for i, ax in enumerate(axes):
             r, c = divmod(i, ncols)
-            ax.set_position(((g["left"] + c * (side + wgap)) / FULL_WIDTH,
-                             (height - top - r * (g["height"] + g["hgap"]) - g["height"]) / height,
-                             side / FULL_WIDTH, g["height"] / height))
-        fig.legend(list(seen.values()), list(seen), loc="upper center", ncol=legend_cols,
-                   bbox_to_anchor=(0.5, 1 - head / height), **_LEGEND_STYLE)
+            ax.set_position(
+                (
+                    (g["left"] + c * (side + wgap)) / FULL_WIDTH,
+                    (height - top - r * (g["height"] + g["hgap"]) - g["height"]) / height,
+                    side / FULL_WIDTH,
+                    g["height"] / height,
+                )
+            )
+        fig.legend(
+            list(seen.values()),
+            list(seen),
+            loc="upper center",
+            ncol=legend_cols,
+            bbox_to_anchor=(0.5, 1 - head / height),
+            **_LEGEND_STYLE,
+        )
         fig.supxlabel("round t (log scale)", y=0.04 / height, fontsize=8, va="bottom")
         fig.supylabel(ylabel, x=0.04 / FULL_WIDTH, fontsize=8, ha="left")
         fig.suptitle("\n".join(heading), y=1 - 0.04 / height, va="top", fontsize=8)
@@ -550,15 +665,18 @@ def _curve_span(curves: pd.DataFrame, metric: str) -> tuple[float, float] | None
 #: is to be saved before the next is drawn.
 FIGURES = {
     "smce_vs_T": lambda curves, nature, styles: smce_vs_T(curves, nature=nature, styles=styles),
-    "regret_linear": lambda curves, nature, styles: regret_curves(curves, "regret_linear", nature=nature,
-                                                                  styles=styles),
+    "regret_linear": lambda curves, nature, styles: regret_curves(
+        curves, "regret_linear", nature=nature, styles=styles
+    ),
     "bias": lambda curves, nature, styles: regret_curves(curves, "bias", nature=nature, styles=styles),
     # small multiples: one panel per nature, one figure per group of forecasters
     "by_nature": lambda curves, metric, names, styles, title, span=None: curves_by_nature(
-        curves, metric, names, styles, title=title, span=span, again=True),
+        curves, metric, names, styles, title=title, span=span, again=True
+    ),
     # six panels a row: the grid is a paper's full width (6.75 in)
-    "reliability": lambda pooled, nature, names, styles: _reliability_grid(pooled, nature, names, 6, styles,
-                                                                           again=True),
+    "reliability": lambda pooled, nature, names, styles: _reliability_grid(
+        pooled, nature, names, 6, styles, again=True
+    ),
 }
 #: The curve figures of binary forecasts: (figure, curve).
 _CURVES = (("smce_vs_T", "smce"), ("regret_linear", "regret_linear"), ("bias", "bias"))
@@ -585,9 +703,17 @@ def _group_names(groups: list[tuple[str | None, list[str]]]) -> list[str]:
     return out
 
 
-def jobs(summary: pd.DataFrame, curves: pd.DataFrame, rel: pd.DataFrame, fig_dir: Path, formats: Sequence[str],
-         rc: dict, styles: Mapping[str, dict], metrics: Sequence[str] = BINARY_METRICS,
-         facet: bool = True) -> list[tuple]:
+def jobs(
+    summary: pd.DataFrame,
+    curves: pd.DataFrame,
+    rel: pd.DataFrame,
+    fig_dir: Path,
+    formats: Sequence[str],
+    rc: dict,
+    styles: Mapping[str, dict],
+    metrics: Sequence[str] = BINARY_METRICS,
+    facet: bool = True,
+) -> list[tuple]:
     """The figure jobs of binary forecasts: the curves and reliability bins there are, and
     leaderboards of ``metrics``.
 
@@ -597,13 +723,24 @@ def jobs(summary: pd.DataFrame, curves: pd.DataFrame, rel: pd.DataFrame, fig_dir
     A single matchup (one forecaster, one nature) gets smCE/T, and the regret and bias only where
     its forecaster certifies a bound on them: the other curves say nothing that its row does not.
     Reliability diagrams are one grid per nature."""
-    natures = sorted(set().union(*(set(df["nature"].dropna().astype(str)) for df in (summary, curves, rel)
-                                   if df is not None and "nature" in df)))
+    natures = sorted(
+        set().union(
+            *(
+                set(df["nature"].dropna().astype(str))
+                for df in (summary, curves, rel)
+                if df is not None and "nature" in df
+            )
+        )
+    )
     pooled = _pool(rel, ["nature", "forecaster"])  # pooled over seeds once; each job gets its nature's bins
     have_all = set(curves["metric"].unique()) if curves is not None and not curves.empty else set()
     single = summary is not None and single_matchup(summary)
-    wanted = [(kind, m) for kind, m in _CURVES if m in have_all and (
-        not single or kind == "smce_vs_T" or f"{m}_bound" in have_all or _BY_NATURE[m][1] in have_all)]
+    wanted = [
+        (kind, m)
+        for kind, m in _CURVES
+        if m in have_all
+        and (not single or kind == "smce_vs_T" or f"{m}_bound" in have_all or _BY_NATURE[m][1] in have_all)
+    ]
     jobs = []
     if facet and len(natures) > 1 and wanted:
         names = order(curves["forecaster"].unique())
@@ -615,10 +752,11 @@ def jobs(summary: pd.DataFrame, curves: pd.DataFrame, rel: pd.DataFrame, fig_dir
             for gname, (fam, part) in zip(_group_names(groups), groups):
                 title = _FAMILY_TITLES.get(str(fam), str(fam)) if fam else None
                 if title and gname[-1].isdigit():
-                    title += f" ({gname[len(str(fam)):]} of {sum(f == fam for f, _ in groups)})"
+                    title += f" ({gname[len(str(fam)) :]} of {sum(f == fam for f, _ in groups)})"
                 mine = cur.loc[cur["forecaster"].isin(part)]
-                jobs.append(("by_nature", (mine, metric, part, styles, title, span), fig_dir / f"{kind}__{gname}",
-                             formats, rc))
+                jobs.append(
+                    ("by_nature", (mine, metric, part, styles, title, span), fig_dir / f"{kind}__{gname}", formats, rc)
+                )
     for nat in natures:
         if not (facet and len(natures) > 1):
             cur = _restrict(curves, nature=nat)
@@ -630,9 +768,18 @@ def jobs(summary: pd.DataFrame, curves: pd.DataFrame, rel: pd.DataFrame, fig_dir
         if not pooled_nat.empty:
             names = order(_restrict(rel, nature=nat)["forecaster"].unique())
             by_name = {str(name): part for name, part in pooled_nat.groupby("forecaster", sort=False)}
-            jobs.append(("reliability", (by_name, nat, names, styles), fig_dir / f"reliability__{_safe(nat)}",
-                         formats, rc))
+            jobs.append(
+                ("reliability", (by_name, nat, names, styles), fig_dir / f"reliability__{_safe(nat)}", formats, rc)
+            )
     for metric in metrics:
         if metric in summary and not _clean(_ok(summary), metric).empty:
-            jobs.append(("leaderboard", (_only(summary, metric), metric), fig_dir / f"leaderboard__{_safe(metric)}", formats, rc))
+            jobs.append(
+                (
+                    "leaderboard",
+                    (_only(summary, metric), metric),
+                    fig_dir / f"leaderboard__{_safe(metric)}",
+                    formats,
+                    rc,
+                )
+            )
     return jobs

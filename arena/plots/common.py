@@ -81,8 +81,11 @@ def _only(summary: pd.DataFrame, *columns: str, prefix: str | None = None) -> pd
     manifest) changes only when they do, and so that less travels to a worker process."""
     from arena.aggregate import KEY_COLUMNS
 
-    keep = [c for c in summary.columns if c in KEY_COLUMNS or c in ("status", *columns)
-            or (prefix is not None and str(c).startswith(prefix))]
+    keep = [
+        c
+        for c in summary.columns
+        if c in KEY_COLUMNS or c in ("status", *columns) or (prefix is not None and str(c).startswith(prefix))
+    ]
     return summary[keep]
 
 
@@ -122,7 +125,7 @@ def _decades(ax: Axes) -> None:
         if axis.get_scale() != "log" or not (0 < lo < hi):
             continue
         k = np.arange(np.floor(np.log10(lo)), np.floor(np.log10(hi) + 1e-9) + 1)
-        ticks = 10.0 ** k
+        ticks = 10.0**k
         if ((ticks >= lo * (1 - 1e-9)) & (ticks <= hi * (1 + 1e-9))).sum() < 2:  # 1, 2 and 5 times the decades
             ticks = (10.0 ** k[:, None] * np.array([1.0, 2.0, 5.0])).ravel()
         ticks = ticks[(ticks >= lo * (1 - 1e-9)) & (ticks <= hi * (1 + 1e-9))]
@@ -143,12 +146,26 @@ _FLOORED = "v"
 def _mark(marker: str, color) -> dict:
     """The style of a small mark on an axis (a value under its floor, or beyond its limits): no edge,
     smaller than a line's markers."""
-    return {"linestyle": "none", "marker": marker, "color": color, "markeredgewidth": 0,
-            "markersize": 0.7 * mpl.rcParams["lines.markersize"]}
+    return {
+        "linestyle": "none",
+        "marker": marker,
+        "color": color,
+        "markeredgewidth": 0,
+        "markersize": 0.7 * mpl.rcParams["lines.markersize"],
+    }
 
 
-def _draw_mean(ax: Axes, g: pd.DataFrame, name: str, x: str, log: bool, style: Mapping[str, str],
-               scale: pd.Series | float = 1.0, floor: float | None = None, phase: int = 0):
+def _draw_mean(
+    ax: Axes,
+    g: pd.DataFrame,
+    name: str,
+    x: str,
+    log: bool,
+    style: Mapping[str, str],
+    scale: pd.Series | float = 1.0,
+    floor: float | None = None,
+    phase: int = 0,
+):
     """A forecaster's mean line; its 95% interval as a band from :data:`MIN_BAND_SEEDS` seeds on.
 
     ``floor``: on a log axis, a value below it (zero included) is no point of the line (a line
@@ -163,16 +180,32 @@ def _draw_mean(ax: Axes, g: pd.DataFrame, name: str, x: str, log: bool, style: M
     below = mean < floor if floor is not None else np.zeros(len(mean), bool)
     shown = np.where(below, np.nan, mean)
     every = max(1, len(xs) // 6)
-    (line,) = ax.plot(xs, shown, color=style["color"], marker=style["marker"],
-                      markevery=(phase % every, every), label=name.replace("_", " "), gid=f"mean:{name}")
+    (line,) = ax.plot(
+        xs,
+        shown,
+        color=style["color"],
+        marker=style["marker"],
+        markevery=(phase % every, every),
+        label=name.replace("_", " "),
+        gid=f"mean:{name}",
+    )
     if below.any():
-        ax.plot(xs[below], np.full(int(below.sum()), floor), clip_on=False, gid=f"floored:{name}",
-                **_mark(_FLOORED, style["color"]))
+        ax.plot(
+            xs[below],
+            np.full(int(below.sum()), floor),
+            clip_on=False,
+            gid=f"floored:{name}",
+            **_mark(_FLOORED, style["color"]),
+        )
         seen = np.isfinite(shown)
         alone = seen & ~np.r_[False, seen[:-1]] & ~np.r_[seen[1:], False]  # no segment reaches it
         if alone.any():  # its own marker (with its edge), at the marks' size
-            ax.plot(xs[alone], shown[alone], gid=f"alone:{name}",
-                    **{**_mark(style["marker"], style["color"]), "markeredgewidth": None})
+            ax.plot(
+                xs[alone],
+                shown[alone],
+                gid=f"alone:{name}",
+                **{**_mark(style["marker"], style["color"]), "markeredgewidth": None},
+            )
     seeds = g["n"].to_numpy(float) if "n" in g else np.full(len(xs), np.inf)
     ok = np.isfinite(half) & (seeds >= MIN_BAND_SEEDS)
     if ok.any():
@@ -193,7 +226,7 @@ def _log_floor(values: np.ndarray, decades: float = 3.0) -> float | None:
     pos = v[np.isfinite(v) & (v > 0)]
     if not pos.size:
         return None
-    return float(10.0 ** np.floor(np.log10(max(pos.min(), pos.max() * 10.0 ** -decades))))
+    return float(10.0 ** np.floor(np.log10(max(pos.min(), pos.max() * 10.0**-decades))))
 
 
 def _edge_marks(ax: Axes, stats: pd.DataFrame, x: str, styles: Mapping[str, dict]) -> list[tuple]:
@@ -208,8 +241,13 @@ def _edge_marks(ax: Axes, stats: pd.DataFrame, x: str, styles: Mapping[str, dict
         for mask, edge, marker in ((v > hi, hi, "^"), (v < lo, lo, "v")):
             if mask.any():
                 out = True
-                ax.plot(xs[mask], np.full(int(mask.sum()), edge), clip_on=False, gid=f"beyond:{name}",
-                        **_mark(marker, styles[name]["color"]))
+                ax.plot(
+                    xs[mask],
+                    np.full(int(mask.sum()), edge),
+                    clip_on=False,
+                    gid=f"beyond:{name}",
+                    **_mark(marker, styles[name]["color"]),
+                )
     if not out:
         return []
     return [(Line2D([], [], **_mark("^", "0.35")), "beyond the axis (its limits: the middle 98% of the values)")]
@@ -231,13 +269,28 @@ def _floor_note(ax: Axes, values: np.ndarray, floor: float | None) -> list[tuple
 def _draw_bound(ax: Axes, b: pd.DataFrame, name: str, x: str, color: str, scale=1.0, label: str | None = None):
     g = b.groupby(x)["value"].mean()
     xs = g.index.to_numpy(float)
-    return ax.plot(xs, (g / (xs if scale == "x" else scale)).to_numpy(float), color=color,
-                   linestyle="--", linewidth=0.9, gid=f"bound:{name}", label=label)[0]
+    return ax.plot(
+        xs,
+        (g / (xs if scale == "x" else scale)).to_numpy(float),
+        color=color,
+        linestyle="--",
+        linewidth=0.9,
+        gid=f"bound:{name}",
+        label=label,
+    )[0]
 
 
-def _draw_curves(ax: Axes, stats: pd.DataFrame, x: str, log: bool, styles: Mapping[str, dict] | None,
-                 bounds: pd.DataFrame | None = None, scale=1.0, floor: float | None = None,
-                 merge: bool = True) -> list:
+def _draw_curves(
+    ax: Axes,
+    stats: pd.DataFrame,
+    x: str,
+    log: bool,
+    styles: Mapping[str, dict] | None,
+    bounds: pd.DataFrame | None = None,
+    scale=1.0,
+    floor: float | None = None,
+    merge: bool = True,
+) -> list:
     """Each forecaster's mean and band (``stats`` of :func:`arena.aggregate.mean_ci`), in :func:`order`,
     and its certified bound dashed in its color where ``bounds`` has one; ``styles`` completed for the
     names it lacks. With ``merge``, forecasters whose bounds are the same curve share one dashed line,
@@ -246,8 +299,9 @@ def _draw_curves(ax: Axes, stats: pd.DataFrame, x: str, log: bool, styles: Mappi
     styles = styles_for(stats["forecaster"].unique(), styles)
     names = order(stats["forecaster"].unique())
     for i, name in enumerate(names):
-        _draw_mean(ax, stats.loc[stats["forecaster"] == name], name, x, log=log, style=styles[name], floor=floor,
-                   phase=i)
+        _draw_mean(
+            ax, stats.loc[stats["forecaster"] == name], name, x, log=log, style=styles[name], floor=floor, phase=i
+        )
     drawn: dict[bytes, list[str]] = {}
     first: dict[bytes, pd.DataFrame] = {}
     for name in names:
@@ -306,15 +360,20 @@ def _groups(names: Sequence[str], styles: Mapping[str, dict]) -> list[tuple[str 
         k = math.ceil(len(part) / MAX_LINES)
         size = math.ceil(len(part) / k)
         for j in range(k):
-            out.append((fam or None, part[j * size:(j + 1) * size]))
+            out.append((fam or None, part[j * size : (j + 1) * size]))
     return out
 
 
 _FAMILY_TITLES = {"defensive": "defensive forecasters", "baseline": "baselines"}
 
 
-def _facets(ax: Axes | None, names: Sequence[str], styles: Mapping[str, dict] | None,
-            height: float = FIGSIZE[1], sharey: bool = False) -> tuple[Figure, list[tuple[Axes, list[str]]]]:
+def _facets(
+    ax: Axes | None,
+    names: Sequence[str],
+    styles: Mapping[str, dict] | None,
+    height: float = FIGSIZE[1],
+    sharey: bool = False,
+) -> tuple[Figure, list[tuple[Axes, list[str]]]]:
     """The axes of a figure of per-forecaster curves and the forecasters each shows: ``ax`` with all
     of them when given; else one column-wide panel, or one panel per group of :func:`_groups` side
     by side at full width (up to three a row), with one legend for all of them
@@ -331,7 +390,7 @@ def _facets(ax: Axes | None, names: Sequence[str], styles: Mapping[str, dict] | 
     axes = [fig.add_subplot(nrows, ncols, i + 1) for i in range(len(groups))]
     fams = [str(fam) for fam, _ in groups]
     for i, (a, fam) in enumerate(zip(axes, fams)):
-        k = fams[:i + 1].count(fam)
+        k = fams[: i + 1].count(fam)
         a.set_gid(f"panel:{fam}" + (f":{k}:{fams.count(fam)}" if fams.count(fam) > 1 else ""))
     fig._arena_sharey = sharey
     fig._arena_entries = {}  # the panels' legend entries, drawn once above them
@@ -360,24 +419,32 @@ def _panel_title(fig: Figure, panels: list, title: str | None, note: str, own: b
     for a, _ in panels:
         _decades(a)
         fam, *k = str(a.get_gid() or "").removeprefix("panel:").split(":")
-        a.set_title(_FAMILY_TITLES.get(fam, fam if fam != "None" else "") + (f" ({k[0]} of {k[1]})" if k else ""),
-                    fontsize=7)
+        a.set_title(
+            _FAMILY_TITLES.get(fam, fam if fam != "None" else "") + (f" ({k[0]} of {k[1]})" if k else ""), fontsize=7
+        )
     fig.suptitle(((title or "") + (f" ({note})" if note else "")).strip(), fontsize=8)
     entries = getattr(fig, "_arena_entries", {})
     if entries:
         w, h = fig.get_size_inches()
         renderer = fig.canvas.get_renderer()
         for ncol in range(min(5, len(entries)), 0, -1):  # as many columns as fit the figure's width
-            leg = fig.legend(list(entries.values()), list(entries), loc="outside lower center", ncol=ncol,
-                             **_LEGEND_STYLE)
+            leg = fig.legend(
+                list(entries.values()), list(entries), loc="outside lower center", ncol=ncol, **_LEGEND_STYLE
+            )
             if ncol == 1 or leg.get_window_extent(renderer).width <= 0.98 * w * fig.dpi:
                 break
             leg.remove()
         fig.set_size_inches(w, h + 0.12 * math.ceil(len(entries) / ncol))  # room for the legend's rows
 
 
-_LEGEND_STYLE = {"frameon": False, "handlelength": 1.8, "columnspacing": 0.8, "borderaxespad": 0.2,
-                 "handletextpad": 0.4, "fontsize": 6.5}
+_LEGEND_STYLE = {
+    "frameon": False,
+    "handlelength": 1.8,
+    "columnspacing": 0.8,
+    "borderaxespad": 0.2,
+    "handletextpad": 0.4,
+    "fontsize": 6.5,
+}
 
 
 def _legend(ax: Axes, extra: list | None = None, outside: bool = False, **kw) -> None:
@@ -421,8 +488,13 @@ CURVE_LABELS = {
 }
 
 
-def regret_curves(curves: pd.DataFrame, metric: str = "regret_linear", nature: str | None = None,
-                  ax: Axes | None = None, styles: Mapping[str, dict] | None = None) -> Figure:
+def regret_curves(
+    curves: pd.DataFrame,
+    metric: str = "regret_linear",
+    nature: str | None = None,
+    ax: Axes | None = None,
+    styles: Mapping[str, dict] | None = None,
+) -> Figure:
     """Regret (or another curve, e.g. ``bias``) against t (log x axis): per forecaster the mean
     across seeds and, from :data:`~arena.plots.style.MIN_BAND_SEEDS` seeds on, its 95% Student-t
     interval as a band. More than :data:`~arena.plots.style.MAX_LINES` forecasters are split into
@@ -460,8 +532,9 @@ def regret_curves(curves: pd.DataFrame, metric: str = "regret_linear", nature: s
         for a, names in panels:
             part = stats.loc[stats["forecaster"].isin(names)]
             floor = _log_floor(part["mean"]) if logy else None
-            extra = _draw_curves(a, part, "t", logy, styles, bounds.loc[bounds["forecaster"].isin(names)],
-                                 scale=scale, floor=floor)
+            extra = _draw_curves(
+                a, part, "t", logy, styles, bounds.loc[bounds["forecaster"].isin(names)], scale=scale, floor=floor
+            )
             if not logy:
                 a.axhline(0.0, color="0.7", linewidth=0.5, zorder=0)
             _rounds_axes(a, CURVE_LABELS.get(metric, METRIC_LABELS.get(metric, metric)), None, logy)
@@ -482,8 +555,11 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
     """
     own = ax is None
     with mpl.rc_context(_RC):
-        if summary is None or any(c not in summary for c in ("forecaster", "nature", metric)) or \
-                _clean(summary, metric).empty:
+        if (
+            summary is None
+            or any(c not in summary for c in ("forecaster", "nature", metric))
+            or _clean(summary, metric).empty
+        ):
             fig, ax = _axes(ax)
             _no_data(ax, metric)
             return fig
@@ -522,13 +598,33 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
         for (i, j), (text, any_f) in cells.items():
             v, fc, nat = values[i, j], rows[i], cols[j]
             if any_f:
-                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", edgecolor="0.3",
-                                       linewidth=0, gid=f"forfeit:{fc}:{nat}"))
+                ax.add_patch(
+                    Rectangle(
+                        (j - 0.5, i - 0.5),
+                        1,
+                        1,
+                        fill=False,
+                        hatch="///",
+                        edgecolor="0.3",
+                        linewidth=0,
+                        gid=f"forfeit:{fc}:{nat}",
+                    )
+                )
             light = np.isfinite(v) and np.mean(cmap(norm(v))[:3]) < 0.5
-            ax.text(j, i, text, ha="center", va="center", fontsize=fontsize, color="white" if light else "black",
-                    gid=f"value:{fc}:{nat}", in_layout=False)  # inside its cell: nothing to lay out
-        ax.set_xticks(range(len(cols)), [c.replace("_", " ") for c in cols], rotation=35, ha="right",
-                      rotation_mode="anchor")
+            ax.text(
+                j,
+                i,
+                text,
+                ha="center",
+                va="center",
+                fontsize=fontsize,
+                color="white" if light else "black",
+                gid=f"value:{fc}:{nat}",
+                in_layout=False,
+            )  # inside its cell: nothing to lay out
+        ax.set_xticks(
+            range(len(cols)), [c.replace("_", " ") for c in cols], rotation=35, ha="right", rotation_mode="anchor"
+        )
         ax.set_yticks(range(len(rows)), [r.replace("_", " ") for r in rows])  # as every other figure names them
         ax.set_xlabel("nature")
         ax.set_ylabel("forecaster")
@@ -538,7 +634,7 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
         cb = fig.colorbar(im, ax=ax, fraction=0.06, pad=0.02, extend=extend)
         if isinstance(norm, SymLogNorm):  # 0, then the decades of the log part (none inside the linear sliver)
             k = np.arange(np.ceil(np.log10(norm.linthresh)), np.floor(np.log10(norm.vmax)) + 1)
-            cb.set_ticks([0.0, *10.0 ** k])
+            cb.set_ticks([0.0, *10.0**k])
         if isinstance(norm, (LogNorm, SymLogNorm)):  # decades written as on every log axis, in the cells' unit
             cb.ax.yaxis.set_major_formatter(_DecadeFormatter(scale))
         elif scale != 1.0:  # the colorbar in the cells' unit
@@ -575,8 +671,11 @@ def _color_norm(finite: np.ndarray, scale: float = 1.0) -> tuple[Normalize, str,
         return LogNorm(lo, hi), "neither", "\nlog color scale"
     pos = finite[finite > 0]
     if lo == 0 and pos.size >= 2 and hi / pos.min() > 100:  # zeros beside values over decades: log above the least
-        return SymLogNorm(linthresh=float(pos.min()), linscale=0.25, vmin=0.0, vmax=hi), "neither", \
-            f"\nlog color scale from {_fmt(float(pos.min()) / scale, 2)}\n(0 at the bottom)"
+        return (
+            SymLogNorm(linthresh=float(pos.min()), linscale=0.25, vmin=0.0, vmax=hi),
+            "neither",
+            f"\nlog color scale from {_fmt(float(pos.min()) / scale, 2)}\n(0 at the bottom)",
+        )
     q1, q3 = np.percentile(finite, [25, 75])
     inside = finite[(finite >= q1 - 3 * (q3 - q1)) & (finite <= q3 + 3 * (q3 - q1))]
     if inside.size >= 2 and (inside.min() > lo or inside.max() < hi):
@@ -615,7 +714,7 @@ def _cell_scale(finite: np.ndarray) -> tuple[float, str]:
     if not nz.size or 1e-3 <= nz.max() < 1e4:  # three significant digits read well from 0.00100 to 9999
         return 1.0, ""
     e = int(np.floor(np.log10(nz.max())))
-    return 10.0 ** e, f" (\u00d7{_power_of_ten(10.0 ** e)})"
+    return 10.0**e, f" (\u00d7{_power_of_ten(10.0**e)})"
 
 
 def _certificate_ratios(summary: pd.DataFrame | None) -> pd.DataFrame:
@@ -634,8 +733,11 @@ def _certificate_ratios(summary: pd.DataFrame | None) -> pd.DataFrame:
         v, b = (pd.to_numeric(ok[f"cert.{name}.{k}"], errors="coerce").astype(float) for k in ("value", "bound"))
         verdict = _verdicts(ok, name)
         keep = np.isfinite(v) & np.isfinite(b) & (b > 0) & verdict.isin(["holds", "fails"]).to_numpy()
-        frames.append(ok.loc[keep, [c for c in ("forecaster", "nature", "seed") if c in ok]].assign(
-            certificate=name, ratio=(v / b)[keep], verdict=verdict[keep]))
+        frames.append(
+            ok.loc[keep, [c for c in ("forecaster", "nature", "seed") if c in ok]].assign(
+                certificate=name, ratio=(v / b)[keep], verdict=verdict[keep]
+            )
+        )
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
 
 
@@ -654,16 +756,18 @@ def _verdicts(summary: pd.DataFrame, name: str) -> pd.Series:
     if col in summary:
         return summary[col].where(summary[col].notna() & (summary[col] != ""))
     holds = summary.get(f"cert.{name}.holds", pd.Series(np.nan, index=summary.index, dtype=object))
-    return holds.map(lambda h: np.nan if h is None or (isinstance(h, float) and np.isnan(h)) else
-                     ("holds" if bool(h) else "fails"))
+    return holds.map(
+        lambda h: np.nan if h is None or (isinstance(h, float) and np.isnan(h)) else ("holds" if bool(h) else "fails")
+    )
 
 
 #: The color of a failed certificate (its value above its bound) in the certificates figure.
 FAIL_COLOR = "#d62728"
 
 
-def certificate_margins(summary: pd.DataFrame, ax: Axes | None = None,
-                        styles: Mapping[str, dict] | None = None) -> Figure:
+def certificate_margins(
+    summary: pd.DataFrame, ax: Axes | None = None, styles: Mapping[str, dict] | None = None
+) -> Figure:
     """Every certificate of every finished matchup as its observed value over its certified bound.
 
     One row per forecaster and certificate (labelled "forecaster: certificate" in the
@@ -688,8 +792,10 @@ def certificate_margins(summary: pd.DataFrame, ax: Axes | None = None,
         ratios = _certificate_ratios(summary)
         names = order(ratios["forecaster"].unique())
         styles = styles_for(names, styles)
-        rows = sorted({(f, c) for f, c in zip(ratios["forecaster"], ratios["certificate"])},
-                      key=lambda fc: (names.index(fc[0]), fc[1]))
+        rows = sorted(
+            {(f, c) for f, c in zip(ratios["forecaster"], ratios["certificate"])},
+            key=lambda fc: (names.index(fc[0]), fc[1]),
+        )
         fig, ax = _axes(ax, (COLUMN_WIDTH, 0.9 + 0.15 * max(len(rows), 1)))
         if not rows:
             _no_data(ax, "certificates")
@@ -701,16 +807,40 @@ def certificate_margins(summary: pd.DataFrame, ax: Axes | None = None,
             jitter = 0.25 * (np.arange(len(part)) % 5 - 2) / 2  # points of one row spread over its height
             fail = (ratios.loc[sel, "verdict"] == "fails").to_numpy()
             x = np.maximum(part, -1.0)
-            ax.scatter(x[~fail], (i + jitter)[~fail], s=9, color=style["color"],
-                       marker=style["marker"], alpha=0.7, linewidths=0, gid=f"ratio:{name}:{cert}")
+            ax.scatter(
+                x[~fail],
+                (i + jitter)[~fail],
+                s=9,
+                color=style["color"],
+                marker=style["marker"],
+                alpha=0.7,
+                linewidths=0,
+                gid=f"ratio:{name}:{cert}",
+            )
             if fail.any():  # failures in red: the point a reader must see
-                ax.scatter(x[fail], (i + jitter)[fail], s=16, color=FAIL_COLOR, marker="x", linewidths=1.0,
-                           gid=f"fails:{name}:{cert}", zorder=3)
+                ax.scatter(
+                    x[fail],
+                    (i + jitter)[fail],
+                    s=16,
+                    color=FAIL_COLOR,
+                    marker="x",
+                    linewidths=1.0,
+                    gid=f"fails:{name}:{cert}",
+                    zorder=3,
+                )
             low = part < -1
             if low.any():  # clipped: drawn at -1 with a black edge, said in the axis label
-                ax.scatter(np.full(low.sum(), -1.0), (i + jitter)[low], s=12, facecolors="none",
-                           marker=style["marker"], edgecolors="black", linewidths=0.6, gid=f"clipped:{name}:{cert}",
-                           clip_on=False)
+                ax.scatter(
+                    np.full(low.sum(), -1.0),
+                    (i + jitter)[low],
+                    s=12,
+                    facecolors="none",
+                    marker=style["marker"],
+                    edgecolors="black",
+                    linewidths=0.6,
+                    gid=f"clipped:{name}:{cert}",
+                    clip_on=False,
+                )
             if i and rows[i - 1][0] != name:
                 ax.axhline(i - 0.5, color="0.85", linewidth=0.5, zorder=0)
         ax.axvline(1.0, color=_BOUND_COLOR, linestyle="--", linewidth=0.9, gid="bound")
@@ -728,20 +858,43 @@ def certificate_margins(summary: pd.DataFrame, ax: Axes | None = None,
         else:
             ax.set_xlim(-1.08, max(1.1, high * 1.05))
         clipped = bool((ratios["ratio"] < -1).any())
-        ax.set_xlabel("certificate value / bound at T (\u2264 1: holds)" + ("\n(black edge: < \u22121, drawn at \u22121)"
-                                                                if clipped else ""), loc="right")
-        ax.text(1.0, 1.0, "bound ", transform=ax.get_xaxis_transform(), ha="right", va="bottom", fontsize=6,
-                color="0.35", gid="bound_label")
+        ax.set_xlabel(
+            "certificate value / bound at T (\u2264 1: holds)"
+            + ("\n(black edge: < \u22121, drawn at \u22121)" if clipped else ""),
+            loc="right",
+        )
+        ax.text(
+            1.0,
+            1.0,
+            "bound ",
+            transform=ax.get_xaxis_transform(),
+            ha="right",
+            va="bottom",
+            fontsize=6,
+            color="0.35",
+            gid="bound_label",
+        )
         n_fail = int((ratios["verdict"] == "fails").sum())
         if own:
-            fig.suptitle(f"certificates, one point per matchup: {n_fail} of {len(ratios)} fail" +
-                         (" (red \u00d7)" if n_fail else ""), fontsize=7)
+            fig.suptitle(
+                f"certificates, one point per matchup: {n_fail} of {len(ratios)} fail"
+                + (" (red \u00d7)" if n_fail else ""),
+                fontsize=7,
+            )
     return fig
 
 
-def _curve_jobs(game: str, figures: dict[str, str | None], metrics: Sequence[str], summary: pd.DataFrame,
-               curves: pd.DataFrame, fig_dir: Path, formats: Sequence[str], rc: dict,
-               styles: Mapping[str, dict]) -> list[tuple]:
+def _curve_jobs(
+    game: str,
+    figures: dict[str, str | None],
+    metrics: Sequence[str],
+    summary: pd.DataFrame,
+    curves: pd.DataFrame,
+    fig_dir: Path,
+    formats: Sequence[str],
+    rc: dict,
+    styles: Mapping[str, dict],
+) -> list[tuple]:
     """The figure jobs of one game's matchups (none when the summary has none): per nature each of
     ``figures`` whose curve (its value; ``None``: the expert weights) the nature has, then the
     leaderboards of ``metrics``."""
@@ -759,5 +912,7 @@ def _curve_jobs(game: str, figures: dict[str, str | None], metrics: Sequence[str
                 jobs.append((kind, (cur, nat, styles), fig_dir / f"{kind}__{_safe(nat)}", formats, rc))
     for metric in metrics:
         if metric in part and not _clean(_ok(part), metric).empty:
-            jobs.append(("leaderboard", (_only(part, metric), metric), fig_dir / f"leaderboard__{_safe(metric)}", formats, rc))
+            jobs.append(
+                ("leaderboard", (_only(part, metric), metric), fig_dir / f"leaderboard__{_safe(metric)}", formats, rc)
+            )
     return jobs

@@ -53,8 +53,9 @@ def comparison_figure(curves: pd.DataFrame, alpha: float = 0.05, final: pd.DataF
     metric = METRIC_LABELS.get(first["metric"], first["metric"])
     if first["metric"] == "calibration":
         metric = "|calibration in the large|"
-    title = f"{first['forecaster_a']} (A) vs {first['forecaster_b']} (B), {1 - alpha:.0%} CS" + \
-        (", first seed" if many else "")
+    title = f"{first['forecaster_a']} (A) vs {first['forecaster_b']} (B), {1 - alpha:.0%} CS" + (
+        ", first seed" if many else ""
+    )
     with mpl.rc_context(_RC):
         if len(groups) > _MAX_CURVES:
             return _rows_figure(groups, _finals(groups, alpha, final), alpha, metric, title)
@@ -65,8 +66,15 @@ def comparison_figure(curves: pd.DataFrame, alpha: float = 0.05, final: pd.DataF
             label = str(nature).replace("_", " ") + ("" if many else f" (seed {seed})")
             t = g["t"].to_numpy(float)
             top.plot(t, g["mean"], color=color, label=label, gid=f"mean:{nature}:{seed}")
-            top.fill_between(t, g["low"], g["high"], color=color, alpha=0.3 / max(1, len(groups)) ** 0.5,
-                             linewidth=0, gid=f"cs:{nature}:{seed}")
+            top.fill_between(
+                t,
+                g["low"],
+                g["high"],
+                color=color,
+                alpha=0.3 / max(1, len(groups)) ** 0.5,
+                linewidth=0,
+                gid=f"cs:{nature}:{seed}",
+            )
             if np.isfinite(g["e_a_better"]).any():
                 bottom.plot(t, g["e_a_better"], color=color, gid=f"e_a:{nature}:{seed}")
                 bottom.plot(t, g["e_b_better"], color=color, linestyle=":", gid=f"e_b:{nature}:{seed}")
@@ -86,12 +94,25 @@ def _finals(groups: list, alpha: float, final: pd.DataFrame | None) -> list[dict
 
     out = []
     for (nature, seed), g in groups:
-        row = final.loc[(final["nature"] == nature) & (final["seed"] == seed)] if final is not None and \
-            {"nature", "seed", "verdict", "decided_at"} <= set(final.columns) else pd.DataFrame()
+        row = (
+            final.loc[(final["nature"] == nature) & (final["seed"] == seed)]
+            if final is not None and {"nature", "seed", "verdict", "decided_at"} <= set(final.columns)
+            else pd.DataFrame()
+        )
         last = g.iloc[-1]
         said, at = (row["verdict"].iloc[0], float(row["decided_at"].iloc[0])) if len(row) else verdict(g, alpha)
-        out.append({"nature": nature, "seed": seed, "t": float(last["t"]), "mean": float(last["mean"]),
-                    "low": float(last["low"]), "high": float(last["high"]), "verdict": said, "at": at})
+        out.append(
+            {
+                "nature": nature,
+                "seed": seed,
+                "t": float(last["t"]),
+                "mean": float(last["mean"]),
+                "low": float(last["low"]),
+                "high": float(last["high"]),
+                "verdict": said,
+                "at": at,
+            }
+        )
     return out
 
 
@@ -101,17 +122,33 @@ def _rows_figure(groups: list, finals: list[dict], alpha: float, metric: str, ti
     rows = 0.13 * len(finals)
     e_values = any(np.isfinite(g["e_a_better"]).any() for _, g in groups)  # none for calibration: no lower panel
     fig = _new_figure((COLUMN_WIDTH, rows + (3.0 if e_values else 1.4)))
-    top, bottom = fig.subplots(2, 1, gridspec_kw={"height_ratios": [rows + 0.5, 1.6]}) if e_values else \
-        (fig.add_subplot(), None)
+    top, bottom = (
+        fig.subplots(2, 1, gridspec_kw={"height_ratios": [rows + 0.5, 1.6]}) if e_values else (fig.add_subplot(), None)
+    )
     labels = []
     one_nature = len({str(f["nature"]) for f in finals}) == 1  # then the rows are its seeds
     for y, i in enumerate(order):
         f = finals[i]
         color = _VERDICT_COLORS.get(f["verdict"], "0.6")
-        top.plot([f["low"], f["high"]], [y, y], color=color, linewidth=1.6, solid_capstyle="butt",
-                 gid=f"cs:{f['nature']}:{f['seed']}")
-        top.plot([f["mean"]], [y], color=color, marker="o", markersize=3.5, markeredgecolor="white",
-                 markeredgewidth=0.4, linestyle="none", gid=f"mean:{f['nature']}:{f['seed']}")
+        top.plot(
+            [f["low"], f["high"]],
+            [y, y],
+            color=color,
+            linewidth=1.6,
+            solid_capstyle="butt",
+            gid=f"cs:{f['nature']}:{f['seed']}",
+        )
+        top.plot(
+            [f["mean"]],
+            [y],
+            color=color,
+            marker="o",
+            markersize=3.5,
+            markeredgecolor="white",
+            markeredgewidth=0.4,
+            linestyle="none",
+            gid=f"mean:{f['nature']}:{f['seed']}",
+        )
         decided = f["verdict"] != "undecided" and np.isfinite(f["at"])
         labels.append(_row_name(f, one_nature) + (f" (t = {int(f['at'])})" if decided else ""))
     top.axvline(0.0, color="0.4", linewidth=0.6, zorder=0)
@@ -123,11 +160,30 @@ def _rows_figure(groups: list, finals: list[dict], alpha: float, metric: str, ti
     top.set_xlabel(f"{metric}: A \u2212 B at t = {T}\n(bar: its CS; left of 0: A better)", fontsize=6.5)
     fig.suptitle("\n".join(_lines(title, COLUMN_WIDTH)), fontsize=8)
     present = [v for v in _VERDICT_COLORS if any(f["verdict"] == v for f in finals)]  # the verdicts drawn
-    handles = [Line2D([], [], color=_VERDICT_COLORS[v], linewidth=1.6, marker="o", markersize=3.5,
-                      markeredgecolor="white", markeredgewidth=0.4) for v in present]
+    handles = [
+        Line2D(
+            [],
+            [],
+            color=_VERDICT_COLORS[v],
+            linewidth=1.6,
+            marker="o",
+            markersize=3.5,
+            markeredgecolor="white",
+            markeredgewidth=0.4,
+        )
+        for v in present
+    ]
     names = [f"{v} (from the round t named)" if v != "undecided" else "undecided (gray)" for v in present]
-    fig.legend(handles, names, loc="outside lower center", ncol=2, frameon=False, fontsize=6, handlelength=1.4,
-               columnspacing=0.8)
+    fig.legend(
+        handles,
+        names,
+        loc="outside lower center",
+        ncol=2,
+        frameon=False,
+        fontsize=6,
+        handlelength=1.4,
+        columnspacing=0.8,
+    )
     if bottom is None:
         return fig
     for ((nature, seed), g), f in zip(groups, finals):  # finals come in the groups' order (_finals)
@@ -136,15 +192,31 @@ def _rows_figure(groups: list, finals: list[dict], alpha: float, metric: str, ti
         t = g["t"].to_numpy(float)
         decided = f["verdict"] != "undecided"
         color, width = (_VERDICT_COLORS[f["verdict"]], 1.0) if decided else ("0.75", 0.6)
-        bottom.plot(t, g["e_a_better"], color=color, linewidth=width, gid=f"e_a:{nature}:{seed}",
-                    zorder=3 if decided else 2)
-        bottom.plot(t, g["e_b_better"], color=color, linewidth=width, linestyle=":", gid=f"e_b:{nature}:{seed}",
-                    zorder=3 if decided else 2)
+        bottom.plot(
+            t, g["e_a_better"], color=color, linewidth=width, gid=f"e_a:{nature}:{seed}", zorder=3 if decided else 2
+        )
+        bottom.plot(
+            t,
+            g["e_b_better"],
+            color=color,
+            linewidth=width,
+            linestyle=":",
+            gid=f"e_b:{nature}:{seed}",
+            zorder=3 if decided else 2,
+        )
         if decided:  # named at its end: the verdict colors alone do not tell two natures apart
             end = g["e_a_better"] if f["verdict"] == "A better" else g["e_b_better"]
-            bottom.annotate(_row_name(f, one_nature), (t[-1], float(end.iloc[-1])), xytext=(2, 0),
-                            textcoords="offset points", fontsize=5.5, color=color, va="center", ha="left",
-                            annotation_clip=False)
+            bottom.annotate(
+                _row_name(f, one_nature),
+                (t[-1], float(end.iloc[-1])),
+                xytext=(2, 0),
+                textcoords="offset points",
+                fontsize=5.5,
+                color=color,
+                va="center",
+                ha="left",
+                annotation_clip=False,
+            )
     _e_axes(bottom, alpha, gray_note=True)
     return fig
 
@@ -160,16 +232,24 @@ def _e_axes(ax, alpha: float, gray_note: bool = False) -> None:
     if ax.lines:
         ax.set_yscale("log")
         ax.axhline(1 / alpha, color="0.3", linestyle="--", linewidth=0.8, gid="threshold")
-        ax.annotate(f"1/\u03b1 = {1 / alpha:g}: a verdict", (0.02, 1 / alpha), xycoords=ax.get_yaxis_transform(),
-                    xytext=(0, 1.5), textcoords="offset points", fontsize=5.5, color="0.3", va="bottom", ha="left")
+        ax.annotate(
+            f"1/\u03b1 = {1 / alpha:g}: a verdict",
+            (0.02, 1 / alpha),
+            xycoords=ax.get_yaxis_transform(),
+            xytext=(0, 1.5),
+            textcoords="offset points",
+            fontsize=5.5,
+            color="0.3",
+            va="bottom",
+            ha="left",
+        )
         if gray_note:
             ax.set_ylabel("e-value")
             ax.set_title("e-values (solid: A better, dotted: B better)", fontsize=6.5)
         else:
             ax.set_ylabel("e-value (solid: A better,\ndotted: B better)")
     else:
-        ax.text(0.5, 0.5, "no e-process for calibration", ha="center", va="center", transform=ax.transAxes,
-                color="0.4")
+        ax.text(0.5, 0.5, "no e-process for calibration", ha="center", va="center", transform=ax.transAxes, color="0.4")
     ax.set_xscale("log")
     _plain_log_ticks(ax.xaxis)
     ax.set_xlabel("round t (log scale)")

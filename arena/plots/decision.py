@@ -22,14 +22,30 @@ DECISION_METRICS = ("regret_decision_expected_over_T", "decision_loss_expected")
 
 #: The figures of the decision game, by name (a report's job names its figure).
 FIGURES = {
-    "regret_decision": lambda curves, nature, styles: regret_curves(curves, "regret_decision_expected",
-                                                                    nature=nature, styles=styles),
+    "regret_decision": lambda curves, nature, styles: regret_curves(
+        curves, "regret_decision_expected", nature=nature, styles=styles
+    ),
 }
 
 
-def jobs(summary: pd.DataFrame, curves: pd.DataFrame, fig_dir: Path, formats: Sequence[str], rc: dict,
-         styles: Mapping[str, dict]) -> list[tuple]:
+def jobs(
+    summary: pd.DataFrame,
+    curves: pd.DataFrame,
+    fig_dir: Path,
+    formats: Sequence[str],
+    rc: dict,
+    styles: Mapping[str, dict],
+) -> list[tuple]:
     """The figure jobs of the decision game's matchups: per nature ``regret_decision__<nature>``, and
     leaderboards of :data:`DECISION_METRICS`."""
-    return _curve_jobs("decision", {"regret_decision": "regret_decision_expected"}, DECISION_METRICS, summary,
-                      curves, fig_dir, formats, rc, styles)
+    return _curve_jobs(
+        "decision",
+        {"regret_decision": "regret_decision_expected"},
+        DECISION_METRICS,
+        summary,
+        curves,
+        fig_dir,
+        formats,
+        rc,
+        styles,
+    )

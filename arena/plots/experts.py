@@ -57,8 +57,9 @@ def _weight_curves(curves: pd.DataFrame) -> pd.DataFrame:
     return w.assign(expert=w["metric"].str.slice(7).astype(int)) if not w.empty else w
 
 
-def expert_weights(curves: pd.DataFrame, nature: str | None = None, forecasters: Sequence[str] | None = None,
-                   ncols: int = 6) -> Figure:
+def expert_weights(
+    curves: pd.DataFrame, nature: str | None = None, forecasters: Sequence[str] | None = None, ncols: int = 6
+) -> Figure:
     """The weights each forecaster puts on the experts against t (log x), one panel per forecaster.
 
     Curves ``weight:<j>`` of :mod:`arena.games.experts` of one run per forecaster, its first seed at its
@@ -86,8 +87,11 @@ def expert_weights(curves: pd.DataFrame, nature: str | None = None, forecasters:
         if "seed" in w and not w.empty:  # on its first seed
             w = w.loc[w["seed"] == w.groupby("forecaster")["seed"].transform("min")]
             seed = int(w["seed"].min()) if w["seed"].nunique() == 1 else None
-        names = [n for n in order(w["forecaster"].unique()) if forecasters is None or n in forecasters] \
-            if not w.empty else []
+        names = (
+            [n for n in order(w["forecaster"].unique()) if forecasters is None or n in forecasters]
+            if not w.empty
+            else []
+        )
         if not names:
             fig, ax = _axes(None)
             _no_data(ax, "expert weights" + (f" for {nature}" if nature else ""))
@@ -102,8 +106,14 @@ def expert_weights(curves: pd.DataFrame, nature: str | None = None, forecasters:
         for k, name in enumerate(names):
             ax = axes[k // cols][k % cols]
             for j, part in w.loc[w["forecaster"] == name].sort_values("t").groupby("expert"):  # one run: no band
-                ax.plot(part["t"], part["value"], color=cmap(j / max(n_exp - 1, 1)), linewidth=0.9,
-                        gid=f"weight:{name}:{j}", label=f"expert {j}" if k == 0 else None)
+                ax.plot(
+                    part["t"],
+                    part["value"],
+                    color=cmap(j / max(n_exp - 1, 1)),
+                    linewidth=0.9,
+                    gid=f"weight:{name}:{j}",
+                    label=f"expert {j}" if k == 0 else None,
+                )
             ax.set_xscale("log")
             _plain_log_ticks(ax.xaxis)
             ax.set_ylim(-0.02, 1.02)
@@ -119,14 +129,14 @@ def expert_weights(curves: pd.DataFrame, nature: str | None = None, forecasters:
         else:
             sm = mpl.cm.ScalarMappable(norm=mpl.colors.Normalize(0, n_exp - 1), cmap=cmap)
             fig.colorbar(sm, ax=axes.ravel().tolist(), label="expert j", fraction=0.03)
-        note = ("seed " + str(seed) if seed is not None else "each forecaster's first seed") + \
-            "; weights are not averaged over seeds"
+        note = (
+            "seed " + str(seed) if seed is not None else "each forecaster's first seed"
+        ) + "; weights are not averaged over seeds"
         fig.suptitle(f"expert weights: {nature.replace('_', ' ')} ({note})" if nature else note, fontsize=8)
     return fig
 
 
-def excess_risk_vs_n(table: pd.DataFrame, ax: Axes | None = None,
-                     styles: Mapping[str, dict] | None = None) -> Figure:
+def excess_risk_vs_n(table: pd.DataFrame, ax: Axes | None = None, styles: Mapping[str, dict] | None = None) -> Figure:
     """Excess test risk of the online-to-batch predictor against n (log-log), per forecaster and
     comparator class (mean over seeds, band: its 95% interval); where the table has a
     ``bound`` column (log N / (λ n) for ℓ∞ DF), it is dashed in the forecaster's color.
@@ -162,14 +172,28 @@ def excess_risk_vs_n(table: pd.DataFrame, ax: Axes | None = None,
         floor = _log_floor(stats["mean"])
         styles = styles_for(stats["forecaster"].unique(), styles)
         for i, name in enumerate(order(stats["forecaster"].unique())):
-            _draw_mean(ax, stats.loc[stats["forecaster"] == name], name, "size", log=True, style=styles[name],
-                       floor=floor, phase=i)
+            _draw_mean(
+                ax,
+                stats.loc[stats["forecaster"] == name],
+                name,
+                "size",
+                log=True,
+                style=styles[name],
+                floor=floor,
+                phase=i,
+            )
             if "bound" in df:
                 b = df.loc[(df["forecaster"] == name) & df["bound"].notna()]
                 if not b.empty:
                     g = b.groupby("n")["bound"].mean()
-                    ax.plot(g.index, g.to_numpy(float), color=styles[name]["color"], linestyle="--",
-                            linewidth=0.9, gid=f"bound:{name}")
+                    ax.plot(
+                        g.index,
+                        g.to_numpy(float),
+                        color=styles[name]["color"],
+                        linestyle="--",
+                        linewidth=0.9,
+                        gid=f"bound:{name}",
+                    )
         ax.set_xscale("log")
         floored = []
         if floor is not None:
@@ -180,23 +204,42 @@ def excess_risk_vs_n(table: pd.DataFrame, ax: Axes | None = None,
         ax.set_xlabel("training examples n (log scale)")
         ax.set_ylabel("excess test risk\n(risk \u2212 best comparator's)")
         ax.set_title(_seed_note(_seeds(stats)), fontsize=7)
-        extra = [(Line2D([], [], color=_BOUND_COLOR, linestyle="--", linewidth=0.9), "log N / (λ n)")] \
-            if "bound" in df and df["bound"].notna().any() else []
+        extra = (
+            [(Line2D([], [], color=_BOUND_COLOR, linestyle="--", linewidth=0.9), "log N / (λ n)")]
+            if "bound" in df and df["bound"].notna().any()
+            else []
+        )
         _legend(ax, extra + floored, outside=own, loc="best")
     return fig
 
 
 #: The figures of the experts game, by name (a report's job names its figure).
 FIGURES = {
-    "regret_experts": lambda curves, nature, styles: regret_curves(curves, "regret_experts", nature=nature,
-                                                                   styles=styles),
+    "regret_experts": lambda curves, nature, styles: regret_curves(
+        curves, "regret_experts", nature=nature, styles=styles
+    ),
     "expert_weights": lambda curves, nature, styles: expert_weights(curves, nature=nature),
 }
 
 
-def jobs(summary: pd.DataFrame, curves: pd.DataFrame, fig_dir: Path, formats: Sequence[str], rc: dict,
-         styles: Mapping[str, dict]) -> list[tuple]:
+def jobs(
+    summary: pd.DataFrame,
+    curves: pd.DataFrame,
+    fig_dir: Path,
+    formats: Sequence[str],
+    rc: dict,
+    styles: Mapping[str, dict],
+) -> list[tuple]:
     """The figure jobs of the experts game's matchups: per nature ``regret_experts__<nature>`` (with
     the certified bounds) and ``expert_weights__<nature>``, and leaderboards of :data:`EXPERTS_METRICS`."""
-    return _curve_jobs("experts", {"regret_experts": "regret_experts", "expert_weights": None}, EXPERTS_METRICS,
-                      summary, curves, fig_dir, formats, rc, styles)
+    return _curve_jobs(
+        "experts",
+        {"regret_experts": "regret_experts", "expert_weights": None},
+        EXPERTS_METRICS,
+        summary,
+        curves,
+        fig_dir,
+        formats,
+        rc,
+        styles,
+    )

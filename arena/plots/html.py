@@ -40,45 +40,45 @@ MAX_ROWS = 200
 #: One-line captions of the figures, by figure name; ``{nature}`` is the nature's name.
 CAPTIONS = {
     "smce_vs_T": "Smooth calibration error per round, smCE_t / t, against t on {nature}: forecasters' means; "
-                 "{bounds}; the K29 guarantee \u221a(8t/3) / t (\u221d 1/\u221at: the paper's closed form) in grey.",
+    "{bounds}; the K29 guarantee \u221a(8t/3) / t (\u221d 1/\u221at: the paper's closed form) in grey.",
     "regret_linear": "Squared-loss regret to the best norm-bounded linear forecast against t on {nature}; {bounds}.",
     "bias": "Bias |\u03a3(p \u2212 y)| / t against t on {nature} (log scale); {bounds}.",
     "reliability": "Reliability diagrams on {nature}: observed frequency against mean forecast per bin "
-                   "(pooled over seeds; marker area: the bin's count; a bin of fewer than 5 forecasts, or of "
-                   "under 0.5% of them, is not joined by the line); bars: share of the forecaster's forecasts per bin, on the scale "
-                   "right of each panel (its own).",
+    "(pooled over seeds; marker area: the bin's count; a bin of fewer than 5 forecasts, or of "
+    "under 0.5% of them, is not joined by the line); bars: share of the forecaster's forecasts per bin, on the scale "
+    "right of each panel (its own).",
     # small multiples, one panel per nature (arena.plots.binary.curves_by_nature)
     "smce_by_nature": "Smooth calibration error per round, smCE_t / t, against t, one panel per nature ({group}); "
-                      "{bounds}; the K29 guarantee \u221a(8t/3) / t (\u221d 1/\u221at: the paper's closed form, the same "
-                      "for every run) in grey.",
+    "{bounds}; the K29 guarantee \u221a(8t/3) / t (\u221d 1/\u221at: the paper's closed form, the same "
+    "for every run) in grey.",
     "regret_linear_by_nature": "Squared-loss regret to the best linear forecast \u27e8w, x_t\u27e9 on the nature's "
-                               "features x_t, \u2016w\u2016 \u2264 M (the referee's M, 1 by default), against t, "
-                               "one panel per nature ({group}), each with its own y scale; {bounds}.",
+    "features x_t, \u2016w\u2016 \u2264 M (the referee's M, 1 by default), against t, "
+    "one panel per nature ({group}), each with its own y scale; {bounds}.",
     "bias_by_nature": "Bias |\u03a3(p \u2212 y)| / t against t, one panel per nature ({group}, log scale); {bounds}.",
     "compare": "Anytime-valid comparison of the two best forecasters, A and B, by mean Brier score (the game's "
-               "proper score; pinball in the quantile game), on each nature (first seed only): the mean score "
-               "difference A \u2212 B with its 95% confidence sequence (with more than three natures, one row "
-               "each at the last round, colored by the verdict, its round in brackets; else against t) and the "
-               "e-values against t. A verdict is reached at the first round where an e-value reaches "
-               "1/\u03b1 = 20, valid whenever it comes; the confidence sequence at the last round may still "
-               "hold 0.",
+    "proper score; pinball in the quantile game), on each nature (first seed only): the mean score "
+    "difference A \u2212 B with its 95% confidence sequence (with more than three natures, one row "
+    "each at the last round, colored by the verdict, its round in brackets; else against t) and the "
+    "e-values against t. A verdict is reached at the first round where an e-value reaches "
+    "1/\u03b1 = 20, valid whenever it comes; the confidence sequence at the last round may still "
+    "hold 0.",
     "leaderboard": "Leaderboard heatmap of {metric}: mean over seeds per forecaster and nature. {leaderboard_note}",
     "certificates": "Every certificate's observed value over its certified bound at the last round T, per "
-                    "matchup (at most 1: it holds; right of the dashed line at 1: a failure, as a red cross).",
+    "matchup (at most 1: it holds; right of the dashed line at 1: a failure, as a red cross).",
     "rolling_coverage": "Rolling coverage of the quantile forecast against t on {nature}, with the target q dotted. "
-                        + "{coverage_note}",
+    + "{coverage_note}",
     "coverage_error_vs_T": "Coverage error |coverage_t \u2212 q| against t on {nature} (log-log); in grey the "
-                           "marginal bound max(q, 1 \u2212 q)/t that is certified and the printed one "
-                           "max(q, 1 \u2212 q)/(t \u2212 1) (dotted), a forecaster's certified bound dashed in its "
-                           "colour. {coverage_note}",
+    "marginal bound max(q, 1 \u2212 q)/t that is certified and the printed one "
+    "max(q, 1 \u2212 q)/(t \u2212 1) (dotted), a forecaster's certified bound dashed in its "
+    "colour. {coverage_note}",
     "group_coverage": "Coverage in each group of {nature}, with the target q dotted.",
     "coverage_vs_L": "Coverage error against the Lipschitz constant L of nature's CDF. {coverage_note}",
     "regret_experts": "Regret to the best expert against t on {nature}, each panel with its own y scale; "
-                      "certified bounds dashed in their forecaster's colour.",
+    "certified bounds dashed in their forecaster's colour.",
     "expert_weights": "Weights each forecaster puts on the experts against t on {nature}, on the first seed (the "
-                      "best expert can differ between seeds: a mean over seeds would split weights no run played).",
+    "best expert can differ between seeds: a mean over seeds would split weights no run played).",
     "regret_decision": "Expected decision regret against t on {nature}, each panel with its own y scale; "
-                       "certified bounds dashed in their forecaster's colour.",
+    "certified bounds dashed in their forecaster's colour.",
 }
 
 _STYLE = """
@@ -125,8 +125,13 @@ def verdicts(summary: pd.DataFrame) -> pd.DataFrame:
     columns = ["forecaster", "certificate", "holds", "fails", "n/a", "failing natures"]
     if summary is None or summary.empty or "forecaster" not in summary:
         return pd.DataFrame(columns=columns)
-    names = sorted({str(c)[5:].rsplit(".", 1)[0] for c in summary.columns
-                    if str(c).startswith("cert.") and str(c).endswith((".holds", ".verdict"))})
+    names = sorted(
+        {
+            str(c)[5:].rsplit(".", 1)[0]
+            for c in summary.columns
+            if str(c).startswith("cert.") and str(c).endswith((".holds", ".verdict"))
+        }
+    )
     rows = []
     for name in names:
         v = _verdicts(summary, name)
@@ -135,10 +140,18 @@ def verdicts(summary: pd.DataFrame) -> pd.DataFrame:
             if mine.empty:
                 continue
             fails = summary.loc[mine.index[mine == "fails"]]
-            rows.append({"forecaster": fc, "certificate": name, "holds": int((mine == "holds").sum()),
-                         "fails": int((mine == "fails").sum()), "n/a": int((mine == "n/a").sum()),
-                         "failing natures": ", ".join(sorted(fails["nature"].astype(str).unique()))
-                         if "nature" in fails else ""})
+            rows.append(
+                {
+                    "forecaster": fc,
+                    "certificate": name,
+                    "holds": int((mine == "holds").sum()),
+                    "fails": int((mine == "fails").sum()),
+                    "n/a": int((mine == "n/a").sum()),
+                    "failing natures": ", ".join(sorted(fails["nature"].astype(str).unique()))
+                    if "nature" in fails
+                    else "",
+                }
+            )
     out = pd.DataFrame(rows, columns=columns)
     return out.sort_values(["fails", "forecaster", "certificate"], ascending=[False, True, True], kind="stable")
 
@@ -156,9 +169,8 @@ def _table(df: pd.DataFrame, row_class=None) -> str:
     body = []
     for _, r in df.iterrows():
         cls = row_class(r) if row_class else ""
-        body.append(f'<tr{f" class={cls!r}" if cls else ""}>' + "".join(_cell(v) for v in r.tolist()) + "</tr>")
-    return (f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>' + "".join(body)
-            + "</tbody></table>")
+        body.append(f"<tr{f' class={cls!r}' if cls else ''}>" + "".join(_cell(v) for v in r.tolist()) + "</tr>")
+    return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>' + "".join(body) + "</tbody></table>"
 
 
 def _rel(path: Path, root: Path) -> str:
@@ -180,29 +192,41 @@ def _caption(kind: str, stem: Path, args: Sequence) -> str:
         bounds = _bounds_text(args[0], curve, None)
     text = CAPTIONS.get(kind, stem.name.replace("_", " "))
     coverage = metric.startswith(("coverage", "expected_coverage", "group_coverage"))  # a leaderboard's metric
-    return text.format(nature=nature or "every nature", metric=METRIC_LABELS.get(metric, metric), group=group,
-                       bounds=bounds, coverage_note=_COVERAGE_NOTE,
-                       leaderboard_note=_COVERAGE_NOTE if coverage else "").strip()
+    return text.format(
+        nature=nature or "every nature",
+        metric=METRIC_LABELS.get(metric, metric),
+        group=group,
+        bounds=bounds,
+        coverage_note=_COVERAGE_NOTE,
+        leaderboard_note=_COVERAGE_NOTE if coverage else "",
+    ).strip()
 
 
 #: Coverage can be had without information: say so wherever coverage is shown alone.
-_COVERAGE_NOTE = ("Coverage alone can be had without forecasting anything (playing the ends of the range, "
-                  "in proportion q, covers a fraction q of any sequence): read it beside the pinball loss.")
+_COVERAGE_NOTE = (
+    "Coverage alone can be had without forecasting anything (playing the ends of the range, "
+    "in proportion q, covers a fraction q of any sequence): read it beside the pinball loss."
+)
 
 
 def _bounds_text(curves: pd.DataFrame, curve: str, forecasters: Sequence[str] | None) -> str:
     """What the dashed lines of a figure of small multiples are: the certified bounds of the forecasters drawn
     that have one in ``curves``, by name, or that none of them has one."""
     bound = _BY_NATURE.get(curve, (None, None))[1]
-    rows = curves.loc[curves["metric"] == bound] if bound and {"metric", "forecaster"} <= set(curves) else curves.iloc[:0]
+    rows = (
+        curves.loc[curves["metric"] == bound] if bound and {"metric", "forecaster"} <= set(curves) else curves.iloc[:0]
+    )
     if forecasters is not None:
         rows = rows.loc[rows["forecaster"].isin(list(forecasters))]
     names = sorted(rows["forecaster"].astype(str).unique()) if len(rows) else []
     if not names:
         return "no forecaster drawn certifies a bound on it"
-    return "dashed: the certified bound of " + ", ".join(n.replace("_", " ") for n in names) + \
-        (", in its colour" if len(names) == 1 else ", each in its forecaster's colour") + \
-        " (as the referee computes it on the run's forecasts)"
+    return (
+        "dashed: the certified bound of "
+        + ", ".join(n.replace("_", " ") for n in names)
+        + (", in its colour" if len(names) == 1 else ", each in its forecaster's colour")
+        + " (as the referee computes it on the run's forecasts)"
+    )
 
 
 def _tournament(out_dir: Path) -> str:
@@ -216,8 +240,9 @@ def _tournament(out_dir: Path) -> str:
         return ""
 
 
-def index_page(out_dir: Path, summary: pd.DataFrame, figures: Sequence[tuple[Path, str, Sequence]],
-               written: Sequence[Path]) -> str:
+def index_page(
+    out_dir: Path, summary: pd.DataFrame, figures: Sequence[tuple[Path, str, Sequence]], written: Sequence[Path]
+) -> str:
     """The text of ``out_dir/index.html``, the results page (:func:`arena.plots.report` writes it).
 
     Parameters
@@ -241,12 +266,14 @@ def index_head(out_dir: Path, summary: pd.DataFrame) -> tuple[str, list[str]]:
     out_dir = Path(out_dir)
     n = len(summary)
     name = _tournament(out_dir)
-    parts = [f"<h1>Arena results{': ' + html.escape(name) if name else ''}</h1>",
-             f'<p class="note">{n} matchups. Means are over seeds, then over natures; \u00b1 is the half-width of '
-             "the 95% Student-t interval across seeds. Click a column's head to sort a table.</p>",
-             '<p class="note"><a href="#certificates">certificates</a> \u00b7 <a href="#leaderboards">leaderboards</a>'
-             ' \u00b7 <a href="#tables">attacks and comparisons</a> \u00b7 <a href="#figures">figures</a> \u00b7 '
-             '<a href="#files">tables to download</a></p>']
+    parts = [
+        f"<h1>Arena results{': ' + html.escape(name) if name else ''}</h1>",
+        f'<p class="note">{n} matchups. Means are over seeds, then over natures; \u00b1 is the half-width of '
+        "the 95% Student-t interval across seeds. Click a column's head to sort a table.</p>",
+        '<p class="note"><a href="#certificates">certificates</a> \u00b7 <a href="#leaderboards">leaderboards</a>'
+        ' \u00b7 <a href="#tables">attacks and comparisons</a> \u00b7 <a href="#figures">figures</a> \u00b7 '
+        '<a href="#files">tables to download</a></p>',
+    ]
     # certificates: failures first, in red
     v = verdicts(summary)
     parts.append("<h2 id=certificates>Certificate verdicts</h2>")
@@ -254,8 +281,10 @@ def index_head(out_dir: Path, summary: pd.DataFrame) -> tuple[str, list[str]]:
         parts.append("<p>No certificates.</p>")
     else:
         nfail = int((v["fails"] > 0).sum())
-        parts.append(f'<p class="note">{nfail} forecaster-certificate pair(s) fail somewhere (red); n/a: matchups '
-                     "where the certificate does not apply (never counted as a pass).</p>")
+        parts.append(
+            f'<p class="note">{nfail} forecaster-certificate pair(s) fail somewhere (red); n/a: matchups '
+            "where the certificate does not apply (never counted as a pass).</p>"
+        )
         parts.append(_table(v, lambda r: "fail" if r["fails"] > 0 else ""))
     # leaderboards
     parts.append("<h2 id=leaderboards>Leaderboards</h2>")
@@ -264,17 +293,29 @@ def index_head(out_dir: Path, summary: pd.DataFrame) -> tuple[str, list[str]]:
         s = summary.loc[summary["game"] == game] if game is not None else summary
         metrics = _headline(game, s, ("smce_over_T", "brier", "bias"))
         board = leaderboard(s, metrics) if metrics else pd.DataFrame()
-        for (T, metric), b in (board.groupby(["T", "metric"], sort=True) if not board.empty else []):
-            parts.append(f"<h3>{html.escape(game or 'results')}: {html.escape(METRIC_LABELS.get(metric, metric))} "
-                         f"(<code>{html.escape(metric)}</code>), T = {T}</h3>")
-            cols = {"rank": "rank", "forecaster": "forecaster", "mean": "mean", "half": "\u00b1 (95%)",
-                    "mean_rank": "mean rank over natures", "n_natures": "natures"}
+        for (T, metric), b in board.groupby(["T", "metric"], sort=True) if not board.empty else []:
+            parts.append(
+                f"<h3>{html.escape(game or 'results')}: {html.escape(METRIC_LABELS.get(metric, metric))} "
+                f"(<code>{html.escape(metric)}</code>), T = {T}</h3>"
+            )
+            cols = {
+                "rank": "rank",
+                "forecaster": "forecaster",
+                "mean": "mean",
+                "half": "\u00b1 (95%)",
+                "mean_rank": "mean rank over natures",
+                "n_natures": "natures",
+            }
             parts.append(_table(b[list(cols)].rename(columns=cols)))
     return name, parts
 
 
-def index_tail(out_dir: Path, head: tuple[str, Sequence[str]], figures: Sequence[tuple[Path, str, Sequence]],
-               written: Sequence[Path]) -> str:
+def index_tail(
+    out_dir: Path,
+    head: tuple[str, Sequence[str]],
+    figures: Sequence[tuple[Path, str, Sequence]],
+    written: Sequence[Path],
+) -> str:
     """:func:`index_page` from its :func:`index_head`: the directory's other tables (as they are now), the
     figures and the downloads."""
     out_dir = Path(out_dir)
@@ -292,30 +333,51 @@ def index_tail(out_dir: Path, head: tuple[str, Sequence[str]], figures: Sequence
             continue
         title = {"paired": "Paired comparisons of forecasters (same seeds)"}.get(path.stem, path.stem.replace("_", " "))
         more = f" (first {MAX_ROWS} of {len(df)} rows)" if len(df) > MAX_ROWS else ""
-        parts.append(f'<h3>{html.escape(title)}</h3><p class="note"><a href="{_rel(path, out_dir)}">'
-                     f"{html.escape(path.name)}</a>{more}</p>")
+        parts.append(
+            f'<h3>{html.escape(title)}</h3><p class="note"><a href="{_rel(path, out_dir)}">'
+            f"{html.escape(path.name)}</a>{more}</p>"
+        )
         parts.append(_table(df.head(MAX_ROWS)))
     # figures
     parts.append("<h2 id=figures>Figures</h2>")
     for stem, kind, args in figures:
         stem = Path(stem)
-        shown = next((stem.with_name(f"{stem.name}.{e}") for e in ("png", "svg")
-                      if stem.with_name(f"{stem.name}.{e}").resolve() in have), None)
+        shown = next(
+            (
+                stem.with_name(f"{stem.name}.{e}")
+                for e in ("png", "svg")
+                if stem.with_name(f"{stem.name}.{e}").resolve() in have
+            ),
+            None,
+        )
         if shown is None:
             continue
         pdf = stem.with_name(f"{stem.name}.pdf")
         link = f' <a href="{_rel(pdf, out_dir)}">PDF</a>' if pdf.resolve() in have else ""
         caption = html.escape(_caption(kind, stem, args))
-        parts.append(f'<figure><img src="{_rel(shown, out_dir)}" alt="{html.escape(stem.name)}">'
-                     f"<figcaption>{caption}{link}</figcaption></figure>")
+        parts.append(
+            f'<figure><img src="{_rel(shown, out_dir)}" alt="{html.escape(stem.name)}">'
+            f"<figcaption>{caption}{link}</figcaption></figure>"
+        )
     # downloads
     kinds = (".parquet", ".csv", ".md")
-    files = sorted({p.name: p for p in [*out_dir.glob("*"), *map(Path, written)]
-                    if p.suffix in kinds and p.parent.resolve() == out_dir.resolve()}.values(), key=lambda p: p.name)
-    parts.append("<h2 id=files>Tables</h2><ul>" + "".join(
-        f'<li><a href="{_rel(p, out_dir)}">{html.escape(p.name)}</a></li>' for p in files) + "</ul>")
-    page = ("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
-            "<meta name=viewport content='width=device-width, initial-scale=1'>"
-            f"<title>Arena results{': ' + html.escape(name) if name else ''}</title><style>{_STYLE}</style></head>"
-            "<body>" + "\n".join(parts) + f"<script>{_SCRIPT}</script></body></html>\n")
+    files = sorted(
+        {
+            p.name: p
+            for p in [*out_dir.glob("*"), *map(Path, written)]
+            if p.suffix in kinds and p.parent.resolve() == out_dir.resolve()
+        }.values(),
+        key=lambda p: p.name,
+    )
+    parts.append(
+        "<h2 id=files>Tables</h2><ul>"
+        + "".join(f'<li><a href="{_rel(p, out_dir)}">{html.escape(p.name)}</a></li>' for p in files)
+        + "</ul>"
+    )
+    page = (
+        "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
+        "<meta name=viewport content='width=device-width, initial-scale=1'>"
+        f"<title>Arena results{': ' + html.escape(name) if name else ''}</title><style>{_STYLE}</style></head>"
+        "<body>" + "\n".join(parts) + f"<script>{_SCRIPT}</script></body></html>\n"
+    )
     return page

@@ -56,8 +56,13 @@ def _quantile_level(summary: pd.DataFrame | None) -> float | None:
     return float(summary["q"].dropna().iloc[0])
 
 
-def rolling_coverage(curves: pd.DataFrame, nature: str | None = None, q: float | None = None,
-                     ax: Axes | None = None, styles: Mapping[str, dict] | None = None) -> Figure:
+def rolling_coverage(
+    curves: pd.DataFrame,
+    nature: str | None = None,
+    q: float | None = None,
+    ax: Axes | None = None,
+    styles: Mapping[str, dict] | None = None,
+) -> Figure:
     """Rolling coverage (fraction of y_t <= p_t over the referee's window) against t, per
     forecaster (mean over seeds, band: its 95% interval), with the target q dotted.
 
@@ -94,15 +99,23 @@ def rolling_coverage(curves: pd.DataFrame, nature: str | None = None, q: float |
             a.set_ylim(max(-0.02, lo - pad), min(1.02, hi + pad))
             a.set_xlabel("round t")
             a.set_ylabel(f"coverage of the last {window} rounds\n(fraction of y \u2264 p)")
-            extra = [(Line2D([], [], color=_BOUND_COLOR, linestyle=":", linewidth=0.7), f"target q = {q:g}")] \
-                if q is not None else []
+            extra = (
+                [(Line2D([], [], color=_BOUND_COLOR, linestyle=":", linewidth=0.7), f"target q = {q:g}")]
+                if q is not None
+                else []
+            )
             _legend(a, extra + _edge_marks(a, part, "t", styles), outside=own, loc="lower right")
         _panel_title(fig, panels, nature.replace("_", " ") if nature else None, _seed_note(_seeds(stats)), own)
     return fig
 
 
-def coverage_error_vs_T(curves: pd.DataFrame, nature: str | None = None, q: float | None = None,
-                        ax: Axes | None = None, styles: Mapping[str, dict] | None = None) -> Figure:
+def coverage_error_vs_T(
+    curves: pd.DataFrame,
+    nature: str | None = None,
+    q: float | None = None,
+    ax: Axes | None = None,
+    styles: Mapping[str, dict] | None = None,
+) -> Figure:
     """|coverage_t - q| against t on log-log axes per forecaster (mean over seeds and band), with the
     marginal DF's certified bound max(q, 1 - q)/t dashed in its color and, in gray, the tight
     bound and the paper's printed max(q, 1 - q)/(t - 1) (dotted). A run with zero error is not
@@ -136,11 +149,22 @@ def coverage_error_vs_T(curves: pd.DataFrame, nature: str | None = None, q: floa
             if m is not None:
                 # under the curves: a forecaster's own certified bound, the same curve dashed, shows over it
                 a.plot(t, m / t, color=_BOUND_COLOR, linewidth=0.6, gid="reference:marginal", zorder=1.5)
-                a.plot(t, m / (t - 1), color=_BOUND_COLOR, linewidth=0.6, linestyle=":", gid="reference:printed",
-                       zorder=1.5)
-                extra += [(Line2D([], [], color=_BOUND_COLOR, linewidth=0.6), "max(q, 1\u2212q)/t (certified, \u221d 1/t)"),
-                          (Line2D([], [], color=_BOUND_COLOR, linewidth=0.6, linestyle=":"),
-                           "max(q, 1\u2212q)/(t\u22121) (printed)")]
+                a.plot(
+                    t,
+                    m / (t - 1),
+                    color=_BOUND_COLOR,
+                    linewidth=0.6,
+                    linestyle=":",
+                    gid="reference:printed",
+                    zorder=1.5,
+                )
+                extra += [
+                    (Line2D([], [], color=_BOUND_COLOR, linewidth=0.6), "max(q, 1\u2212q)/t (certified, \u221d 1/t)"),
+                    (
+                        Line2D([], [], color=_BOUND_COLOR, linewidth=0.6, linestyle=":"),
+                        "max(q, 1\u2212q)/(t\u22121) (printed)",
+                    ),
+                ]
             _rounds_axes(a, "coverage error |cov\u209c \u2212 q|\n(cov\u209c: fraction of y \u2264 p to t)", None)
             extra += _floor_note(a, part["mean"], floor)
             _legend(a, extra, outside=own, loc="lower left")
@@ -148,8 +172,13 @@ def coverage_error_vs_T(curves: pd.DataFrame, nature: str | None = None, q: floa
     return fig
 
 
-def group_coverage(summary: pd.DataFrame, nature: str, q: float | None = None, ax: Axes | None = None,
-                   styles: Mapping[str, dict] | None = None) -> Figure:
+def group_coverage(
+    summary: pd.DataFrame,
+    nature: str,
+    q: float | None = None,
+    ax: Axes | None = None,
+    styles: Mapping[str, dict] | None = None,
+) -> Figure:
     """Coverage in each group of a group-structured nature (columns ``group_coverage.<j>``), one
     line per forecaster (mean over seeds, band: its 95% interval), with the target q dotted.
 
@@ -164,8 +193,10 @@ def group_coverage(summary: pd.DataFrame, nature: str, q: float | None = None, a
     own = ax is None
     with mpl.rc_context(_RC):
         df = _restrict(_ok(summary), nature=nature) if summary is not None and "nature" in summary else None
-        cols = sorted((c for c in (df.columns if df is not None else []) if str(c).startswith("group_coverage.")),
-                      key=lambda c: int(str(c).rsplit(".", 1)[1]))
+        cols = sorted(
+            (c for c in (df.columns if df is not None else []) if str(c).startswith("group_coverage.")),
+            key=lambda c: int(str(c).rsplit(".", 1)[1]),
+        )
         if df is None or df.empty or not cols:
             fig, ax = _axes(ax)
             _no_data(ax, f"group coverage for {nature}")
@@ -212,8 +243,12 @@ def _lipschitz_rows(summary: pd.DataFrame) -> pd.DataFrame:
     return rows.assign(L=pd.to_numeric(pd.Series(L, index=rows.index), errors="coerce")).dropna(subset=["L"])
 
 
-def coverage_vs_L(summary: pd.DataFrame, metric: str = "coverage_error", ax: Axes | None = None,
-                  styles: Mapping[str, dict] | None = None) -> Figure:
+def coverage_vs_L(
+    summary: pd.DataFrame,
+    metric: str = "coverage_error",
+    ax: Axes | None = None,
+    styles: Mapping[str, dict] | None = None,
+) -> Figure:
     """``metric`` against the Lipschitz constant L of the Lipschitz-CDF natures (log x axis), one
     line per forecaster (mean over seeds and band).
 
@@ -250,15 +285,22 @@ def coverage_vs_L(summary: pd.DataFrame, metric: str = "coverage_error", ax: Axe
 #: The figures of the quantile game, by name (a report's job names its figure).
 FIGURES = {
     "rolling_coverage": lambda curves, nature, q, styles: rolling_coverage(curves, nature=nature, q=q, styles=styles),
-    "coverage_error_vs_T": lambda curves, nature, q, styles: coverage_error_vs_T(curves, nature=nature, q=q,
-                                                                                 styles=styles),
+    "coverage_error_vs_T": lambda curves, nature, q, styles: coverage_error_vs_T(
+        curves, nature=nature, q=q, styles=styles
+    ),
     "group_coverage": lambda summary, nature, q, styles: group_coverage(summary, nature, q=q, styles=styles),
     "coverage_vs_L": lambda summary, metric, styles: coverage_vs_L(summary, metric, styles=styles),
 }
 
 
-def jobs(summary: pd.DataFrame, curves: pd.DataFrame, fig_dir: Path, formats: Sequence[str], rc: dict,
-         styles: Mapping[str, dict]) -> list[tuple]:
+def jobs(
+    summary: pd.DataFrame,
+    curves: pd.DataFrame,
+    fig_dir: Path,
+    formats: Sequence[str],
+    rc: dict,
+    styles: Mapping[str, dict],
+) -> list[tuple]:
     """The figure jobs of the quantile game's matchups (none when the summary has none)."""
     if summary is None or "game" not in summary or not (summary["game"] == "quantile").any():
         return []
@@ -269,21 +311,31 @@ def jobs(summary: pd.DataFrame, curves: pd.DataFrame, fig_dir: Path, formats: Se
         cur = _restrict(curves, nature=nat)
         metrics = set(cur["metric"].unique()) if not cur.empty else set()
         if "rolling_coverage" in metrics:
-            jobs.append(("rolling_coverage", (cur, nat, q, styles), fig_dir / f"rolling_coverage__{_safe(nat)}",
-                         formats, rc))
+            jobs.append(
+                ("rolling_coverage", (cur, nat, q, styles), fig_dir / f"rolling_coverage__{_safe(nat)}", formats, rc)
+            )
         if "coverage_error" in metrics:
-            jobs.append(("coverage_error_vs_T", (cur, nat, q, styles), fig_dir / f"coverage_error__{_safe(nat)}",
-                         formats, rc))
+            jobs.append(
+                ("coverage_error_vs_T", (cur, nat, q, styles), fig_dir / f"coverage_error__{_safe(nat)}", formats, rc)
+            )
         part = _restrict(summary, nature=nat)
         if any(str(c).startswith("group_coverage.") and part[c].notna().any() for c in part.columns):
-            jobs.append(("group_coverage", (part, nat, q, styles), fig_dir / f"group_coverage__{_safe(nat)}",
-                         formats, rc))
+            jobs.append(
+                ("group_coverage", (part, nat, q, styles), fig_dir / f"group_coverage__{_safe(nat)}", formats, rc)
+            )
     if not _lipschitz_rows(summary).empty:
         jobs.append(("coverage_vs_L", (summary, "coverage_error", styles), fig_dir / "coverage_vs_L", formats, rc))
     for metric in QUANTILE_METRICS:
         if metric in summary and not _clean(_ok(summary), metric).empty:
             # only the natures where the metric exists (group errors need groups): a NaN cell reads "F"
             has = summary.groupby("nature")[metric].transform(lambda v: v.notna().any())
-            jobs.append(("leaderboard", (_only(summary.loc[has], metric), metric), fig_dir / f"leaderboard__{_safe(metric)}",
-                         formats, rc))
+            jobs.append(
+                (
+                    "leaderboard",
+                    (_only(summary.loc[has], metric), metric),
+                    fig_dir / f"leaderboard__{_safe(metric)}",
+                    formats,
+                    rc,
+                )
+            )
     return jobs

@@ -26,8 +26,9 @@ from arena.plots.style import _RC, FIGSIZE, METRIC_LABELS, _axes, _plain_log_tic
 from arena.redteam.table import worst_found
 
 
-def attack_vs_certificate(table: pd.DataFrame, metric: str = "smce_over_T", ax: Axes | None = None,
-                          styles: Mapping[str, dict] | None = None) -> Figure:
+def attack_vs_certificate(
+    table: pd.DataFrame, metric: str = "smce_over_T", ax: Axes | None = None, styles: Mapping[str, dict] | None = None
+) -> Figure:
     """Per forecaster, the worst ``metric`` found against T (log–log, solid with markers) and, where the
     forecaster claims a certificate that bounds it, the certified bound of the same runs (dashed, the
     same colour, in the legend as "<forecaster> bound"). An attack must stay at or below its
@@ -56,12 +57,27 @@ def attack_vs_certificate(table: pd.DataFrame, metric: str = "smce_over_T", ax: 
         for name in order(df["forecaster"].unique()):
             g = df.loc[df["forecaster"] == name].sort_values("T")
             color = styles[name]["color"]
-            ax.plot(g["T"], g["value"].clip(lower=1e-9), color=color, marker=styles[name]["marker"], label=name,
-                    gid=f"attack:{name}")
+            ax.plot(
+                g["T"],
+                g["value"].clip(lower=1e-9),
+                color=color,
+                marker=styles[name]["marker"],
+                label=name,
+                gid=f"attack:{name}",
+            )
             b = g.dropna(subset=["cert_bound"])
             if len(b):
-                ax.plot(b["T"], b["cert_bound"], color=color, ls="--", lw=1.0, marker=styles[name]["marker"],
-                        mfc="none", label=f"{name} bound", gid=f"bound:{name}")
+                ax.plot(
+                    b["T"],
+                    b["cert_bound"],
+                    color=color,
+                    ls="--",
+                    lw=1.0,
+                    marker=styles[name]["marker"],
+                    mfc="none",
+                    label=f"{name} bound",
+                    gid=f"bound:{name}",
+                )
         ax.set_xscale("log")
         ax.set_yscale("log", nonpositive="mask")
         _plain_log_ticks(ax.xaxis)
@@ -104,7 +120,9 @@ def cross_attack_heatmap(matrix: pd.DataFrame, ax: Axes | None = None) -> Figure
         top = np.nanmax(values)
         for (i, j), v in np.ndenumerate(values):
             if np.isfinite(v):
-                ax.text(j, i, f"{v:.2g}", ha="center", va="center", fontsize=5, color="white" if v < top / 2 else "black")
+                ax.text(
+                    j, i, f"{v:.2g}", ha="center", va="center", fontsize=5, color="white" if v < top / 2 else "black"
+                )
         metric = str(matrix["metric"].iloc[0])
         fig.colorbar(im, ax=ax, label=METRIC_LABELS.get(metric, metric))
         return fig

@@ -47,7 +47,10 @@ from arena.supervise import children, end_children_since, raise_if_interrupted
 
 #: Every figure :func:`report` draws, by name.
 FIGURES = {
-    **binary.FIGURES, **quantile.FIGURES, **experts.FIGURES, **decision.FIGURES,
+    **binary.FIGURES,
+    **quantile.FIGURES,
+    **experts.FIGURES,
+    **decision.FIGURES,
     "leaderboard": lambda summary, metric: leaderboard_heatmap(summary, metric),
     "certificates": lambda summary, styles: certificate_margins(summary, styles=styles),
 }
@@ -70,7 +73,10 @@ def _draw_job(job: tuple) -> list[Path]:
             raise_if_interrupted()  # a Ctrl-C that Numba's callbacks dropped while it replayed
             return out
         fig = FIGURES[kind](*args)
-        return [*_save(fig, stem, formats), *(p for st, fm in (copies[0] if copies else ()) for p in _save(fig, st, fm))]
+        return [
+            *_save(fig, stem, formats),
+            *(p for st, fm in (copies[0] if copies else ()) for p in _save(fig, st, fm)),
+        ]
 
 
 def _work(i: int) -> list[Path]:
@@ -341,14 +347,22 @@ class _Progress:
             now = time.perf_counter()
             if not self.quiet and (now - self.last >= 1.0 or self.k == self.n):
                 self.last = now
-                print(f"[arena] figures: {self.k}/{self.n} drawn ({now - self.t0:.1f} s) | {Path(job[2]).name}",
-                      flush=True)
+                print(
+                    f"[arena] figures: {self.k}/{self.n} drawn ({now - self.t0:.1f} s) | {Path(job[2]).name}",
+                    flush=True,
+                )
 
 
-def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
-           leaderboard_metrics: Sequence[str] = ("smce_over_T", "brier", "bias"),
-           formats: Sequence[str] = ("png",), paper: bool = False, quiet: bool = False,
-           html: bool = True, paper_formats: Sequence[str] = ()) -> list[Path]:
+def report(
+    out_dir: Path | str,
+    tables: dict[str, pd.DataFrame] | None = None,
+    leaderboard_metrics: Sequence[str] = ("smce_over_T", "brier", "bias"),
+    formats: Sequence[str] = ("png",),
+    paper: bool = False,
+    quiet: bool = False,
+    html: bool = True,
+    paper_formats: Sequence[str] = (),
+) -> list[Path]:
     """Draw every figure of a results directory into ``out_dir/figures/`` (and a paper's few into
     ``out_dir/paper/``), write a LaTeX table per game, ``out_dir/summary.md`` and
     ``out_dir/index.html``, and return the paths.
@@ -425,26 +439,35 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
     # the full report (PNG by default: what index.html shows) and the paper's few figures (PDF), or
     # only the paper's; a single matchup gets no paper folder (``--paper`` writes it)
     single = single_matchup(summary)
-    roots = {"paper": formats} if paper else \
-        {"figures": formats, **({} if single or not paper_formats else {"paper": paper_formats})}
+    roots = (
+        {"paper": formats}
+        if paper
+        else {"figures": formats, **({} if single or not paper_formats else {"paper": paper_formats})}
+    )
     fig_dir = {}
     for where in roots:
         # a game name read from a table never leads out of the results directory
-        fig_dir[where] = {game: inside(out_dir, out_dir / where / (game if len(parts) > 1 and where == "figures"
-                                                                     else "")) for game, *_ in parts}
+        fig_dir[where] = {
+            game: inside(out_dir, out_dir / where / (game if len(parts) > 1 and where == "figures" else ""))
+            for game, *_ in parts
+        }
     families = _families(summary)
     jobs: dict[str, list[tuple]] = {where: [] for where in roots}
     for game, s, c, r in parts:
         styles = _game_styles(families, s, c, r)  # one color and marker per forecaster in all the game's figures
         for where, fmts in roots.items():
             fig_dir[where][game].mkdir(parents=True, exist_ok=True)
-            game_jobs = _jobs_of_game(s, c, r, fig_dir[where][game], fmts, rc, styles, leaderboard_metrics,
-                                      facet=where == "figures")
+            game_jobs = _jobs_of_game(
+                s, c, r, fig_dir[where][game], fmts, rc, styles, leaderboard_metrics, facet=where == "figures"
+            )
             jobs[where] += paper_jobs(game, s, game_jobs) if where == "paper" else game_jobs
     written = {where: _files(js) for where, js in jobs.items()}  # every job's files, drawn now or kept
     # the top pair's comparison: a job of the pool (it replays matchups), kept like a figure when nothing changed
-    compare = (COMPARE, (out_dir, summary, fig_dir["figures"]), out_dir / COMPARE, formats, rc) \
-        if "figures" in roots and not summary.empty else None
+    compare = (
+        (COMPARE, (out_dir, summary, fig_dir["figures"]), out_dir / COMPARE, formats, rc)
+        if "figures" in roots and not summary.empty
+        else None
+    )
     tables: dict[str, list[Path]] = {where: [] for where in roots}
     done: list = []
 
@@ -461,10 +484,12 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
             for where in roots:
                 path = fig_dir[where][game] / (f"{game or 'results'}_table.tex" if where == "paper" else "table.tex")
                 n = s["seed"].nunique() if "seed" in s else 1
-                write_text_atomic(f"% {game or 'all games'}: mean over natures of the mean over {n} seed(s), "
-                                  "+- the half-width of its 95% interval (none: one seed, or one value on every "
-                                  "seed); best in bold (arena.plots.latex_table)\n" + latex_table(s, metrics) + "\n",
-                                  path)
+                write_text_atomic(
+                    f"% {game or 'all games'}: mean over natures of the mean over {n} seed(s), "
+                    "+- the half-width of its 95% interval (none: one seed, or one value on every "
+                    "seed); best in bold (arena.plots.latex_table)\n" + latex_table(s, metrics) + "\n",
+                    path,
+                )
                 tables[where].append(path)
         if not paper:
             if not summary.empty:
@@ -492,8 +517,10 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
                 from arena.plots.html import index_tail
 
                 shown = [(j[2], j[0], j[1]) for j in jobs["figures"]]
-                shown += [(stem, "compare", ()) for stem in dict.fromkeys(f.with_suffix("") for f in compare_files
-                                                                           if f.suffix[1:] in FORMATS)]
+                shown += [
+                    (stem, "compare", ())
+                    for stem in dict.fromkeys(f.with_suffix("") for f in compare_files if f.suffix[1:] in FORMATS)
+                ]
                 texts.append((index_tail(out_dir, heads["html"], shown, out), out_dir / "index.html"))
                 out.append(out_dir / "index.html")
         done.append((compare_files, texts, out))
@@ -507,8 +534,17 @@ def report(out_dir: Path | str, tables: dict[str, pd.DataFrame] | None = None,
     return out
 
 
-def _jobs_of_game(s: pd.DataFrame, c: pd.DataFrame, r: pd.DataFrame, fig_dir: Path, formats: Sequence[str],
-                  rc: dict, styles: dict, leaderboard_metrics: Sequence[str], facet: bool) -> list[tuple]:
+def _jobs_of_game(
+    s: pd.DataFrame,
+    c: pd.DataFrame,
+    r: pd.DataFrame,
+    fig_dir: Path,
+    formats: Sequence[str],
+    rc: dict,
+    styles: dict,
+    leaderboard_metrics: Sequence[str],
+    facet: bool,
+) -> list[tuple]:
     """Every figure job of one game's tables: its binary forecasts' (:func:`arena.plots.binary.jobs`),
     each game's own, and the certificates; no leaderboard for a single matchup (a heatmap of one
     cell says nothing a table does not)."""
@@ -532,16 +568,20 @@ def _distinct_leaderboards(jobs: list[tuple]) -> list[tuple]:
         if job[0] == "leaderboard":
             table, metric = job[1]
             values = pd.to_numeric(table[metric], errors="coerce")  # with its index: the same matchups
-            if any(v.index.equals(values.index) and np.array_equal(v.to_numpy(float), values.to_numpy(float),
-                                                                   equal_nan=True) for v in seen):
+            if any(
+                v.index.equals(values.index)
+                and np.array_equal(v.to_numpy(float), values.to_numpy(float), equal_nan=True)
+                for v in seen
+            ):
                 continue
             seen.append(values)
         out.append(job)
     return out
 
 
-def _top_comparisons(out_dir: Path, summary: pd.DataFrame, fig_dir: dict,
-                     formats: Sequence[str]) -> tuple[pd.DataFrame, list[Path]]:
+def _top_comparisons(
+    out_dir: Path, summary: pd.DataFrame, fig_dir: dict, formats: Sequence[str]
+) -> tuple[pd.DataFrame, list[Path]]:
     """The anytime-valid comparison of each game's top pair (:func:`arena.compare.top_pairs`), and the files
     written for it: its table ``compare_top.parquet``/``.csv`` and its figure ``compare__<A>__<B>__T<T>`` per
     game and T (none when nothing could be compared: ``final`` gives the reason, and the next report asks
@@ -562,8 +602,9 @@ def _top_comparisons(out_dir: Path, summary: pd.DataFrame, fig_dir: dict,
     return final, written
 
 
-def _draw(out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool, meanwhile=None, compare: tuple | None = None,
-          then=None) -> None:
+def _draw(
+    out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool, meanwhile=None, compare: tuple | None = None, then=None
+) -> None:
     """Draw the jobs (per folder of ``out_dir``: ``figures``, ``paper``) whose inputs changed since
     the folder's manifest was written, all in one pool, each figure once: a paper's figure that
     the report draws too is saved in both places from one drawing; ``meanwhile()`` is called by this
@@ -587,8 +628,9 @@ def _draw(out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool, meanwhile
             manifests[root / MANIFEST] = dict(zip(rel, keys))
         if where == "figures":
             old_compare = old.get(COMPARE)
-    merged = [(*same[0][:5], tuple((j[2], j[3]) for j in same[1:])) if len(same) > 1 else same[0]
-              for same in todo.values()]
+    merged = [
+        (*same[0][:5], tuple((j[2], j[3]) for j in same[1:])) if len(same) > 1 else same[0] for same in todo.values()
+    ]
     hooks, had = {}, (None, [])  # no comparison: then(None, []) at once
     if compare is not None:
         from arena.results import code_version  # the replays' code: a change to it compares again
@@ -607,12 +649,16 @@ def _draw(out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool, meanwhile
                 before()
             if then is not None:
                 then(*had)
+
     if not quiet:
         n = sum(map(len, jobs.values()))
         drawn = sum(map(len, todo.values()))
-        print(f"[arena] figures: {drawn} to draw, {n - drawn} up to date in "
-              + ", ".join(str(out_dir / w) for w in jobs)
-              + ("; and the top pair's comparison" if had is None else ""), flush=True)
+        print(
+            f"[arena] figures: {drawn} to draw, {n - drawn} up to date in "
+            + ", ".join(str(out_dir / w) for w in jobs)
+            + ("; and the top pair's comparison" if had is None else ""),
+            flush=True,
+        )
     try:
         with _frozen():
             results = _run_jobs(merged, on_done=_Progress(len(merged), quiet), meanwhile=meanwhile, then=hooks)
@@ -620,8 +666,10 @@ def _draw(out_dir: Path, jobs: Mapping[str, list[tuple]], quiet: bool, meanwhile
         _forget_panels()  # the figures this process kept to draw again
     if compare is not None and had is None and _clean_comparison(*results[0]):  # else the next report compares again
         manifests.setdefault(out_dir / "figures" / MANIFEST, {})[COMPARE] = {
-            "key": key, "table": _sha256(out_dir / f"{COMPARE}.parquet"),
-            "files": [Path(f).relative_to(out_dir).as_posix() for f in results[0][1]]}
+            "key": key,
+            "table": _sha256(out_dir / f"{COMPARE}.parquet"),
+            "files": [Path(f).relative_to(out_dir).as_posix() for f in results[0][1]],
+        }
     for path, entries in manifests.items():
         write_text_atomic(json.dumps(entries, indent=0, sort_keys=True), path)
 
@@ -651,13 +699,21 @@ def _stored_comparison(out_dir: Path, entry, key: str) -> tuple[pd.DataFrame, li
     ``out_dir``, its table (``compare_top.parquet``, and its CSV) is the one it wrote (its SHA-256) and reads
     back with the columns the pages need; else None."""
     table = out_dir / f"{COMPARE}.parquet"
-    if not (isinstance(entry, dict) and entry.get("key") == key and isinstance(entry.get("table"), str)
-            and isinstance(entry.get("files"), list) and all(isinstance(f, str) for f in entry["files"])):
+    if not (
+        isinstance(entry, dict)
+        and entry.get("key") == key
+        and isinstance(entry.get("table"), str)
+        and isinstance(entry.get("files"), list)
+        and all(isinstance(f, str) for f in entry["files"])
+    ):
         return None
     try:
         files = [inside(out_dir, out_dir / f) for f in entry["files"]]
-        if table not in files or not all(f.is_file() for f in [*files, table.with_suffix(".csv")]) \
-                or _sha256(table) != entry["table"]:
+        if (
+            table not in files
+            or not all(f.is_file() for f in [*files, table.with_suffix(".csv")])
+            or _sha256(table) != entry["table"]
+        ):
             return None
         final = pd.read_parquet(table)
     except Exception:  # noqa: BLE001  (outside the directory, unreadable, a file pyarrow refuses: compared again)
@@ -689,8 +745,11 @@ def paper_jobs(game: str | None, summary: pd.DataFrame, jobs: list[tuple]) -> li
     one where there is one: the guarantees are for adversaries), the leaderboard of its first
     headline metric, and the certificates."""
     natures = summary.loc[summary["adaptive"].astype(bool), "nature"] if "adaptive" in summary else pd.Series()
-    natures = sorted(natures.astype(str).unique()) or sorted(summary["nature"].astype(str).unique()) \
-        if "nature" in summary else []
+    natures = (
+        sorted(natures.astype(str).unique()) or sorted(summary["nature"].astype(str).unique())
+        if "nature" in summary
+        else []
+    )
     nature = natures[0] if natures else None
     prefix = f"{game or 'results'}_"
     chosen = []

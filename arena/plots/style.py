@@ -46,10 +46,20 @@ MIN_BAND_SEEDS = 5
 #: compresses in about half the time of 200 dpi.
 DPI = 150
 _RC = {
-    "font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "xtick.labelsize": 7, "ytick.labelsize": 7,
-    "legend.fontsize": 6.5, "legend.title_fontsize": 7, "lines.linewidth": 1.2, "lines.markersize": 3.5,
-    "axes.linewidth": 0.6, "xtick.major.width": 0.6, "ytick.major.width": 0.6,
-    "axes.spines.top": False, "axes.spines.right": False,
+    "font.size": 8,
+    "axes.titlesize": 8,
+    "axes.labelsize": 8,
+    "xtick.labelsize": 7,
+    "ytick.labelsize": 7,
+    "legend.fontsize": 6.5,
+    "legend.title_fontsize": 7,
+    "lines.linewidth": 1.2,
+    "lines.markersize": 3.5,
+    "axes.linewidth": 0.6,
+    "xtick.major.width": 0.6,
+    "ytick.major.width": 0.6,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
     # a fixed title height: matplotlib's automatic placement checks every axes' tick labels
     # for overlap at each draw, a large share of the drawing time of a grid of panels
     "axes.titley": 1.0,
@@ -66,24 +76,57 @@ _PNG_LEVEL = 3
 #: Okabe & Ito's colorblind-safe palette (yellow left out: too light on white), then Paul Tol's
 #: muted wine, teal, olive and indigo, then Tol's remaining colors, for games with more than seven
 #: forecasters.
-PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
-           "#882255", "#44AA99", "#999933", "#332288",
-           "#117733", "#DDCC77", "#88CCEE", "#AA4499", "#661100", "#6699CC", "#AA4466")
+PALETTE = (
+    "#0072B2",
+    "#D55E00",
+    "#009E73",
+    "#CC79A7",
+    "#E69F00",
+    "#56B4E9",
+    "#000000",
+    "#882255",
+    "#44AA99",
+    "#999933",
+    "#332288",
+    "#117733",
+    "#DDCC77",
+    "#88CCEE",
+    "#AA4499",
+    "#661100",
+    "#6699CC",
+    "#AA4466",
+)
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "*", "p", "d", "H", "8", "+", "x", "1")
 #: Axis and legend labels of the metrics of every game.
 METRIC_LABELS = {
-    "smce_over_T": "smCE/T", "smce_pm_over_T": "smCE$_\\pm$/T", "smce": "smCE", "smce_pm": "smCE$_\\pm$",
-    "brier": "Brier", "bias": "bias", "log_loss": "log loss", "ece": "ECE", "oi_gap": "OI gap",
-    "regret_linear": "regret to linear", "regret_constant": "regret to constant",
+    "smce_over_T": "smCE/T",
+    "smce_pm_over_T": "smCE$_\\pm$/T",
+    "smce": "smCE",
+    "smce_pm": "smCE$_\\pm$",
+    "brier": "Brier",
+    "bias": "bias",
+    "log_loss": "log loss",
+    "ece": "ECE",
+    "oi_gap": "OI gap",
+    "regret_linear": "regret to linear",
+    "regret_constant": "regret to constant",
     # the quantile game
-    "coverage": "coverage", "coverage_error": "|coverage - q|", "expected_coverage_error": "E|coverage - q|",
-    "group_coverage_error_max": "max group |coverage - q|", "pinball": "pinball loss",
-    "expected_pinball": "expected pinball loss", "rolling_coverage": "rolling coverage",
+    "coverage": "coverage",
+    "coverage_error": "|coverage - q|",
+    "expected_coverage_error": "E|coverage - q|",
+    "group_coverage_error_max": "max group |coverage - q|",
+    "pinball": "pinball loss",
+    "expected_pinball": "expected pinball loss",
+    "rolling_coverage": "rolling coverage",
     # the experts and decision games
-    "regret_experts": "regret to the best expert", "regret_experts_over_T": "regret to the best expert / T",
-    "loss": "mean loss", "regret_decision": "decision regret", "regret_decision_expected": "expected decision regret",
+    "regret_experts": "regret to the best expert",
+    "regret_experts_over_T": "regret to the best expert / T",
+    "loss": "mean loss",
+    "regret_decision": "decision regret",
+    "regret_decision_expected": "expected decision regret",
     "regret_decision_expected_over_T": "expected decision regret / T",
-    "decision_loss_expected": "expected decision loss", "excess_risk": "excess test risk",
+    "decision_loss_expected": "expected decision loss",
+    "excess_risk": "excess test risk",
 }
 _BOUND_COLOR = "0.45"
 
@@ -112,8 +155,10 @@ def forecaster_styles(names: Iterable[str]) -> dict[str, dict[str, str]]:
     >>> forecaster_styles(["b", "a"]) == forecaster_styles(["a", "b", "a"])
     True
     """
-    return {name: {"color": PALETTE[i % len(PALETTE)], "marker": MARKERS[i % len(MARKERS)]}
-            for i, name in enumerate(order(names))}
+    return {
+        name: {"color": PALETTE[i % len(PALETTE)], "marker": MARKERS[i % len(MARKERS)]}
+        for i, name in enumerate(order(names))
+    }
 
 
 def styles_for(names: Iterable[str], styles: Mapping[str, dict] | None = None) -> dict[str, dict[str, str]]:
@@ -145,8 +190,10 @@ def _kept(kind: str) -> list:
 def _frames(fig: Figure) -> dict:
     """The frame of each panel of ``fig`` as it is now (made, no data drawn yet): its artists and whether its
     axes autoscale (:func:`_panels_again`)."""
-    return {ax: ({*ax.lines, *ax.collections, *ax.texts, *ax.patches}, ax.get_autoscalex_on(),
-                 ax.get_autoscaley_on()) for ax in fig.axes}
+    return {
+        ax: ({*ax.lines, *ax.collections, *ax.texts, *ax.patches}, ax.get_autoscalex_on(), ax.get_autoscaley_on())
+        for ax in fig.axes
+    }
 
 
 def _panels_again(kind: str, key, again: bool) -> tuple[Figure, dict] | None:

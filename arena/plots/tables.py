@@ -24,16 +24,25 @@ from arena.plots.style import METRIC_LABELS, _fmt, _pm, order
 
 #: The headline metrics of each game: its LaTeX table and its leaderboards in ``summary.md``
 #: (a game not listed uses :func:`arena.plots.report`'s ``leaderboard_metrics``).
-HEADLINE_METRICS = {"binary": BINARY_METRICS, "quantile": QUANTILE_METRICS,
-                    "experts": EXPERTS_METRICS, "decision": (*DECISION_METRICS, "smce_over_T", "brier")}
+HEADLINE_METRICS = {
+    "binary": BINARY_METRICS,
+    "quantile": QUANTILE_METRICS,
+    "experts": EXPERTS_METRICS,
+    "decision": (*DECISION_METRICS, "smce_over_T", "brier"),
+}
 
 
 def _tex(s: str) -> str:
     return re.sub(r"([_&%#$])", r"\\\1", str(s))
 
 
-def latex_table(summary: pd.DataFrame, metrics: Sequence[str] = ("smce_over_T", "brier", "bias"),
-                by_nature: bool = False, caption: str | None = None, label: str | None = None) -> str:
+def latex_table(
+    summary: pd.DataFrame,
+    metrics: Sequence[str] = ("smce_over_T", "brier", "bias"),
+    by_nature: bool = False,
+    caption: str | None = None,
+    label: str | None = None,
+) -> str:
     """A booktabs table of one game's forecasters, the best entry of each column in bold.
 
     An entry is the forecaster's mean over natures of its seed means
@@ -67,8 +76,12 @@ def latex_table(summary: pd.DataFrame, metrics: Sequence[str] = ("smce_over_T", 
     metrics = [m for m in metrics if summary is not None and m in summary]
     keys = ["nature", "forecaster"] if by_nature else ["forecaster"]
     head = [*("forecaster", "nature")[: len(keys)], *(METRIC_LABELS.get(m, m) for m in metrics)]
-    lines = [f"\\begin{{tabular}}{{{'l' * len(keys)}{'r' * len(metrics)}}}", "\\toprule",
-             " & ".join(_tex(h) if "$" not in h else h for h in head) + " \\\\", "\\midrule"]
+    lines = [
+        f"\\begin{{tabular}}{{{'l' * len(keys)}{'r' * len(metrics)}}}",
+        "\\toprule",
+        " & ".join(_tex(h) if "$" not in h else h for h in head) + " \\\\",
+        "\\midrule",
+    ]
     stats = pd.DataFrame()
     if metrics and not summary.empty:
         df = _last_T(summary)
@@ -124,8 +137,12 @@ def _md_table(header: Sequence[str], rows: Iterable[Sequence], align: str) -> li
         return str(v).replace("|", "\\|").replace("\n", " ")
 
     sep = ["---:" if a == "r" else "---" for a in align]
-    return ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |",
-            *("| " + " | ".join(cell(v) for v in row) + " |" for row in rows), ""]
+    return [
+        "| " + " | ".join(header) + " |",
+        "| " + " | ".join(sep) + " |",
+        *("| " + " | ".join(cell(v) for v in row) + " |" for row in rows),
+        "",
+    ]
 
 
 def _md_leaderboard(board: pd.DataFrame, metric: str, mix: pd.DataFrame) -> list[str]:
@@ -133,19 +150,44 @@ def _md_leaderboard(board: pd.DataFrame, metric: str, mix: pd.DataFrame) -> list
     minimax weight (``mix``: :func:`arena.minimax.minimax_table` rows of this metric)."""
     way = {"min": "lower is better", "max": "higher is better"}.get(direction(metric), "not ranked")
     weight = mix.loc[mix["side"] == "forecaster"].set_index("name")["weight"] if not mix.empty else pd.Series()
-    rows = [(r["rank"], r["forecaster"], _pm(r["mean"], r["half"], " ± ") + (" (exact)" if r["exact"] else ""),
-             f"{r['mean_rank']:.2f}", r["n_natures"], _fmt(r["worst"]),
-             r["worst_nature"] if pd.notna(r["worst"]) else "",
-             _fmt(weight.get(r["forecaster"], np.nan), 2)) for _, r in board.iterrows()]
+    rows = [
+        (
+            r["rank"],
+            r["forecaster"],
+            _pm(r["mean"], r["half"], " ± ") + (" (exact)" if r["exact"] else ""),
+            f"{r['mean_rank']:.2f}",
+            r["n_natures"],
+            _fmt(r["worst"]),
+            r["worst_nature"] if pd.notna(r["worst"]) else "",
+            _fmt(weight.get(r["forecaster"], np.nan), 2),
+        )
+        for _, r in board.iterrows()
+    ]
     head = [f"#### {METRIC_LABELS.get(metric, metric)} (`{metric}`, {way})", ""]
-    table = _md_table(["rank", "forecaster", "mean ± 95% CI", "mean rank over natures", "natures", "worst case",
-                       "worst nature", "minimax weight"], rows, "rlrrrrlr")
+    table = _md_table(
+        [
+            "rank",
+            "forecaster",
+            "mean ± 95% CI",
+            "mean rank over natures",
+            "natures",
+            "worst case",
+            "worst nature",
+            "minimax weight",
+        ],
+        rows,
+        "rlrrrrlr",
+    )
     if mix.empty:
         return [*head, *table]
     natures = mix.loc[(mix["side"] == "nature") & (mix["weight"] > 1e-9)].sort_values("weight", ascending=False)
     worst = ", ".join(f"{n} {w:.2f}" for n, w in zip(natures["name"], natures["weight"]))
-    return [*head, *table, f"Value of the forecaster x nature game: {_fmt(mix['value'].iloc[0])}; "
-            f"worst mixture of natures: {worst}.", ""]
+    return [
+        *head,
+        *table,
+        f"Value of the forecaster x nature game: {_fmt(mix['value'].iloc[0])}; worst mixture of natures: {worst}.",
+        "",
+    ]
 
 
 def _md_top_paired(summary: pd.DataFrame, metric: str, board: pd.DataFrame, top: int = 2) -> list[str]:
@@ -159,9 +201,11 @@ def _md_top_paired(summary: pd.DataFrame, metric: str, board: pd.DataFrame, top:
     # the pairs of these forecasters only: each pair's differences are its two forecasters' rows alone
     p = paired(summary.loc[summary["forecaster"].isin(names[: 1 + top])], metric)
     rows = []
-    for other in names[1: 1 + top]:
-        pair = p.loc[((p["forecaster_a"] == best) & (p["forecaster_b"] == other))
-                     | ((p["forecaster_a"] == other) & (p["forecaster_b"] == best))]
+    for other in names[1 : 1 + top]:
+        pair = p.loc[
+            ((p["forecaster_a"] == best) & (p["forecaster_b"] == other))
+            | ((p["forecaster_a"] == other) & (p["forecaster_b"] == best))
+        ]
         diff = np.where(pair["forecaster_a"] == best, 1.0, -1.0) * pair["mean_diff"]  # best - other
         better = pair["significant"] & ((diff < 0) == lower)
         worse = pair["significant"] & ~better
@@ -172,11 +216,17 @@ def _md_top_paired(summary: pd.DataFrame, metric: str, board: pd.DataFrame, top:
             return ", ".join(f"{n}" + (" (exact)" if e else "") for n, e in zip(natures, part["exact"]))
 
         rows.append((other, names_of(better) or "none", names_of(worse) or "none", int((~pair["significant"]).sum())))
-    return [f"Top comparisons: `{best}` against the next {len(rows)} (paired by seed; 95% interval over seeds "
-            "excluding 0, or an exact difference of seed-invariant matchups; every pair, nature and metric: "
-            "`paired.csv`):", "",
-            *_md_table(["forecaster", f"natures where {best} is better", f"natures where {best} is worse",
-                        "undecided"], rows, "lllr")]
+    return [
+        f"Top comparisons: `{best}` against the next {len(rows)} (paired by seed; 95% interval over seeds "
+        "excluding 0, or an exact difference of seed-invariant matchups; every pair, nature and metric: "
+        "`paired.csv`):",
+        "",
+        *_md_table(
+            ["forecaster", f"natures where {best} is better", f"natures where {best} is worse", "undecided"],
+            rows,
+            "lllr",
+        ),
+    ]
 
 
 def _md_sequential(comparisons: pd.DataFrame | None, game: str | None, T) -> list[str]:
@@ -188,21 +238,38 @@ def _md_sequential(comparisons: pd.DataFrame | None, game: str | None, T) -> lis
         return []
     first = c.iloc[0]
     if "error" in c and isinstance(first.get("error"), str) and first["error"]:
-        return [f"Anytime-valid comparison of `{first['forecaster_a']}` and `{first['forecaster_b']}`: not "
-                f"available ({first['error']}).", ""]
-    rows = [(r["nature"], r["seed"], _fmt(r["mean"]), f"[{_fmt(r['low'])}, {_fmt(r['high'])}]",
-             _fmt(r["e_a_better"]), _fmt(r["e_b_better"]),
-             r["verdict"] + (f" at t = {int(r['decided_at'])}" if np.isfinite(r["decided_at"]) else ""),
-             r["pairing"]) for _, r in c.iterrows()]
-    return [f"#### Anytime-valid: `{first['forecaster_a']}` (A) vs `{first['forecaster_b']}` (B), "
-            f"{first['metric']} per round", "",
-            "Confidence sequence (95%, valid at every round at once) for the running mean of A's score minus "
-            "B's, and e-values against \"A is no better than B\" and the reverse, at the last round (a verdict "
-            "at the first round where one reaches 20); "
-            f"all natures and seeds, curves and figure: `arena-compare DIR {first['forecaster_a']} "
-            f"{first['forecaster_b']}`.", "",
-            *_md_table(["nature", "seed", "A - B", "95% CS", "e(A better)", "e(B better)", "verdict", "pairing"],
-                       rows, "lrrrrrll")]
+        return [
+            f"Anytime-valid comparison of `{first['forecaster_a']}` and `{first['forecaster_b']}`: not "
+            f"available ({first['error']}).",
+            "",
+        ]
+    rows = [
+        (
+            r["nature"],
+            r["seed"],
+            _fmt(r["mean"]),
+            f"[{_fmt(r['low'])}, {_fmt(r['high'])}]",
+            _fmt(r["e_a_better"]),
+            _fmt(r["e_b_better"]),
+            r["verdict"] + (f" at t = {int(r['decided_at'])}" if np.isfinite(r["decided_at"]) else ""),
+            r["pairing"],
+        )
+        for _, r in c.iterrows()
+    ]
+    return [
+        f"#### Anytime-valid: `{first['forecaster_a']}` (A) vs `{first['forecaster_b']}` (B), "
+        f"{first['metric']} per round",
+        "",
+        "Confidence sequence (95%, valid at every round at once) for the running mean of A's score minus "
+        'B\'s, and e-values against "A is no better than B" and the reverse, at the last round (a verdict '
+        "at the first round where one reaches 20); "
+        f"all natures and seeds, curves and figure: `arena-compare DIR {first['forecaster_a']} "
+        f"{first['forecaster_b']}`.",
+        "",
+        *_md_table(
+            ["nature", "seed", "A - B", "95% CS", "e(A better)", "e(B better)", "verdict", "pairing"], rows, "lrrrrrll"
+        ),
+    ]
 
 
 def _md_certificates(summary: pd.DataFrame) -> list[str]:
@@ -222,25 +289,61 @@ def _md_certificates(summary: pd.DataFrame) -> list[str]:
             worst = ""
             if len(fails) and f"cert.{name}.value" in fails and f"cert.{name}.bound" in fails:
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    r = (pd.to_numeric(fails[f"cert.{name}.value"], errors="coerce")
-                         / pd.to_numeric(fails[f"cert.{name}.bound"], errors="coerce"))
+                    r = pd.to_numeric(fails[f"cert.{name}.value"], errors="coerce") / pd.to_numeric(
+                        fails[f"cert.{name}.bound"], errors="coerce"
+                    )
                 worst = _fmt(float(r.max())) if r.notna().any() else ""
-            why = str(na[f"cert.{name}.reason"].dropna().iloc[0]) if len(na) and f"cert.{name}.reason" in na \
-                and na[f"cert.{name}.reason"].notna().any() else ""
-            rows.append((fc, name, int((mine & (verdict == "holds")).sum()), len(fails), len(na),
-                         ", ".join(sorted(fails["nature"].astype(str).unique())) if "nature" in fails else "",
-                         worst, why))
+            why = (
+                str(na[f"cert.{name}.reason"].dropna().iloc[0])
+                if len(na) and f"cert.{name}.reason" in na and na[f"cert.{name}.reason"].notna().any()
+                else ""
+            )
+            rows.append(
+                (
+                    fc,
+                    name,
+                    int((mine & (verdict == "holds")).sum()),
+                    len(fails),
+                    len(na),
+                    ", ".join(sorted(fails["nature"].astype(str).unique())) if "nature" in fails else "",
+                    worst,
+                    why,
+                )
+            )
     if not rows:
         return ["No certificates.", ""]
     rows.sort(key=lambda r: (order(summary["forecaster"].unique()).index(r[0]), r[1]))
-    total = [f"{sum(r[2] for r in rows)} hold, {sum(r[3] for r in rows)} fail, "
-             f"{sum(r[4] for r in rows)} not applicable.", ""]
+    total = [
+        f"{sum(r[2] for r in rows)} hold, {sum(r[3] for r in rows)} fail, {sum(r[4] for r in rows)} not applicable.",
+        "",
+    ]
     if not any(r[4] for r in rows):  # no certificate was not applicable: keep the table narrow
         rows = [r[:4] + r[5:7] for r in rows]
-        return [*total, *_md_table(["forecaster", "certificate", "holds", "fails", "natures where it fails",
-                                    "worst value/bound"], rows, "llrrlr")]
-    return [*total, *_md_table(["forecaster", "certificate", "holds", "fails", "n/a", "natures where it fails",
-                                "worst value/bound", "why not applicable"], rows, "llrrrlrl")]
+        return [
+            *total,
+            *_md_table(
+                ["forecaster", "certificate", "holds", "fails", "natures where it fails", "worst value/bound"],
+                rows,
+                "llrrlr",
+            ),
+        ]
+    return [
+        *total,
+        *_md_table(
+            [
+                "forecaster",
+                "certificate",
+                "holds",
+                "fails",
+                "n/a",
+                "natures where it fails",
+                "worst value/bound",
+                "why not applicable",
+            ],
+            rows,
+            "llrrrlrl",
+        ),
+    ]
 
 
 def _md_forfeits(summary: pd.DataFrame) -> list[str]:
@@ -252,9 +355,13 @@ def _md_forfeits(summary: pd.DataFrame) -> list[str]:
     return _md_table(["forecaster", "nature", "seed", "T", "who", "step", "reason"], rows, "llrrlrl")
 
 
-def markdown_summary(summary: pd.DataFrame, files: Sequence[Path] = (), root: Path | str | None = None,
-                     leaderboard_metrics: Sequence[str] = ("smce_over_T", "brier", "bias"),
-                     comparisons: pd.DataFrame | None = None) -> str:
+def markdown_summary(
+    summary: pd.DataFrame,
+    files: Sequence[Path] = (),
+    root: Path | str | None = None,
+    leaderboard_metrics: Sequence[str] = ("smce_over_T", "brier", "bias"),
+    comparisons: pd.DataFrame | None = None,
+) -> str:
     """A Markdown summary of a results table that reads in a minute, per game and horizon T:
 
     - the leaderboard of each headline metric (:data:`HEADLINE_METRICS`,
@@ -286,23 +393,30 @@ def markdown_summary(summary: pd.DataFrame, files: Sequence[Path] = (), root: Pa
     return markdown_page(markdown_body(summary, leaderboard_metrics), files, root, comparisons)
 
 
-def markdown_body(summary: pd.DataFrame, leaderboard_metrics: Sequence[str] = ("smce_over_T", "brier", "bias")
-                  ) -> list[str | tuple]:
+def markdown_body(
+    summary: pd.DataFrame, leaderboard_metrics: Sequence[str] = ("smce_over_T", "brier", "bias")
+) -> list[str | tuple]:
     """The lines of :func:`markdown_summary` but its files, with a ``(game, T)`` in place of each anytime-valid
     comparison of the top pair (:func:`markdown_page` fills them in)."""
     from arena.minimax import minimax_table
 
     n_forfeit = int((summary["status"] == "forfeit").sum()) if "status" in summary else 0
-    lines = ["# Results summary", "",
-             (f"{len(summary)} matchups ({n_forfeit} forfeited, left out of the statistics). Means are over "
-              "seeds, then over natures; ± is the half-width of the 95% Student-t interval across seeds "
-              "(natures fixed, seeds random; none with one seed). A matchup whose every seed gave the same "
-              "values (seed-invariant: e.g. a deterministic forecaster against a deterministic nature or a "
-              "replayed series) counts once: its value is exact, with no interval. Worst case: the largest "
-              "(for higher-is-better metrics, smallest) seed mean over natures. Minimax weight: the "
-              "forecaster's probability in the mixture that minimizes the worst case over mixtures of "
-              "natures. Paired comparisons pair runs by seed: the same outcomes from an oblivious nature, "
-              "the same random numbers from an adaptive one."), ""]
+    lines = [
+        "# Results summary",
+        "",
+        (
+            f"{len(summary)} matchups ({n_forfeit} forfeited, left out of the statistics). Means are over "
+            "seeds, then over natures; ± is the half-width of the 95% Student-t interval across seeds "
+            "(natures fixed, seeds random; none with one seed). A matchup whose every seed gave the same "
+            "values (seed-invariant: e.g. a deterministic forecaster against a deterministic nature or a "
+            "replayed series) counts once: its value is exact, with no interval. Worst case: the largest "
+            "(for higher-is-better metrics, smallest) seed mean over natures. Minimax weight: the "
+            "forecaster's probability in the mixture that minimizes the worst case over mixtures of "
+            "natures. Paired comparisons pair runs by seed: the same outcomes from an oblivious nature, "
+            "the same random numbers from an adaptive one."
+        ),
+        "",
+    ]
     games = sorted(summary["game"].dropna().astype(str).unique()) if "game" in summary else [None]
     for game in games:
         s = _of_game(summary, game)
@@ -310,12 +424,18 @@ def markdown_body(summary: pd.DataFrame, leaderboard_metrics: Sequence[str] = ("
         stats = seed_stats(s, metrics) if metrics else pd.DataFrame()
         board = leaderboard(s, metrics, stats=stats) if metrics else pd.DataFrame(columns=["T", "metric"])
         # a single matchup's forecaster x nature game is one by one: no minimax table (as write_aggregates)
-        mix = minimax_table(stats, metrics, {m: direction(m) for m in metrics}) if metrics and not \
-            single_matchup(s) else pd.DataFrame()
+        mix = (
+            minimax_table(stats, metrics, {m: direction(m) for m in metrics})
+            if metrics and not single_matchup(s)
+            else pd.DataFrame()
+        )
         natures = s["nature"].nunique() if "nature" in s else 0
         seeds = sorted(s["seed"].unique().tolist()) if "seed" in s else "?"
-        invariant = stats.drop_duplicates([k for k in ("forecaster", "nature", "T") if k in stats]) \
-            if "seed_invariant" in stats else pd.DataFrame()
+        invariant = (
+            stats.drop_duplicates([k for k in ("forecaster", "nature", "T") if k in stats])
+            if "seed_invariant" in stats
+            else pd.DataFrame()
+        )
         counts = f"{s['forecaster'].nunique()} forecasters, {natures} natures, seeds {seeds}."
         if not invariant.empty and invariant["seed_invariant"].any():
             counts += f" Seed-invariant (exact) matchups: {int(invariant['seed_invariant'].sum())} of {len(invariant)}."
@@ -327,8 +447,13 @@ def markdown_body(summary: pd.DataFrame, leaderboard_metrics: Sequence[str] = ("
                 bm = b.loc[b["metric"] == metric]
                 if bm.empty:
                     continue
-                mm = mix.loc[(mix["metric"] == metric) & (mix["T"] == T)] if "T" in mix else mix.loc[
-                    mix.get("metric", pd.Series(dtype=str)) == metric] if not mix.empty else mix
+                mm = (
+                    mix.loc[(mix["metric"] == metric) & (mix["T"] == T)]
+                    if "T" in mix
+                    else mix.loc[mix.get("metric", pd.Series(dtype=str)) == metric]
+                    if not mix.empty
+                    else mix
+                )
                 lines += _md_leaderboard(bm, metric, mm)
                 lines += _md_top_paired(at_T, metric, bm)
             lines.append((game, T))  # the comparison of the top pair, when there is one
@@ -336,8 +461,12 @@ def markdown_body(summary: pd.DataFrame, leaderboard_metrics: Sequence[str] = ("
     return lines
 
 
-def markdown_page(body: Sequence[str | tuple], files: Sequence[Path] = (), root: Path | str | None = None,
-                  comparisons: pd.DataFrame | None = None) -> str:
+def markdown_page(
+    body: Sequence[str | tuple],
+    files: Sequence[Path] = (),
+    root: Path | str | None = None,
+    comparisons: pd.DataFrame | None = None,
+) -> str:
     """:func:`markdown_summary` from its :func:`markdown_body`: each ``(game, T)`` the anytime-valid comparison of
     the top pair there (``comparisons``; none when not given), then the links to ``files``."""
     lines = [x for line in body for x in (_md_sequential(comparisons, *line) if isinstance(line, tuple) else [line])]

@@ -16,10 +16,16 @@ Submodules are imported on demand (``import arena.redteam`` costs nothing).
 
 import importlib
 
-_EXPORTS = {"search": "arena.redteam.search", "cma_search": "arena.redteam.search",
-            "plan_search": "arena.redteam.search", "RedTeamNature": "arena.redteam.policy",
-            "load_attack": "arena.redteam.policy", "save_attack": "arena.redteam.policy",
-            "RedTeamEnv": "arena.redteam.env", "report": "arena.redteam.report"}
+_EXPORTS = {
+    "search": "arena.redteam.search",
+    "cma_search": "arena.redteam.search",
+    "plan_search": "arena.redteam.search",
+    "RedTeamNature": "arena.redteam.policy",
+    "load_attack": "arena.redteam.policy",
+    "save_attack": "arena.redteam.policy",
+    "RedTeamEnv": "arena.redteam.env",
+    "report": "arena.redteam.report",
+}
 
 __all__ = ["RedTeamEnv", "RedTeamNature", "cma_search", "load_attack", "plan_search", "report", "save_attack", "search"]
 

@@ -71,8 +71,16 @@ class RedTeamEnv(gym.Env):
 
     metadata: ClassVar[dict] = {"render_modes": []}
 
-    def __init__(self, forecaster="running_mean", metric: str = "smce_over_T", T: int = 1000, game="binary",
-                 forecaster_params: dict | None = None, L: float = 1.0, panel: dict | None = None):
+    def __init__(
+        self,
+        forecaster="running_mean",
+        metric: str = "smce_over_T",
+        T: int = 1000,
+        game="binary",
+        forecaster_params: dict | None = None,
+        L: float = 1.0,
+        panel: dict | None = None,
+    ):
         from arena.env import ForecastEnv
         from arena.games import get_game, plays
         from arena.registry import make_forecaster
@@ -81,17 +89,22 @@ class RedTeamEnv(gym.Env):
         check_objective(self.game.name, metric)
         self.forecaster = make_forecaster(forecaster, **(forecaster_params or {}))
         if not plays(self.game, self.forecaster):
-            raise ValueError(f"forecaster {self.forecaster.name!r} plays {self.forecaster.games}, not the "
-                             f"{self.game.name!r} game")
+            raise ValueError(
+                f"forecaster {self.forecaster.name!r} plays {self.forecaster.games}, not the {self.game.name!r} game"
+            )
         self.metric, self.T = metric, int(T)
-        extra = {"L": float(L)} if self.game.name == "quantile" else {"panel": panel} if self.game.name == "experts" \
-            else {}
+        extra = (
+            {"L": float(L)} if self.game.name == "quantile" else {"panel": panel} if self.game.name == "experts" else {}
+        )
         n = len(FEATURES[self.game.name])
         self.nature = _Puppet(attack_dict("policy", self.game, T=self.T, theta=[0.0] * n, **extra))
         self._env = ForecastEnv(self.nature, self.T, self.game)
         self.observation_space = spaces.Box(-1.0, 1.0, shape=(n - 1,), dtype=np.float64)
-        self.action_space = (spaces.Box(-1.0, 1.0, shape=(1,), dtype=np.float64) if self.game.name == "quantile"
-                             else spaces.Box(0.0, 1.0, shape=(1,), dtype=np.float64))
+        self.action_space = (
+            spaces.Box(-1.0, 1.0, shape=(1,), dtype=np.float64)
+            if self.game.name == "quantile"
+            else spaces.Box(0.0, 1.0, shape=(1,), dtype=np.float64)
+        )
 
     def _observe(self) -> np.ndarray:
         phi = np.asarray(self.nature.phi(self._t, self._x, self._f)[1:], dtype=np.float64)
@@ -112,8 +125,11 @@ class RedTeamEnv(gym.Env):
         return self._observe(), {"t": 1}
 
     def step(self, action):
-        a = float(np.clip(np.asarray(action, dtype=np.float64).reshape(-1)[0], self.action_space.low[0],
-                          self.action_space.high[0]))
+        a = float(
+            np.clip(
+                np.asarray(action, dtype=np.float64).reshape(-1)[0], self.action_space.low[0], self.action_space.high[0]
+            )
+        )
         self.nature.pending = a
         x_next, p, y, _ = self._env.play_round(self._f)
         self.forecaster.update(self._x, p, y)
@@ -126,5 +142,10 @@ class RedTeamEnv(gym.Env):
         self._t += 1
         if not done:
             self._x, self._f = x_next, self._predict(x_next)
-        return (self._observe() if not done else np.zeros(self.observation_space.shape)), float(reward), done, \
-            False, info
+        return (
+            (self._observe() if not done else np.zeros(self.observation_space.shape)),
+            float(reward),
+            done,
+            False,
+            info,
+        )

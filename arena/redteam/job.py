@@ -52,9 +52,20 @@ def run(cfg: DictConfig) -> list[dict]:
     from arena.redteam.search import search
 
     game, forecaster, fparams = _build(cfg)
-    attacks = search(game, forecaster, str(cfg.metric), cfg.T, int(cfg.seed), cfg.budget, str(cfg.searcher),
-                     forecaster_params=fparams, L=float(cfg.L), panel=OmegaConf.to_container(cfg.panel, resolve=True),
-                     depth=cfg.depth, max_cpu=cfg.max_cpu)
+    attacks = search(
+        game,
+        forecaster,
+        str(cfg.metric),
+        cfg.T,
+        int(cfg.seed),
+        cfg.budget,
+        str(cfg.searcher),
+        forecaster_params=fparams,
+        L=float(cfg.L),
+        panel=OmegaConf.to_container(cfg.panel, resolve=True),
+        depth=cfg.depth,
+        max_cpu=cfg.max_cpu,
+    )
     folder = Path(cfg.out) / "attacks"
     folder.mkdir(parents=True, exist_ok=True)
     label = str(cfg.forecaster_label)
@@ -67,8 +78,10 @@ def run(cfg: DictConfig) -> list[dict]:
         path = save_attack(a, folder / name)
         cert = a["certificate"]
         bound = f"; certified {cert['name']} bound {cert['bound']:.6g}" if cert else "; no certificate bounds it"
-        print(f"[arena-redteam] {label} {cfg.metric} T={cfg.T} seed={cfg.seed} {a['searcher']}: "
-              f"{a['value']:.6g}{bound} ({a['cpu_seconds']:.0f} CPU s) -> {path}")
+        print(
+            f"[arena-redteam] {label} {cfg.metric} T={cfg.T} seed={cfg.seed} {a['searcher']}: "
+            f"{a['value']:.6g}{bound} ({a['cpu_seconds']:.0f} CPU s) -> {path}"
+        )
     return attacks
 
 

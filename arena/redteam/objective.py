@@ -20,10 +20,18 @@ import numpy as np
 #: Game -> metric -> the certificate that bounds it (None: no certificate bounds it). A metric
 #: ending in ``_over_T`` is bounded by its certificate's bound divided by T.
 OBJECTIVES: dict[str, dict[str, str | None]] = {
-    "binary": {"smce_over_T": "smce", "ece": None, "bias": None, "regret_constant": None,
-               "regret_linear": "linear_regret"},
-    "decision": {"regret_decision": "decision_regret", "regret_decision_over_T": "decision_regret",
-                 "smce_over_T": "smce"},
+    "binary": {
+        "smce_over_T": "smce",
+        "ece": None,
+        "bias": None,
+        "regret_constant": None,
+        "regret_linear": "linear_regret",
+    },
+    "decision": {
+        "regret_decision": "decision_regret",
+        "regret_decision_over_T": "decision_regret",
+        "smce_over_T": "smce",
+    },
     "experts": {"regret_experts": "experts_regret"},
     "quantile": {"coverage_error": "quantile_marginal", "pinball_regret": None},
 }
@@ -47,8 +55,10 @@ def check_objective(game: str, metric: str) -> None:
         # a metric the referee reports as a sum, attacked through its "_over_T" form: name that one
         longer = [m for m in OBJECTIVES[game] if m.startswith(f"{metric}_")]
         hint = f" Did you mean {longer[0]!r}?" if longer else did_you_mean(metric, OBJECTIVES[game])
-        raise ValueError(f"metric={metric!r} is not a red-team objective of the {game} game.{hint} "
-                         f"Available: {', '.join(sorted(OBJECTIVES[game]))}")
+        raise ValueError(
+            f"metric={metric!r} is not a red-team objective of the {game} game.{hint} "
+            f"Available: {', '.join(sorted(OBJECTIVES[game]))}"
+        )
 
 
 def pinball_regret(p: np.ndarray, y: np.ndarray, q: float) -> float:
@@ -67,7 +77,10 @@ def pinball_regret(p: np.ndarray, y: np.ndarray, q: float) -> float:
     # sum_t pinball(y_t - c) is convex and piecewise linear in c with kinks at the outcomes: the
     # ceil(qT)-th smallest outcome minimizes it (its neighbours are tried against rounding)
     s, k = np.sort(y), int(np.ceil(q * T)) - 1
-    best = min(float(np.sum(pinball(np.full(T, s[j]), y, q))) for j in {max(k - 1, 0), min(max(k, 0), T - 1), min(k + 1, T - 1)})
+    best = min(
+        float(np.sum(pinball(np.full(T, s[j]), y, q)))
+        for j in {max(k - 1, 0), min(max(k, 0), T - 1), min(k + 1, T - 1)}
+    )
     return float(np.sum(pinball(p, y, q)) - best)
 
 

@@ -113,8 +113,15 @@ class Features:
             return [1.0, mean - 0.5, lead - 0.5, mean - lead, self.last_y, self._t(t)]
         b = min(max(int(mean * BINS), 0), BINS - 1)
         dp = 0.0 if self.n == 0 else max(-1.0, min(1.0, 10.0 * (mean - self.last_mean)))
-        return [1.0, mean - 0.5, self._t(t), self.last_y, dp, self.sums[b] / (self.counts[b] + 1),
-                self.total / self.n if self.n else 0.0]
+        return [
+            1.0,
+            mean - 0.5,
+            self._t(t),
+            self.last_y,
+            dp,
+            self.sums[b] / (self.counts[b] + 1),
+            self.total / self.n if self.n else 0.0,
+        ]
 
     def observe(self, x: Context, mean: float, p: float, y: float) -> None:
         self.n += 1
@@ -147,8 +154,10 @@ def check_attack(attack: dict, where: str = "attack") -> dict:
     ValueError: attack: theta has 1 weights but the binary policy has 7 features ('1', 'p', 't', 'last_y', 'dp', 'bin_residual', 'bias'); search again or fix the file
     """
     if not isinstance(attack, dict) or attack.get("format") != FORMAT:
-        raise ValueError(f"{where}: not a stored red-team attack (expected a JSON object with format {FORMAT!r}); "
-                         "write one with arena-redteam")
+        raise ValueError(
+            f"{where}: not a stored red-team attack (expected a JSON object with format {FORMAT!r}); "
+            "write one with arena-redteam"
+        )
     kind, game = attack.get("kind"), attack.get("game")
     if kind not in KINDS:
         raise ValueError(f"{where}: kind={kind!r}; expected one of {list(KINDS)}")
@@ -156,17 +165,26 @@ def check_attack(attack: dict, where: str = "attack") -> dict:
         raise ValueError(f"{where}: game={game!r}; a red-team attack plays {', '.join(sorted(FEATURES))}")
     if kind == "policy":
         theta = attack.get("theta")
-        if not isinstance(theta, list) or len(theta) != len(FEATURES[game]) or not all(
-                isinstance(v, (int, float)) and math.isfinite(v) for v in theta):
+        if (
+            not isinstance(theta, list)
+            or len(theta) != len(FEATURES[game])
+            or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in theta)
+        ):
             n = len(theta) if isinstance(theta, list) else theta
-            raise ValueError(f"{where}: theta has {n} weights but the {game} policy has {len(FEATURES[game])} features "
-                             f"{FEATURES[game]}; search again or fix the file")
+            raise ValueError(
+                f"{where}: theta has {n} weights but the {game} policy has {len(FEATURES[game])} features "
+                f"{FEATURES[game]}; search again or fix the file"
+            )
     else:
         answers = attack.get("answers")
-        if not isinstance(answers, list) or not answers or not all(
-                isinstance(v, (int, float)) and math.isfinite(v) for v in answers):
-            raise ValueError(f"{where}: answers must be a non-empty list of numbers (one per round); search again or "
-                             "fix the file")
+        if (
+            not isinstance(answers, list)
+            or not answers
+            or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in answers)
+        ):
+            raise ValueError(
+                f"{where}: answers must be a non-empty list of numbers (one per round); search again or fix the file"
+            )
     return attack
 
 
@@ -188,8 +206,9 @@ def load_attack(path: str | os.PathLike) -> dict:
     try:
         attack = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
-        raise ValueError(f"redteam: {str(path)!r} is not valid JSON ({exc}); give a file written by arena-redteam") \
-            from None
+        raise ValueError(
+            f"redteam: {str(path)!r} is not valid JSON ({exc}); give a file written by arena-redteam"
+        ) from None
     return check_attack(attack, f"redteam: {path}")
 
 
@@ -232,8 +251,7 @@ class RedTeamNature(Nature):
     games = _FromAttack(lambda self: (self.attack["game"],), ("binary",))
     adaptive = _FromAttack(lambda self: self.attack["kind"] == "policy", True)
     context_dim = _FromAttack(lambda self: self.panel.context_dim if self.attack["game"] == "experts" else 0, 0)
-    length = _FromAttack(lambda self: len(self.attack["answers"]) if self.attack["kind"] == "sequence" else None,
-                         None)
+    length = _FromAttack(lambda self: len(self.attack["answers"]) if self.attack["kind"] == "sequence" else None, None)
 
     def __init__(self, attack: dict):
         self._given = check_attack(attack)
@@ -251,8 +269,10 @@ class RedTeamNature(Nature):
             spec = self.attack.get("panel") or {"name": "expert_constants"}
             panel = make_nature(spec["name"], **dict(spec.get("params") or {}))
             if getattr(panel, "second_guessing", False):
-                raise ValueError(f"redteam: panel {spec['name']!r} second-guesses the forecast; give a panel whose "
-                                 "advice does not see the forecast (e.g. expert_constants)")
+                raise ValueError(
+                    f"redteam: panel {spec['name']!r} second-guesses the forecast; give a panel whose "
+                    "advice does not see the forecast (e.g. expert_constants)"
+                )
             self._panel = panel
         return self._panel
 
@@ -268,8 +288,10 @@ class RedTeamNature(Nature):
         super().reset(rng)
         game = self.game
         if game.name == "quantile" and self.L * (game.ymax - game.ymin) < 1:
-            raise ValueError(f"redteam: L={self.L!r} is below 1/(ymax - ymin) = {1 / (game.ymax - game.ymin):.6g}: no "
-                             "L-Lipschitz CDF fits in the game's range; search again with a larger L")
+            raise ValueError(
+                f"redteam: L={self.L!r} is below 1/(ymax - ymin) = {1 / (game.ymax - game.ymin):.6g}: no "
+                "L-Lipschitz CDF fits in the game's range; search again with a larger L"
+            )
         attack = self.attack
         self._features = Features(game, int(attack.get("T") or 1000), self.L)
         self._theta = [float(v) for v in attack.get("theta", ())]
@@ -314,6 +336,9 @@ class RedTeamNature(Nature):
 
 def attack_dict(kind: str, game, **fields) -> dict:
     """A new attack of ``kind`` for ``game`` (an :class:`arena.games.Game`) with its ``fields``."""
-    params = {k: (str(v) if k == "loss" else v) for k, v in vars(game).items()
-              if k not in ("name", "forecast_low", "forecast_high")}
+    params = {
+        k: (str(v) if k == "loss" else v)
+        for k, v in vars(game).items()
+        if k not in ("name", "forecast_low", "forecast_high")
+    }
     return {"format": FORMAT, "kind": kind, "game": game.name, "game_params": params, **fields}

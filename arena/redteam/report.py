@@ -19,8 +19,19 @@ import pandas as pd
 from arena.redteam.table import attack_table, cross_attack, read_attacks, worst_found
 
 #: The columns of the Markdown attack table.
-MD_COLUMNS = ["forecaster", "metric", "T", "seed", "searcher", "value", "certificate", "cert_bound",
-              "cert_value", "cert_over_bound", "cpu_seconds"]
+MD_COLUMNS = [
+    "forecaster",
+    "metric",
+    "T",
+    "seed",
+    "searcher",
+    "value",
+    "certificate",
+    "cert_bound",
+    "cert_value",
+    "cert_over_bound",
+    "cpu_seconds",
+]
 
 
 def _cell(v) -> str:

@@ -103,18 +103,29 @@ def _play(game, fc, nature, T: int, seed: int, time_limit=None):
     return play(game, fc, nature, T, seed, keep_forecasts=False, time_limit=time_limit)
 
 
-def evaluate(attack: dict, forecaster, metric: str, seed: int, forecaster_params: dict | None = None,
-             game=None):
+def evaluate(attack: dict, forecaster, metric: str, seed: int, forecaster_params: dict | None = None, game=None):
     """Play a stored attack against a forecaster; (the metric's value, the :class:`arena.runner.Result`)."""
     game = game or _game(attack["game"], attack.get("game_params"))
     r = _play(game, _forecaster(forecaster, forecaster_params), RedTeamNature(attack), int(attack.get("T")), seed)
     return value(r, metric, game), r
 
 
-def cma_search(game, forecaster, metric: str, T: int, seed: int = 0, budget: int = BUDGET // 2, *,
-               forecaster_params: dict | None = None, L: float = 1.0, panel: dict | None = None,
-               sigma0: float = 3.0, popsize: int | None = None, max_cpu: float | None = MAX_CPU,
-               max_games: int = MAX_GAMES) -> dict:
+def cma_search(
+    game,
+    forecaster,
+    metric: str,
+    T: int,
+    seed: int = 0,
+    budget: int = BUDGET // 2,
+    *,
+    forecaster_params: dict | None = None,
+    L: float = 1.0,
+    panel: dict | None = None,
+    sigma0: float = 3.0,
+    popsize: int | None = None,
+    max_cpu: float | None = MAX_CPU,
+    max_games: int = MAX_GAMES,
+) -> dict:
     """Black-box search: CMA-ES on the policy weights, each candidate scored by playing it.
 
     Plays at most ``min(budget // T, max_games)`` games (whole generations), for at most ``max_cpu`` CPU seconds;
@@ -130,8 +141,10 @@ def cma_search(game, forecaster, metric: str, T: int, seed: int = 0, budget: int
     try:
         import cma
     except ImportError:
-        raise ImportError("the black-box red team needs the `cma` package: pip install "
-                          "'defensive-forecasting-arena[redteam]' (or pip install cma)") from None
+        raise ImportError(
+            "the black-box red team needs the `cma` package: pip install "
+            "'defensive-forecasting-arena[redteam]' (or pip install cma)"
+        ) from None
     game = _game(game) if isinstance(game, str) else game
     check_objective(game.name, metric)
     fc = _forecaster(forecaster, forecaster_params)
@@ -144,9 +157,17 @@ def cma_search(game, forecaster, metric: str, T: int, seed: int = 0, budget: int
         return evals + k <= games and (max_cpu is None or time.process_time() - start < max_cpu)
 
     while more(pop):
-        es = cma.CMAEvolutionStrategy(np.zeros(n), sigma0, {
-            "seed": derive_seed(seed, "redteam", "cma", fc.name, metric, restart) % (2**31 - 1) + 1,
-            "popsize": pop, "verbose": -9, "tolfun": 1e-9, "tolx": 1e-6})
+        es = cma.CMAEvolutionStrategy(
+            np.zeros(n),
+            sigma0,
+            {
+                "seed": derive_seed(seed, "redteam", "cma", fc.name, metric, restart) % (2**31 - 1) + 1,
+                "popsize": pop,
+                "verbose": -9,
+                "tolfun": 1e-9,
+                "tolx": 1e-6,
+            },
+        )
         while not es.stop() and more(pop):
             thetas = es.ask()
             vals = []
@@ -183,9 +204,20 @@ class Planner(RedTeamNature):
     max_cpu : CPU seconds (None: no cap).
     """
 
-    def __init__(self, game, forecaster, metric: str, T: int, bases: dict[str, list[float]], seed: int = 0,
-                 budget: int = BUDGET // 2, depth: int | None = None, L: float = 1.0, panel: dict | None = None,
-                 max_cpu: float | None = MAX_CPU):
+    def __init__(
+        self,
+        game,
+        forecaster,
+        metric: str,
+        T: int,
+        bases: dict[str, list[float]],
+        seed: int = 0,
+        budget: int = BUDGET // 2,
+        depth: int | None = None,
+        L: float = 1.0,
+        panel: dict | None = None,
+        max_cpu: float | None = MAX_CPU,
+    ):
         super().__init__(_policy(game, [0.0] * len(FEATURES[game.name]), T, L, panel))
         self.adaptive = True
         self._target, self._metric, self._T = forecaster, metric, int(T)
@@ -217,8 +249,9 @@ class Planner(RedTeamNature):
         self._x, self._mean = x, forecast.mean
         self._model.predict(x)  # the real forecaster predicted: the clone makes the same call
         moves = {k: b.decide(t, x, forecast) for k, b in self._bases.items()}
-        if self.simulated >= self._budget or (self._max_cpu is not None and
-                                              time.process_time() - self._start > self._max_cpu):
+        if self.simulated >= self._budget or (
+            self._max_cpu is not None and time.process_time() - self._start > self._max_cpu
+        ):
             answer = moves[self._best_base]
         else:
             best = -math.inf
@@ -264,10 +297,21 @@ class Planner(RedTeamNature):
         X.append(np.asarray(self.game.scored_context(self, t, self._x, p))), P.append(p), Y.append(y)
 
 
-def plan_search(game, forecaster, metric: str, T: int, seed: int = 0, budget: int = BUDGET // 2, *,
-                forecaster_params: dict | None = None, bases: dict[str, list[float]] | None = None,
-                depth: int | None = None, L: float = 1.0, panel: dict | None = None,
-                max_cpu: float | None = MAX_CPU) -> dict:
+def plan_search(
+    game,
+    forecaster,
+    metric: str,
+    T: int,
+    seed: int = 0,
+    budget: int = BUDGET // 2,
+    *,
+    forecaster_params: dict | None = None,
+    bases: dict[str, list[float]] | None = None,
+    depth: int | None = None,
+    L: float = 1.0,
+    panel: dict | None = None,
+    max_cpu: float | None = MAX_CPU,
+) -> dict:
     """White-box search: play a :class:`Planner` against the forecaster; the answers it gave
     become a stored sequence (which replays the same game with the same seed).
 
@@ -285,14 +329,31 @@ def plan_search(game, forecaster, metric: str, T: int, seed: int = 0, budget: in
     r = _play(game, fc, planner, T, seed)
     extra = {"L": float(L)} if game.name == "quantile" else {"panel": panel} if game.name == "experts" else {}
     attack = attack_dict("sequence", game, T=int(T), answers=planner.answers, **extra)
-    attack.update(value=value(r, metric, game), searcher="planner", bases=sorted(planner._base_attacks),
-                  simulated_rounds=planner.simulated, planning_seconds=round(time.process_time() - start, 3))
+    attack.update(
+        value=value(r, metric, game),
+        searcher="planner",
+        bases=sorted(planner._base_attacks),
+        simulated_rounds=planner.simulated,
+        planning_seconds=round(time.process_time() - start, 3),
+    )
     return attack
 
 
-def search(game, forecaster, metric: str, T: int, seed: int = 0, budget: int = BUDGET,
-           searcher: str = "both", *, forecaster_params: dict | None = None, L: float = 1.0,
-           panel: dict | None = None, depth: int | None = None, max_cpu: float | None = MAX_CPU) -> list[dict]:
+def search(
+    game,
+    forecaster,
+    metric: str,
+    T: int,
+    seed: int = 0,
+    budget: int = BUDGET,
+    searcher: str = "both",
+    *,
+    forecaster_params: dict | None = None,
+    L: float = 1.0,
+    panel: dict | None = None,
+    depth: int | None = None,
+    max_cpu: float | None = MAX_CPU,
+) -> list[dict]:
     """Search a forecaster's worst case; return the attacks found (best first), each replayed.
 
     ``searcher``: ``cma`` (black box), ``planner`` (white box) or ``both`` (CMA-ES with half the
@@ -307,8 +368,9 @@ def search(game, forecaster, metric: str, T: int, seed: int = 0, budget: int = B
     if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T <= 0:
         raise ValueError(f"T={T!r}: the horizon must be a positive integer, e.g. T=1000")
     if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < T:
-        raise ValueError(f"budget={budget!r}: give the rounds the search may simulate, an integer >= T={T}, "
-                         f"e.g. budget={BUDGET}")
+        raise ValueError(
+            f"budget={budget!r}: give the rounds the search may simulate, an integer >= T={T}, e.g. budget={BUDGET}"
+        )
     if max_cpu is not None and not max_cpu > 0:
         raise ValueError(f"max_cpu={max_cpu!r}: give a positive number of CPU seconds, or None for no cap")
     game = _game(game) if isinstance(game, str) else game
@@ -318,20 +380,41 @@ def search(game, forecaster, metric: str, T: int, seed: int = 0, budget: int = B
     both = searcher == "both"
     if searcher in ("both", "cma"):
         cap = None if max_cpu is None else max_cpu / 2 if both else max_cpu
-        attacks.append(cma_search(game, forecaster, metric, T, seed, budget // 2 if both else budget, max_cpu=cap,
-                                  **kw))
+        attacks.append(
+            cma_search(game, forecaster, metric, T, seed, budget // 2 if both else budget, max_cpu=cap, **kw)
+        )
     if searcher in ("both", "planner"):
         bases = fixed_policies(game.name)
         if attacks:
             bases = {"cma": attacks[0]["theta"], **dict(list(bases.items())[:1])}
         cap = None if max_cpu is None else max(max_cpu - (time.process_time() - start), 0.0)
-        attacks.append(plan_search(game, forecaster, metric, T, seed, budget // 2 if both else budget, bases=bases,
-                                   depth=depth, max_cpu=cap, **kw))
+        attacks.append(
+            plan_search(
+                game,
+                forecaster,
+                metric,
+                T,
+                seed,
+                budget // 2 if both else budget,
+                bases=bases,
+                depth=depth,
+                max_cpu=cap,
+                **kw,
+            )
+        )
     name = forecaster if isinstance(forecaster, str) else forecaster.name
     for a in attacks:
         v, r = evaluate(a, forecaster, metric, seed, forecaster_params, game)
         cv, cb, cn = certificate(r, metric)
-        a.update(forecaster=name, forecaster_params=forecaster_params or {}, metric=metric, seed=int(seed),
-                 value=v, certificate={"name": cn, "value": cv, "bound": cb} if cn else None,
-                 cpu_seconds=round(time.process_time() - start, 3), budget=int(budget), max_cpu=max_cpu)
+        a.update(
+            forecaster=name,
+            forecaster_params=forecaster_params or {},
+            metric=metric,
+            seed=int(seed),
+            value=v,
+            certificate={"name": cn, "value": cv, "bound": cb} if cn else None,
+            cpu_seconds=round(time.process_time() - start, 3),
+            budget=int(budget),
+            max_cpu=max_cpu,
+        )
     return sorted(attacks, key=lambda a: -a["value"])

@@ -26,8 +26,22 @@ import pandas as pd
 from arena.redteam.policy import check_attack
 
 #: The columns of :func:`attack_table`.
-COLUMNS = ["game", "forecaster", "metric", "T", "seed", "searcher", "kind", "value", "certificate", "cert_value",
-           "cert_bound", "cert_over_bound", "cpu_seconds", "file"]
+COLUMNS = [
+    "game",
+    "forecaster",
+    "metric",
+    "T",
+    "seed",
+    "searcher",
+    "kind",
+    "value",
+    "certificate",
+    "cert_value",
+    "cert_bound",
+    "cert_over_bound",
+    "cpu_seconds",
+    "file",
+]
 
 
 def read_attacks(folder: str | Path) -> list[dict]:
@@ -57,15 +71,28 @@ def attack_table(attacks: list[dict]) -> pd.DataFrame:
     for a in attacks:
         cert = a.get("certificate") or {}
         bound = cert.get("bound")
-        rows.append({"game": a.get("game"), "forecaster": a.get("forecaster"), "metric": a.get("metric"),
-                     "T": a.get("T"), "seed": a.get("seed"), "searcher": a.get("searcher"), "kind": a.get("kind"),
-                     "value": a.get("value"), "certificate": cert.get("name"), "cert_value": cert.get("value"),
-                     "cert_bound": bound,
-                     "cert_over_bound": cert["value"] / bound if bound else np.nan,
-                     "cpu_seconds": a.get("cpu_seconds"), "file": a.get("file")})
+        rows.append(
+            {
+                "game": a.get("game"),
+                "forecaster": a.get("forecaster"),
+                "metric": a.get("metric"),
+                "T": a.get("T"),
+                "seed": a.get("seed"),
+                "searcher": a.get("searcher"),
+                "kind": a.get("kind"),
+                "value": a.get("value"),
+                "certificate": cert.get("name"),
+                "cert_value": cert.get("value"),
+                "cert_bound": bound,
+                "cert_over_bound": cert["value"] / bound if bound else np.nan,
+                "cpu_seconds": a.get("cpu_seconds"),
+                "file": a.get("file"),
+            }
+        )
     df = pd.DataFrame(rows, columns=COLUMNS)
-    return df.sort_values(["game", "metric", "forecaster", "T", "value"], ascending=[True, True, True, True, False],
-                          ignore_index=True)
+    return df.sort_values(
+        ["game", "metric", "forecaster", "T", "value"], ascending=[True, True, True, True, False], ignore_index=True
+    )
 
 
 def worst_found(table: pd.DataFrame) -> pd.DataFrame:
@@ -94,6 +121,14 @@ def cross_attack(attacks: list[dict], victims: list[str], seeds=(0,)) -> pd.Data
             if not plays(game, forecaster_class(v)):
                 continue
             vals = [evaluate(a, v, a["metric"], s, game=game)[0] for s in seeds]
-            rows.append({"attacker": a["forecaster"], "searcher": a["searcher"], "victim": v, "metric": a["metric"],
-                         "T": a["T"], "value": float(np.mean(vals))})
+            rows.append(
+                {
+                    "attacker": a["forecaster"],
+                    "searcher": a["searcher"],
+                    "victim": v,
+                    "metric": a["metric"],
+                    "T": a["T"],
+                    "value": float(np.mean(vals)),
+                }
+            )
     return pd.DataFrame(rows, columns=["attacker", "searcher", "victim", "metric", "T", "value"])
