@@ -14,21 +14,11 @@ matchup runs (:func:`arena.config.prepare`), so a bad config fails at once with 
 
 from __future__ import annotations
 
-import functools
-import gc
 import os
 import sys
 from pathlib import Path
 
-# A command imports some 200,000 objects (pandas, Hydra, Numba, SciPy) that live until it exits; with
-# Python's default threshold (a collection every 700 new objects) the collector ran some 400 times and went
-# over all of them several times, 0.15 s of a single matchup and 0.3 s of a tournament's serial part. The
-# entry points' module collects every 10,000 new objects instead (the other thresholds are Python's).
-# Each entry point imports what it needs when it runs (``arena-report`` needs neither Hydra nor Numba to
-# start drawing: a quarter of a second).
-gc.set_threshold(10_000, *gc.get_threshold()[1:])
-
-from arena.errors import ConfigError  # noqa: E402
+from arena.errors import ConfigError
 
 #: Options that print something about the config instead of running it.
 INFORMATIONAL = {"--help", "-h", "--hydra-help", "--cfg", "-c", "--info", "--shell-completion", "-sc"}
@@ -78,26 +68,13 @@ def _user_modules_importable() -> None:
         sys.path.append(os.getcwd())
 
 
-@functools.cache
-def _no_collection_at_exit() -> None:
-    """Leave this process's objects to the operating system at exit: Python tears its modules down with the
-    cyclic garbage collector running over every object (pandas, Numba and Hydra make some 180,000), a quarter
-    of a second of a single matchup's command. ``gc.freeze`` at exit moves them out of the collector's reach;
-    the exit handlers (logging's flush among them) run as before, and every result file is closed already."""
-    import atexit
-
-    atexit.register(gc.freeze)
-
-
 def main(argv: list[str] | None = None) -> None:
     """``arena``: validate the configuration, then hand over to Hydra."""
     import hydra
 
-    from arena.config import CONFIG_MODULE, config_dir, prepare
-    from arena.registry import use_search_path_plugin
+    from arena.config import CONFIG_MODULE, config_dir, prepare, use_search_path_plugin
     from arena.tournament import DRIVER_PID, interrupted_text, run_job, shard_configs_composed_once
 
-    _no_collection_at_exit()
     argv = list(sys.argv[1:] if argv is None else argv)
     if {"--help", "-h"} & set(argv):
         print(HELP, end="")
@@ -172,11 +149,9 @@ def redteam_main(argv: list[str] | None = None) -> None:
     """``arena-redteam``: search a forecaster's worst case (config ``redteam``: Hydra overrides, -m sweeps)."""
     import hydra
 
-    from arena.config import CONFIG_MODULE, config_dir
+    from arena.config import CONFIG_MODULE, config_dir, use_search_path_plugin
     from arena.redteam.job import run_job as redteam_job
-    from arena.registry import use_search_path_plugin
 
-    _no_collection_at_exit()
     argv = list(sys.argv[1:] if argv is None else argv)
     _user_modules_importable()
     use_search_path_plugin(argv)
@@ -232,7 +207,6 @@ def _report(argv: list[str] | None) -> None:
         help="only a paper's few figures (PDF, TrueType fonts) and LaTeX table, in DIR/paper/",
     )
     ap.add_argument("--quiet", action="store_true", help="print no progress while drawing")
-    _no_collection_at_exit()
     args = ap.parse_args(argv)
     formats = tuple(
         f.strip().lower() for f in (args.format or ("pdf" if args.paper else "png")).split(",") if f.strip()
@@ -256,8 +230,8 @@ def _report(argv: list[str] | None) -> None:
         raise SystemExit(2) from None
     except OSError as exc:
         print(
-            f"arena-report: error: cannot write {exc.filename or args.results_dir}: {exc.strerror or exc}; make room or "
-            "make it writable, then run it again (the stored matchups are untouched)",
+            f"arena-report: error: cannot write {exc.filename or args.results_dir}: {exc.strerror or exc}; "
+            "make room or make it writable, then run it again (the stored matchups are untouched)",
             file=sys.stderr,
         )
         raise SystemExit(1) from None
@@ -295,7 +269,6 @@ def rerun_main(argv: list[str] | None = None) -> None:
         "in the working directory are importable (only for results from a source you trust); "
         "without it only registered plugins with plain parameters are played",
     )
-    _no_collection_at_exit()
     args = ap.parse_args(argv)
     if args.trust:
         _user_modules_importable()

@@ -318,8 +318,7 @@ def catalogue(sections=SECTIONS, overrides=()) -> dict[str, list[dict]]:
     from hydra.core.global_hydra import GlobalHydra
 
     import arena.referee  # noqa: F401  (the games and certificates of every metric module)
-    from arena.config import hydra_session
-    from arena.registry import search_path_problem
+    from arena.config import hydra_session, search_path_problem
 
     with hydra_session(list(overrides)):
         if problem := search_path_problem():

@@ -103,7 +103,6 @@ def _in_pool(workers: int, sweep: tuple, jobs: list[tuple[int, list[str]]]) -> l
     try:
         pool = forked_pool(workers, _start_worker, (sweep,))
         futures = [pool.submit(_execute_in_worker, idx, overrides) for idx, overrides in jobs]
-        _meanwhile(sweep[1])
         # the first failed job ends the run at once (not after every job before it), as on one process
         done, _ = wait(futures, return_when=FIRST_EXCEPTION)
         for future in futures:
@@ -127,26 +126,6 @@ def _in_pool(workers: int, sweep: tuple, jobs: list[tuple[int, list[str]]]) -> l
         end_children_since(others)
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _meanwhile(config: Any) -> None:
-    """What the arena process does while its workers play (it would otherwise wait): a tournament loads what
-    its summary's tables need (:func:`arena.tournament.warm_up_summary`), and the plotting code (matplotlib)
-    when it draws its report, so that the summary starts sooner when the matchups end. Nothing here is
-    needed by a worker, so none of it delays the first matchup."""
-    if config.get("tournament") is None:
-        return
-    from arena.tournament import warm_up_summary
-
-    try:
-        warm_up_summary()
-    except Exception:  # noqa: BLE001, S110 (the summary says what is wrong when it runs, after the matchups)
-        pass
-    if config.get("report", True):
-        try:
-            import arena.plots.report  # noqa: F401
-        except Exception:  # noqa: BLE001, S110 (the report says what is wrong when it runs, after the matchups)
-            pass
 
 
 def _start_worker(sweep: tuple, worker: bool = True) -> None:

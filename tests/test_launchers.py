@@ -95,7 +95,7 @@ def test_local_launcher_gives_the_basic_launchers_summary(tmp_path, reference):
 
 def test_local_launcher_runs_from_a_source_tree_that_is_not_installed(tmp_path):
     """Without the installed ``hydra_plugins.arena_searchpath`` (a checkout on sys.path, no install), the
-    tournaments' default launcher is still found (arena.registry.use_search_path_plugin)."""
+    tournaments' default launcher is still found (arena.config.use_search_path_plugin)."""
     root = Path(__file__).resolve().parent.parent
     code = ("import sys\n"
             "sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]\n"

@@ -266,7 +266,7 @@ def _search_path(primary: str) -> list[tuple[str, str]]:
 
 
 def test_the_search_path_plugin_adds_folders_to_the_arena_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    from arena.registry import use_search_path_plugin
+    from arena.config import use_search_path_plugin
 
     plugin = sys.modules.get("hydra_plugins.arena_searchpath") or importlib.import_module(
         "hydra_plugins.arena_searchpath")

@@ -67,6 +67,6 @@ class ArenaSearchPathPlugin(SearchPathPlugin):
             return  # another Hydra app
         extra = [*declared_config_paths(), *(("hydra.searchpath in command-line", p) for p in self.command_line)]
         for provider, path in extra:
-            if path not in paths:  # registered twice (see arena.registry.use_search_path_plugin)
+            if path not in paths:  # registered twice (see arena.config.use_search_path_plugin)
                 search_path.append(provider=provider, path=path)
                 paths.append(path)
