@@ -295,7 +295,56 @@ def rerun_main(argv: list[str] | None = None) -> None:
 
 
 def compare_main(argv: list[str] | None = None) -> None:
-    """``arena-compare RESULTS_DIR A B``: anytime-valid comparison of two forecasters (:func:`arena.compare.main`)."""
-    from arena.compare import main as compare
+    """``arena-compare RESULTS_DIR A B``: anytime-valid comparison of forecasters A and B, printed,
+    written as ``compare__A__B__<metric>.csv`` (final values) and ``..._curves.csv``, and plotted."""
+    import argparse
 
-    compare(argv)
+    from arena.compare import SCORES, compare, format_table
+    from arena.plots.compare import comparison_figure
+    from arena.plots.style import _save
+
+    ap = argparse.ArgumentParser(
+        prog="arena-compare",
+        description="Anytime-valid comparison of forecasters A and B on the rounds of a results directory: a "
+        "confidence sequence for the running mean difference of their scores (A - B) and e-values "
+        "against 'A is no better than B' and the reverse, per nature and seed; printed, written as "
+        "CSV and plotted.",
+    )
+    ap.add_argument("results", type=Path, help="a results directory")
+    ap.add_argument("a", help="forecaster A (label as in the summary)")
+    ap.add_argument("b", help="forecaster B")
+    ap.add_argument("--metric", choices=SCORES, help="score (default: brier; pinball in the quantile game)")
+    ap.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="level: 1 - alpha confidence, e-value threshold 1/alpha (default 0.05)",
+    )
+    ap.add_argument("--game", help="the game, when A and B play several")
+    ap.add_argument("--nature", action="append", help="only this nature (repeatable)")
+    ap.add_argument("--seed", type=int, action="append", help="only this seed (repeatable)")
+    ap.add_argument("--T", type=int, help="horizon (default: the largest)")
+    ap.add_argument("--out", type=Path, help="folder for the tables and figure (default: RESULTS_DIR/compare)")
+    args = ap.parse_args(argv)
+    try:
+        if not args.results.is_dir():
+            raise FileNotFoundError(f"{args.results} is not a directory; give a results directory")
+        final, curves = compare(
+            args.results, args.a, args.b, args.metric, args.alpha, args.game, args.nature, args.seed, args.T
+        )
+    except (OSError, ValueError) as exc:
+        print(f"arena-compare: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    metric = final["metric"].iloc[0]
+    print(
+        f"[arena] {args.a} (A) vs {args.b} (B), {metric} (lower is better), game {final['game'].iloc[0]}, "
+        f"T={final['T'].iloc[0]}; A - B < 0: A better; confidence sequence and e-values valid at every t"
+    )
+    print(format_table(final, args.alpha))
+    out = args.out or args.results / "compare"
+    out.mkdir(parents=True, exist_ok=True)
+    stem = out / f"compare__{args.a}__{args.b}__{metric}"
+    final.to_csv(f"{stem}.csv", index=False)
+    curves.to_csv(f"{stem}_curves.csv", index=False)
+    paths = _save(comparison_figure(curves, args.alpha, final), stem, ("pdf", "png"))
+    print(f"[arena] wrote {stem}.csv, {stem}_curves.csv, " + ", ".join(str(p) for p in paths))

@@ -1,4 +1,5 @@
-"""Anytime-valid paired comparison of two forecasters of a results directory (``arena-compare``).
+"""Anytime-valid paired comparison of two forecasters of a results directory (``arena-compare``:
+:func:`arena.cli.compare_main`).
 
 For each nature and seed on which both forecasters finished, the per-round records of the two
 matchups (the stored trace ``traces/<matchup_id>.parquet`` when the tournament kept it, else the
@@ -32,13 +33,12 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from arena.sequential import confidence_sequence, e_process
+from arena.sequential import confidence_sequence, e_process, verdict
 
 #: The scores a comparison can use; the quantile game has ``pinball`` and ``calibration`` only.
 SCORES = ("brier", "log_loss", "pinball", "calibration")
@@ -118,30 +118,6 @@ def sequential_comparison(d: dict, alpha: float = 0.05) -> pd.DataFrame:
     return pd.DataFrame(
         {"t": np.arange(1, len(mean) + 1), "mean": mean, "low": low, "high": high, "e_a_better": e_a, "e_b_better": e_b}
     )
-
-
-def verdict(seq: pd.DataFrame, alpha: float) -> tuple[str, float]:
-    """The verdict of a :func:`sequential_comparison` and the round it was reached: "A better" or
-    "B better" at the first round where an e-process reaches 1/alpha (for calibration: where the
-    confidence sequence excludes 0), else "undecided" (and NaN). Stopping at the first crossing
-    is what anytime validity allows: the chance of a wrong verdict is at most alpha.
-
-    Examples
-    --------
-    >>> seq = pd.DataFrame({"t": [1, 2, 3], "low": -1.0, "high": 1.0, "e_a_better": [1.0, 25.0, 3.0],
-    ...                     "e_b_better": [0.5, 0.1, 0.1]})
-    >>> verdict(seq, 0.05)
-    ('A better', 2.0)
-    """
-    if seq["e_a_better"].notna().any():
-        a, b = seq["e_a_better"] >= 1 / alpha, seq["e_b_better"] >= 1 / alpha
-    else:
-        a, b = seq["high"] < 0, seq["low"] > 0
-    either = (a | b).to_numpy()
-    if not either.any():
-        return "undecided", math.nan
-    i = int(np.argmax(either))
-    return ("A better" if a.iloc[i] else "B better"), float(seq["t"].iloc[i])
 
 
 # ----------------------------------------------------------------------------- per-round records
@@ -275,7 +251,7 @@ def compare(
                 **ids,
                 "n": n,
                 **{k: last[k] for k in ("mean", "low", "high", "e_a_better", "e_b_better")},
-                **dict(zip(("verdict", "decided_at"), verdict(seq, alpha))),
+                **dict(zip(("verdict", "decided_at"), verdict(seq, alpha), strict=True)),
                 "pairing": "common outcomes" if np.array_equal(ya[:n], yb[:n]) else "common random numbers",
                 "source": src_a if src_a == src_b else f"{src_a} / {src_b}",
             }
@@ -377,59 +353,13 @@ def _decided(r) -> str:
     return r["verdict"] + (f" ({int(r['decided_at'])})" if np.isfinite(r["decided_at"]) else "")
 
 
-def main(argv: list[str] | None = None) -> None:
-    """``arena-compare RESULTS_DIR A B``: anytime-valid comparison of forecasters A and B, printed,
-    written as ``compare__A__B__<metric>.csv`` (final values) and ``..._curves.csv``, and plotted."""
-    import argparse
-
-    ap = argparse.ArgumentParser(
-        prog="arena-compare",
-        description="Anytime-valid comparison of forecasters A and B on the rounds of a results directory: a "
-        "confidence sequence for the running mean difference of their scores (A - B) and e-values "
-        "against 'A is no better than B' and the reverse, per nature and seed; printed, written as "
-        "CSV and plotted.",
-    )
-    ap.add_argument("results", type=Path, help="a results directory")
-    ap.add_argument("a", help="forecaster A (label as in the summary)")
-    ap.add_argument("b", help="forecaster B")
-    ap.add_argument("--metric", choices=SCORES, help="score (default: brier; pinball in the quantile game)")
-    ap.add_argument(
-        "--alpha",
-        type=float,
-        default=0.05,
-        help="level: 1 - alpha confidence, e-value threshold 1/alpha (default 0.05)",
-    )
-    ap.add_argument("--game", help="the game, when A and B play several")
-    ap.add_argument("--nature", action="append", help="only this nature (repeatable)")
-    ap.add_argument("--seed", type=int, action="append", help="only this seed (repeatable)")
-    ap.add_argument("--T", type=int, help="horizon (default: the largest)")
-    ap.add_argument("--out", type=Path, help="folder for the tables and figure (default: RESULTS_DIR/compare)")
-    args = ap.parse_args(argv)
-    try:
-        if not args.results.is_dir():
-            raise FileNotFoundError(f"{args.results} is not a directory; give a results directory")
-        final, curves = compare(
-            args.results, args.a, args.b, args.metric, args.alpha, args.game, args.nature, args.seed, args.T
-        )
-    except (OSError, ValueError) as exc:
-        print(f"arena-compare: error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
-    metric = final["metric"].iloc[0]
-    print(
-        f"[arena] {args.a} (A) vs {args.b} (B), {metric} (lower is better), game {final['game'].iloc[0]}, "
-        f"T={final['T'].iloc[0]}; A - B < 0: A better; confidence sequence and e-values valid at every t"
-    )
-    print(format_table(final, args.alpha))
-    out = args.out or args.results / "compare"
-    out.mkdir(parents=True, exist_ok=True)
-    stem = out / f"compare__{args.a}__{args.b}__{metric}"
-    final.to_csv(f"{stem}.csv", index=False)
-    curves.to_csv(f"{stem}_curves.csv", index=False)
-    from arena.plots.compare import comparison_figure
-    from arena.plots.style import _save
-
-    paths = _save(comparison_figure(curves, args.alpha, final), stem, ("pdf", "png"))
-    print(f"[arena] wrote {stem}.csv, {stem}_curves.csv, " + ", ".join(str(p) for p in paths))
-
-
-__all__ = ["SCORES", "compare", "pair_scores", "per_round", "sequential_comparison", "top_pairs", "verdict"]
+__all__ = [
+    "SCORES",
+    "compare",
+    "format_table",
+    "pair_scores",
+    "per_round",
+    "sequential_comparison",
+    "top_pairs",
+    "verdict",
+]

@@ -42,7 +42,10 @@ Waudby-Smith & Ramdas (2023), Estimating means of bounded random variables by be
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import pandas as pd
 
 #: Stitching parameters (Howard et al. 2021, eq. (10)): s spreads the crossing probability over
 #: epochs of intrinsic time growing geometrically by eta; the boundary is tightest near V = V_MIN.
@@ -137,4 +140,28 @@ def e_process(x, lo: float, hi: float) -> np.ndarray:
         return np.exp(top[..., 0] + np.log(np.mean(np.exp(log_terms - top), axis=-1)))
 
 
-__all__ = ["confidence_sequence", "e_process", "stitching_boundary"]
+def verdict(seq: pd.DataFrame, alpha: float) -> tuple[str, float]:
+    """The verdict of a :func:`sequential_comparison` and the round it was reached: "A better" or
+    "B better" at the first round where an e-process reaches 1/alpha (for calibration: where the
+    confidence sequence excludes 0), else "undecided" (and NaN). Stopping at the first crossing
+    is what anytime validity allows: the chance of a wrong verdict is at most alpha.
+
+    Examples
+    --------
+    >>> seq = pd.DataFrame({"t": [1, 2, 3], "low": -1.0, "high": 1.0, "e_a_better": [1.0, 25.0, 3.0],
+    ...                     "e_b_better": [0.5, 0.1, 0.1]})
+    >>> verdict(seq, 0.05)
+    ('A better', 2.0)
+    """
+    if seq["e_a_better"].notna().any():
+        a, b = seq["e_a_better"] >= 1 / alpha, seq["e_b_better"] >= 1 / alpha
+    else:
+        a, b = seq["high"] < 0, seq["low"] > 0
+    either = (a | b).to_numpy()
+    if not either.any():
+        return "undecided", math.nan
+    i = int(np.argmax(either))
+    return ("A better" if a.iloc[i] else "B better"), float(seq["t"].iloc[i])
+
+
+__all__ = ["confidence_sequence", "e_process", "stitching_boundary", "verdict"]

@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 from arena.aggregate import leaderboard, paired, seed_stats
-from arena.compare import compare, main, pair_scores, per_round, sequential_comparison
+from arena.cli import compare_main as main
+from arena.compare import compare, pair_scores, per_round, sequential_comparison
 from arena.minimax import minimax_table, solve_zero_sum
 from arena.plots import latex_table, markdown_summary
 from arena.sequential import confidence_sequence, e_process, stitching_boundary

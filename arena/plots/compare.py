@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from arena.plots.style import _RC, COLUMN_WIDTH, FIGSIZE, METRIC_LABELS, PALETTE, _lines, _new_figure, _plain_log_ticks
+from arena.sequential import verdict
 
 #: The colors of a comparison's verdicts (:func:`arena.compare.verdict`).
 _VERDICT_COLORS = {"A better": PALETTE[0], "B better": PALETTE[1], "undecided": "0.6"}
@@ -90,8 +91,6 @@ def _finals(groups: list, alpha: float, final: pd.DataFrame | None) -> list[dict
     """Per (nature, seed) of ``groups``: the last round's mean, low and high, the verdict and its round,
     from ``final`` where it has the row (the exact round of the verdict), else from the curve (its
     checkpoints)."""
-    from arena.compare import verdict
-
     out = []
     for (nature, seed), g in groups:
         row = (
@@ -186,7 +185,7 @@ def _rows_figure(groups: list, finals: list[dict], alpha: float, metric: str, ti
     )
     if bottom is None:
         return fig
-    for ((nature, seed), g), f in zip(groups, finals):  # finals come in the groups' order (_finals)
+    for ((nature, seed), g), f in zip(groups, finals, strict=False):  # finals come in the groups' order (_finals)
         if not np.isfinite(g["e_a_better"]).any():
             continue
         t = g["t"].to_numpy(float)
