@@ -249,17 +249,6 @@ def _search(meta, nodes, depth, n_halvings, c_fs, a, b, c):
             deepest = node
         left = _half(ints, node, m, 0)
         right = _half(ints, node, m, 1)
-        # Read the right half's node now (a test that never holds: word 0 is never -1): its memory
-        # is fetched while S(mid) is computed, not after, when the search goes right.
-        touch = ints[right, 0] if right >= 0 else 0
-        if left >= 0:  # and the children of the left half's node (word 1: the two child indices)
-            kids = ints[left, 1]
-            touch ^= ints[kids & _CHILD_MASK, 0] ^ ints[kids >> 32, 0]
-        if right >= 0:
-            kids = ints[right, 1]
-            touch ^= ints[kids & _CHILD_MASK, 0] ^ ints[kids >> 32, 0]
-        if touch == -1:  # never (words 0 are >= 0): keeps the reads
-            meta[2] = -1
         l0 = 0.0
         l2 = 0.0
         lq = 0.0
