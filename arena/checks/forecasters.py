@@ -213,8 +213,7 @@ def check_claims_hold(
                 if c.holds is not True:
                     raise CheckFailure(
                         f"{check}: {plugin_label(fc)} claims the {name!r} certificate, which failed against nature "
-                        f"{nat.name!r} "
-                        f"(T={res.recorder.n}, seed={seed}): value {c.value!r} > bound {c.bound!r}"
+                        f"{nat.name!r} (T={res.recorder.n}, seed={seed}): value {c.value!r} > bound {c.bound!r}"
                         + (f" ({c.note})" if c.note else "")
                         + ". A deterministic certificate that fails on any run is a bug (docs/ERRATA.md, certificates)"
                     )

@@ -30,6 +30,15 @@ from arena.games import Game
 from arena.protocols import Forecaster, Nature
 
 
+def _opponents(plugin, params: dict | None, game, partners: Sequence | None, check: str):
+    """The plugin's kind, its factory, its game and its opponents (default: probes of the other kind)."""
+    kind = "forecaster" if issubclass(class_of(plugin), Forecaster) else "nature"
+    make = factory(plugin, params, Forecaster if kind == "forecaster" else Nature, check)
+    g = game_for(plugin, game, check)
+    partners = partners or (default_natures(g, few=True) if kind == "forecaster" else default_forecasters(few=True))
+    return kind, make, g, partners
+
+
 def _check_same_seed(plugin, make, kind: str, partners: Sequence, game: Game, T: int, seed: int) -> None:
     check = "check_same_seed_same_game"
     for partner in partners:
@@ -66,10 +75,7 @@ def check_same_seed_same_game(
     natures for a forecaster, probe forecasters, one of them randomized, for a nature).
     """
     check = "check_same_seed_same_game"
-    kind = "forecaster" if issubclass(class_of(plugin), Forecaster) else "nature"
-    make = factory(plugin, params, Forecaster if kind == "forecaster" else Nature, check)
-    g = game_for(plugin, game, check)
-    partners = partners or (default_natures(g, few=True) if kind == "forecaster" else default_forecasters(few=True))
+    kind, make, g, partners = _opponents(plugin, params, game, partners, check)
     _check_same_seed(plugin, make, kind, partners, g, T, seed)
 
 
@@ -89,10 +95,7 @@ def check_reset_clears_state(
     Forecast objects, so a forecaster's compiled oblivious path, if any, plays them.)
     """
     check = "check_reset_clears_state"
-    kind = "forecaster" if issubclass(class_of(plugin), Forecaster) else "nature"
-    make = factory(plugin, params, Forecaster if kind == "forecaster" else Nature, check)
-    g = game_for(plugin, game, check)
-    partners = partners or (default_natures(g, few=True) if kind == "forecaster" else default_forecasters(few=True))
+    kind, make, g, partners = _opponents(plugin, params, game, partners, check)
     for partner in partners:
         used = make()
 
