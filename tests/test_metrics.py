@@ -243,49 +243,6 @@ def test_best_linear_weights_against_slsqp_and_projected_gradient(rank, active) 
             np.testing.assert_allclose(w, np.linalg.lstsq(X, y, rcond=None)[0], atol=1e-8)
 
 
-def test_brent_root_gives_scipy_brentqs_floats() -> None:
-    """The secular equation's root finder is Brent's method step for step as SciPy's ``brentq``: the same
-    float on secular equations (the regret's), polynomials with roots at the ends or in flat places, steep,
-    discontinuous and tiny functions (whose products of signs would underflow), and the same errors: no
-    bracket, a NaN, too few iterations (``brentq``'s default ``disp=True``)."""
-    from scipy.optimize import brentq
-
-    from arena.metrics.regret import brent_root
-
-    rng = np.random.default_rng(11)
-    cases = []
-    for _ in range(200):  # ||b / (evals + lam)|| - M on random spectra
-        d = int(rng.integers(1, 6))
-        evals, b = rng.exponential(size=d) * 10.0 ** rng.uniform(-8, 3), rng.standard_normal(d)
-        M = float(np.linalg.norm(b / evals)) * rng.uniform(0.01, 0.99)
-        f = (lambda e, bb, m: lambda lam: float(np.linalg.norm(bb / (e + lam)) - m))(evals, b, M)
-        hi = 1.0
-        while f(hi) > 0:
-            hi *= 2.0
-        cases.append((f, 0.0, hi))
-    cases += [(lambda x: x ** 3 - 0.3, 0.0, 1.0), (lambda x: (x - 0.5) ** 5, 0.0, 2.0), (lambda x: x, 0.0, 1.0),
-              (lambda x: x - 1.0, 0.0, 1.0), (lambda x: np.tanh(50 * (x - 0.123)), -3.0, 3.0),
-              (lambda x: -1.0 if x < 0.7 else 2.0, 0.0, 1.0), (lambda x: np.exp(x) - 1e6, 0.0, 40.0),
-              (lambda x: 1e-200 * (x - 0.3), 0.0, 1.0), (lambda x: 1e-170 * np.tanh(50 * (x - 0.123)), -3.0, 3.0),
-              (lambda x: 1e-200 * (1 + x * x), -1.0, 1.0), (lambda x: 1.0 + x * x, -1.0, 1.0),
-              (lambda x: math.nan if x > 0.5 else x - 0.4, 0.0, 1.0)]
-    outcomes = set()
-    for f, a, b in cases:
-        for xtol, rtol, maxiter in ((1e-15, 1e-15, 500), (2e-12, 8.9e-16, 100), (1e-3, 1e-3, 3)):
-            try:
-                expected = brentq(f, a, b, xtol=xtol, rtol=rtol, maxiter=maxiter)
-            except (ValueError, RuntimeError) as exc:
-                with pytest.raises(type(exc)):
-                    brent_root(f, a, b, xtol, rtol, maxiter)
-                outcomes.add(type(exc).__name__)
-                continue
-            assert brent_root(f, a, b, xtol, rtol, maxiter) == expected
-            outcomes.add("root")
-    assert outcomes == {"root", "ValueError", "RuntimeError"}  # every kind of answer was compared
-    with pytest.raises(ValueError, match="rtol"):
-        brent_root(lambda x: x, -1.0, 1.0, 1e-12, 1e-17, 50)
-
-
 def test_best_linear_weights_with_a_zero_and_a_duplicated_column() -> None:
     rng = np.random.default_rng(5)
     base = rng.standard_normal((30, 2))

@@ -7,8 +7,6 @@ Perdomo & Recht, §5-§6; certificates: docs/ERRATA.md.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 
@@ -51,76 +49,13 @@ def best_linear_weights(X: np.ndarray, y: np.ndarray, M: float) -> np.ndarray:
 
     if norm_minus_M(0.0) <= 0:  # ||w_ls|| = M within rounding (the two bases round differently)
         return V @ (b / evals)
+    from scipy.optimize import brentq  # here: only a binding constraint needs it (a quarter second to import)
+
     hi = 1.0
     while norm_minus_M(hi) > 0:
         hi *= 2.0
-    lam = brent_root(norm_minus_M, 0.0, hi, xtol=1e-15, rtol=1e-15, maxiter=500)
+    lam = brentq(norm_minus_M, 0.0, hi, xtol=1e-15, rtol=1e-15, maxiter=500)
     return V @ (b / (evals + lam))
-
-
-def brent_root(f, a: float, b: float, xtol: float, rtol: float, maxiter: int) -> float:
-    """A root of ``f`` bracketed by [a, b] (f(a) and f(b) of opposite signs), by Brent's method in the form of
-    SciPy's ``brentq`` (Brent 1973, ch. 4: inverse quadratic or linear interpolation where it makes a short
-    enough step, bisection where not), step for step: the same floats as ``scipy.optimize.brentq`` with the
-    same tolerances, and the same errors (tests/test_metrics.py checks both), without importing
-    scipy.optimize (0.15 s, on the way of every worker of a tournament). Signs are compared by their sign
-    bits, as SciPy does (a product of two tiny values would underflow to zero).
-
-    Raises ValueError where f(a) and f(b) have the same sign, f gives NaN or ``rtol`` is under 4 machine
-    epsilons, and RuntimeError where ``maxiter`` steps do not converge (``brentq``'s default ``disp=True``).
-
-    >>> round(brent_root(lambda x: x * x - 2.0, 0.0, 2.0, 1e-15, 1e-15, 100), 12)
-    1.414213562373
-    """
-    if rtol < 4 * np.finfo(float).eps:
-        raise ValueError(f"rtol={rtol!r} is too small: give at least {4 * np.finfo(float).eps:g}")
-
-    def value(x: float) -> float:
-        fx = float(f(x))
-        if math.isnan(fx):
-            raise ValueError(f"the function value at x={x} is NaN: the root finder cannot go on")
-        return fx
-
-    def negative(v: float) -> bool:
-        return math.copysign(1.0, v) < 0
-
-    x_prev, x_cur = float(a), float(b)
-    f_prev, f_cur = value(x_prev), value(x_cur)
-    if f_prev == 0:
-        return x_prev
-    if f_cur == 0:
-        return x_cur
-    if negative(f_prev) == negative(f_cur):
-        raise ValueError(f"f({a}) = {f_prev} and f({b}) = {f_cur} have the same sign: no root bracketed")
-    x_blk = f_blk = step_prev = step = 0.0
-    for _ in range(maxiter):
-        if f_prev != 0 and f_cur != 0 and negative(f_prev) != negative(f_cur):
-            x_blk, f_blk = x_prev, f_prev  # the root lies between the last two iterates: they become the bracket
-            step_prev = step = x_cur - x_prev
-        if abs(f_blk) < abs(f_cur):  # keep the best iterate in x_cur
-            x_prev, x_cur, x_blk = x_cur, x_blk, x_cur
-            f_prev, f_cur, f_blk = f_cur, f_blk, f_cur
-        tol = (xtol + rtol * abs(x_cur)) / 2
-        half = (x_blk - x_cur) / 2
-        if f_cur == 0 or abs(half) < tol:
-            return x_cur
-        bisect = True
-        if abs(step_prev) > tol and abs(f_cur) < abs(f_prev):
-            if x_prev == x_blk:  # secant through the two ends
-                trial = -f_cur * (x_cur - x_prev) / (f_cur - f_prev)
-            else:  # inverse quadratic through the three points
-                d_prev = (f_prev - f_cur) / (x_prev - x_cur)
-                d_blk = (f_blk - f_cur) / (x_blk - x_cur)
-                trial = -f_cur * (f_blk * d_blk - f_prev * d_prev) / (d_blk * d_prev * (f_blk - f_prev))
-            limit = 3 * abs(half) - tol
-            if 2 * abs(trial) < (abs(step_prev) if abs(step_prev) < limit else limit):
-                step_prev, step, bisect = step, trial, False
-        if bisect:
-            step_prev = step = half
-        x_prev, f_prev = x_cur, f_cur
-        x_cur += step if abs(step) > tol else (tol if half > 0 else -tol)
-        f_cur = value(x_cur)
-    raise RuntimeError(f"the root finder did not converge in {maxiter} steps (last iterate {x_cur})")
 
 
 def regret_linear(p: np.ndarray, y: np.ndarray, X: np.ndarray, M: float, intercept: bool = False) -> float:
