@@ -106,8 +106,8 @@ _LIBRARIES = """
 import pandas, hydra, omegaconf, pyarrow.parquet
 {figures}
 import numpy as np
-from arena.fastfs import stable_argsort
-stable_argsort(np.zeros(3))
+from arena.fastfs import fs_quadratic
+fs_quadratic(np.zeros(3), np.zeros(3))
 """
 _FIGURES = "import matplotlib.figure, matplotlib.backends.backend_agg"
 
@@ -133,15 +133,19 @@ def run_snippet(python: Path, code: str, cwd: Path) -> dict:
 
 def wall(cmd: list[str], cwd: Path, env: dict | None = None) -> float:
     t0 = time.perf_counter()
-    subprocess.run(
+    done = subprocess.run(
         cmd,
-        check=True,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
         cwd=cwd,
         env=None if env is None else {**os.environ, **env},
     )
-    return time.perf_counter() - t0
+    seconds = time.perf_counter() - t0
+    if done.returncode:  # what the command said, before the traceback that stops the benchmark
+        sys.stderr.write(done.stderr[-4000:])
+        done.check_returncode()
+    return seconds
 
 
 def turns(sides: dict, rounds: int) -> dict[str, list]:
@@ -192,8 +196,12 @@ def bench_cli(python_today: Path, python_base: Path, rounds: int, tmp: Path) -> 
 
         return go
 
-    imports = lambda: wall([str(python_today), "-c", "import pandas, hydra"], tmp)
-    floor = lambda: wall([str(python_today), "-c", _LIBRARIES.format(figures=_FIGURES)], tmp)
+    def imports() -> float:
+        return wall([str(python_today), "-c", "import pandas, hydra"], tmp)
+
+    def floor() -> float:
+        return wall([str(python_today), "-c", _LIBRARIES.format(figures=_FIGURES)], tmp)
+
     res = turns(
         {
             "imports": imports,
@@ -254,7 +262,9 @@ def bench_tournament(python_today: Path, python_base: Path, rounds: int, tmp: Pa
 
         return go
 
-    floor = lambda: wall([str(python_today), "-c", _LIBRARIES.format(figures="")], tmp)
+    def floor() -> float:
+        return wall([str(python_today), "-c", _LIBRARIES.format(figures="")], tmp)
+
     whole = turns({"today": arena(python_today), "base": arena(python_base), "floor": floor}, rounds)
     report("tournament=bench at T=10 (serial, fixed costs)", whole["today"], whole["base"])
     report("  floor: its libraries loaded, nothing run (base: the command)", whole["floor"], whole["today"])

@@ -47,7 +47,7 @@ def main(argv=None) -> None:
     for name in FORECASTERS:
         for T in sizes:
 
-            def game(fast: bool):
+            def game(fast: bool, name=name, T=T):
                 return play(
                     "binary",
                     name,
@@ -64,7 +64,7 @@ def main(argv=None) -> None:
             step = median_time(lambda: game(False), args.repeats)
             fast = median_time(lambda: game(True), args.repeats)
 
-            def matchup():
+            def matchup(name=name, T=T):
                 return play("binary", name, "iid_bernoulli", T=T, seed=0, fast_path=False, keep_forecasts=False)
 
             matchup()  # warm-up: the referee's compiled code

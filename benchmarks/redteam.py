@@ -79,8 +79,8 @@ def shipped_natures(tournament: str) -> tuple[list[tuple[str, str, dict]], list[
             continue
         grid = e.get("grid") or {}
         for values in itertools.product(*grid.values()):
-            params = {**(e.get("params") or {}), **dict(zip(grid, values))}
-            label = e.get("label") or e["name"] + "".join(f"_{k}{v}" for k, v in zip(grid, values))
+            params = {**(e.get("params") or {}), **dict(zip(grid, values, strict=True))}
+            label = e.get("label") or e["name"] + "".join(f"_{k}{v}" for k, v in zip(grid, values, strict=True))
             out.append((label, e["name"], params))
     return out, list(t["seeds"])
 

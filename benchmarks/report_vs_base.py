@@ -32,12 +32,12 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from compare import build_base  # noqa: E402  (the one way the base commit is built)
-from run import _cpu  # noqa: E402  (the benchmark suite's CPU name)
+from compare import build_base  # the one way the base commit is built (this script's folder is on sys.path)
+from run import _cpu  # the benchmark suite's CPU name
 
 from arena.supervise import cores  # the cores this process may use
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _timed(cmd: list[str]) -> tuple[float, float]:

@@ -87,7 +87,7 @@ def bench_k29(repeats: int, quick: bool) -> None:
     secs = []
     for n in sizes:
         s = median_time(
-            lambda: arena.play("binary", K29(), "iid_bernoulli", T=n, seed=0, keep_forecasts=False),
+            lambda n=n: arena.play("binary", K29(), "iid_bernoulli", T=n, seed=0, keep_forecasts=False),
             1 if n >= 1_000_000 else repeats,
         )
         secs.append(s)
@@ -111,7 +111,7 @@ def bench_smce(repeats: int, quick: bool) -> None:
     record("smCE exact near-linear", n, t_dp, f"|diff| = {abs(smce(p, y) - smce_lp(p, y)):.1e}", t_lp / t_dp)
     for n in [10**5] if quick else [10**5, 10**6]:
         p, y = rng.random(n), (rng.random(n) < 0.4).astype(float)
-        record("smCE exact near-linear", n, median_time(lambda: smce(p, y), repeats))
+        record("smCE exact near-linear", n, median_time(lambda p=p, y=y: smce(p, y), repeats))
 
 
 def _river_available() -> bool:
@@ -299,7 +299,7 @@ def bench_tournament(quick: bool, repeats: int = 3) -> None:
 def bench_memory(quick: bool) -> None:
     """Peak resident memory of one K29 run (a fresh process, measured by /usr/bin/time -v)."""
     T = 100_000 if quick else 1_000_000
-    code = "import arena; arena.play('binary', 'k29', 'iid_bernoulli', T=%d, seed=0, keep_forecasts=False)" % T
+    code = f"import arena; arena.play('binary', 'k29', 'iid_bernoulli', T={T}, seed=0, keep_forecasts=False)"
     cmd = ["/usr/bin/time", "-v", sys.executable, "-c", code]
     if not Path("/usr/bin/time").exists():
         record("peak memory", T, 0.0, "skipped: /usr/bin/time missing")

@@ -127,7 +127,7 @@ def main() -> None:
     }
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        for side, arena in sides.items():  # fills Numba's cache (and the OS's) for every later run
+        for arena in sides.values():  # fills Numba's cache (and the OS's) for every later run
             for launcher in args.launchers:
                 one_run(launcher, 1, min(args.T, 1000), tmp, arena)
         for k in range(args.repeats):

@@ -123,19 +123,6 @@ def test_fs_quadratic_is_the_formula_on_sorted_copies_bit_for_bit(T):
     assert fs_quadratic(P, W) == _fs_quadratic_on_sorted_copies(P, W)
 
 
-@pytest.mark.parametrize("style", ["ties", "continuous", "constant", "signed_zeros", "runs"])
-def test_stable_argsort_is_numpys_stable_sort(style):
-    from arena.fastfs import stable_argsort
-
-    rng = np.random.default_rng(len(style))
-    for T in (0, 1, 2, 5, 100, 5000):
-        a = {"ties": np.round(rng.random(T), 2), "continuous": rng.random(T), "constant": np.full(T, 0.5),
-             "signed_zeros": rng.choice([0.0, -0.0, 1.0], T),
-             # runs of every length from 1 to 40 (short runs and long ones are put in order two ways)
-             "runs": rng.permutation(np.repeat(rng.random(40), np.arange(1, 41)))[:T]}[style]
-        assert stable_argsort(a).tolist() == np.argsort(a, kind="stable").tolist()
-
-
 @pytest.mark.parametrize("T", [1, 5, 8, 100, 128, 129, 1000, 4097, 30_000])
 def test_fs_slack_sum_is_the_sum_of_the_slack_array_bit_for_bit(T):
     # the referee's sigma without the array of T slacks: numpy's pairwise sum replayed term by term
