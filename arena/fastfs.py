@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numba
 import numpy as np
 
-__all__ = ["fs_cross_sums", "fs_quadratic", "fs_diag", "fs_slack_sum", "stable_argsort"]
+__all__ = ["fs_cross_sums", "fs_quadratic", "fs_diag", "fs_slack_sum"]
 
 _C = 5.0 / 6.0
 
@@ -42,54 +42,6 @@ def _check(P, W) -> tuple[np.ndarray, np.ndarray]:
         i = int(np.flatnonzero(~np.isfinite(W))[0])
         raise ValueError(f"W[{i}] = {float(W[i])!r} is not finite: pass finite weights (e.g. w = y - p)")
     return P, W
-
-
-def stable_argsort(a: np.ndarray) -> np.ndarray:
-    """``np.argsort(a, kind="stable")`` (equal values in index order) for a 1-D float array without NaN,
-    by numpy's quicker default sort whose runs of equal values are then put in index order.
-
-    Examples
-    --------
-    >>> stable_argsort(np.array([0.5, 0.25, 0.5, 0.25, 0.0])).tolist()
-    [4, 1, 3, 0, 2]
-    """
-    order = np.argsort(a)
-    runs = np.empty(2 * (len(order) // (_SHORT_RUN + 1) + 1), dtype=np.int64)
-    for start, end in runs[: 2 * _ties_in_index_order(a, order, runs, _SHORT_RUN)].reshape(-1, 2).tolist():
-        order[start:end].sort()  # a long run: numpy's sort, in place
-    return order
-
-
-#: Runs of equal values up to this long are put in index order by an insertion sort in the compiled pass.
-_SHORT_RUN = 16
-
-
-@numba.njit(cache=True)
-def _ties_in_index_order(a, order, runs, short):
-    # each run of at most ``short`` equal values sorted in place; each longer one's [start, end) written to
-    # ``runs`` (room for len(order) // (short + 1) + 1 pairs) for numpy to sort; returns how many (no np.sort
-    # and no slice assignment here: the first run after an install compiles this in a tenth of the time)
-    n = order.shape[0]
-    k = 0
-    i = 0
-    while i < n:
-        j = i + 1
-        while j < n and a[order[j]] == a[order[i]]:
-            j += 1
-        if j - i > short:
-            runs[2 * k] = i
-            runs[2 * k + 1] = j
-            k += 1
-        else:
-            for q in range(i + 1, j):  # insertion sort of a short run
-                v = order[q]
-                m = q
-                while m > i and order[m - 1] > v:
-                    order[m] = order[m - 1]
-                    m -= 1
-                order[m] = v
-        i = j
-    return k
 
 
 @numba.njit(cache=True)
@@ -365,7 +317,7 @@ def fs_quadratic(
     W : array_like, shape (T,)
         Finite weights.
     order : numpy.ndarray, optional
-        ``stable_argsort(P)``, when the caller has it.
+        ``np.argsort(P, kind="stable")``, when the caller has it.
 
     Returns
     -------
@@ -385,7 +337,7 @@ def fs_quadratic(
     #   sum w^2 k(p, p) + 2 (sum w B2 + sum w (1-p)^2/2 B0 + 5/6 sum w B0),
     # B0, B2 the exclusive cumulative sums of w and w p^2 / 2, and adds each as numpy's pairwise sum
     # of its array would: the very numbers of the formula on sorted copies, without any copy.
-    s = _fs_sums(P, W, stable_argsort(P) if order is None else order, _pairwise_leaves(len(P)))
+    s = _fs_sums(P, W, np.argsort(P, kind="stable") if order is None else order, _pairwise_leaves(len(P)))
     return float(s[0] + 2.0 * ((s[1] + s[2]) + _C * s[3]))
 
 

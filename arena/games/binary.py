@@ -38,7 +38,7 @@ from arena.certificates import (
     search_allowance,
     smce_bound,
 )
-from arena.fastfs import fs_quadratic, fs_slack_sum, stable_argsort
+from arena.fastfs import fs_quadratic, fs_slack_sum
 from arena.games.base import Game, bind
 from arena.kernels import FermiSobolev, Kernel, cross_sums, kernel_gap
 from arena.lazy import LazyModule
@@ -74,7 +74,7 @@ class BinaryGame(Game):
         return (p - y) ** 2
 
     def score(self, referee, rec, forecaster):
-        order = stable_argsort(rec.p) if len(rec.p) else None  # the forecasts sorted once, for both sums
+        order = np.argsort(rec.p, kind="stable") if len(rec.p) else None  # the forecasts sorted once, for both sums
         fs_q = fs_quadratic(rec.p, rec.y - rec.p, order) if len(rec.y) else 0.0  # fs_gap^2; K29's kernel gap too
         smce_pair = smce_both(rec.p, rec.y, order)
         del order  # freed before the other metrics allocate theirs
@@ -112,7 +112,8 @@ class BinaryRun:
             return float(self.kernel.lip_p(self.X, ones)), float(self.kernel.sup_abs(self.X, ones))
 
     def allowance(self, t: int | None = None) -> float:
-        """A(t, referee.max_tol): the slack the referee's largest tolerance explains in t rounds (fixed before the game)."""
+        """A(t, referee.max_tol): the slack the referee's largest tolerance explains in t rounds (fixed before
+        the game)."""
         lip, sup = self.kernel_constants
         with np.errstate(over="ignore", invalid="ignore"):
             return search_allowance(self.T if t is None else int(t), self.max_tol, lip, sup)
@@ -345,7 +346,9 @@ CERTIFICATE_DESCRIPTIONS = {
     "smce": "§8: smCE <= sqrt(2) sqrt(sum_t w_t^2 k(z_t, z_t) + A) <= sqrt(8T/3 + 2A)",
     "linear_regret": "§6/§8: regret to linear forecasts (||w|| <= M) <= (sqrt 5 + sqrt(1 + 4M^2)) sqrt(sum w^2 k + A)",
     "rounded_calibration": "§8 (corrected): per grid point, w.p. 1 - delta, <= sqrt(T)(...) + T/N",
-    "ogd_regret": "§6, the paper's OGD: regret to ||u|| <= M linear forecasts <= M^2/lr + lr sum_t (p_t - y_t)^2 ||x_t||^2",
+    "ogd_regret": (
+        "§6, the paper's OGD: regret to ||u|| <= M linear forecasts <= M^2/lr + lr sum_t (p_t - y_t)^2 ||x_t||^2"
+    ),
 }
 
 

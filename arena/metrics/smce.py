@@ -23,8 +23,6 @@ from collections.abc import Sequence
 import numba
 import numpy as np
 
-from arena.fastfs import stable_argsort
-
 __all__ = ["smce", "smce_lp", "smce_curve"]
 
 _KINDS = ("paper", "pm")
@@ -59,7 +57,7 @@ def _aggregate(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Equal forecasts must be merged: f takes one value there, so only the sum of
     their residuals enters the objective.
     """
-    return _aggregate_sorted(p, y, stable_argsort(p))  # np.unique and np.bincount's numbers, in less memory
+    return _aggregate_sorted(p, y, np.argsort(p, kind="stable"))  # np.unique and np.bincount's numbers, in less memory
 
 
 @numba.njit(cache=True)
@@ -218,7 +216,7 @@ def smce_both(
     p: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, order: np.ndarray | None = None
 ) -> tuple[float, float]:
     """``(smce(p, y, "paper"), smce(p, y, "pm"))``, sorting the forecasts once (``order``:
-    ``arena.fastfs.stable_argsort(p)``, when the caller has it).
+    ``np.argsort(p, kind="stable")``, when the caller has it).
 
     Examples
     --------
@@ -278,7 +276,7 @@ def smce_curve(
     if not ts.size or ts.max() == 0:
         return out
     n = int(ts.max())
-    order = stable_argsort(p[:n])
+    order = np.argsort(p[:n], kind="stable")
     for i in np.argsort(-ts, kind="stable").tolist():  # largest t first: each prefix is kept from the last
         t = int(ts[i])
         if t:
