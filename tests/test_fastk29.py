@@ -226,6 +226,8 @@ def test_fast_forecasts_equal_the_direct_ones(make, nature, T) -> None:
     assert fast.forecaster.uses_fast_path and not direct.forecaster.uses_fast_path
     np.testing.assert_allclose(_internal(fast), _internal(direct), atol=1e-9, rtol=0)
     np.testing.assert_allclose(fast.recorder.p, direct.recorder.p, atol=1e-9, rtol=0)
+    # bits: the direct sums (BLAS dots) move a forecast by rounding only, so an adaptive nature's answer could
+    # differ only for a forecast within 1e-9 of its threshold; exact
     np.testing.assert_array_equal(fast.recorder.y, direct.recorder.y)
     assert all(c.holds for c in fast.certificates.values() if not c.probabilistic), fast.certificates
 
@@ -256,6 +258,7 @@ def test_fast_equals_direct_on_arbitrary_bits(bits, tol) -> None:
     # (a referee that accepts this tolerance: the default one refuses tol > 2^-34 since issue 12)
     fast = play("binary", K29(tol=tol), _Bits(bits), T=len(bits), seed=0, keep_forecasts=False,
                 referee=Referee(max_tol=max(tol, 2.0**-34)))
+    # exact: the same compiled search and trie updates in the same order, in one loop or called round by round
     np.testing.assert_array_equal(fast.recorder.p, forecasts[0])
 
 
@@ -312,6 +315,8 @@ def test_oblivious_fast_path_records_the_same_game(forecaster, params, nature, T
     runs = [play("binary", forecaster, nature, T=T, seed=11, forecaster_params=params, keep_forecasts=False,
                  fast_path=fast_path, referee=_NoReferee()) for fast_path in (True, False)]
     assert runs[0].recorder.forecasts is None  # the fast path keeps no Forecast objects
+    # exact: the fast path runs the step loop's compiled functions and scalar formulas in the same order (no
+    # BLAS, no reordered sums), and both draw the same uniforms
     for name in RECORDED:
         np.testing.assert_array_equal(getattr(runs[0].recorder, name), getattr(runs[1].recorder, name), err_msg=name)
     assert len(runs[0].trace) == T
@@ -328,6 +333,7 @@ def test_oblivious_fast_path_leaves_the_forecaster_in_the_step_loops_state() -> 
     runs = [play("binary", "kernel_df", "logistic", T=500, seed=1, forecaster_params={"kernel": SUM_KERNEL},
                  keep_forecasts=False, fast_path=f) for f in (True, False)]
     x = np.array([1.0, 0.2, -0.3])
+    # exact: the same operations in the same order on either path (see above)
     assert runs[0].forecaster.predict(x) == runs[1].forecaster.predict(x)
     assert runs[0].forecaster._n == runs[1].forecaster._n == 500
     np.testing.assert_array_equal(runs[0].forecaster._v, runs[1].forecaster._v)
@@ -356,5 +362,6 @@ def test_rounded_two_point_means_match_forecast_mean() -> None:
     fc = K29Rounded(N=20)
     r = play("binary", fc, "iid_bernoulli", T=2000, seed=9, keep_forecasts=False, referee=_NoReferee())
     want = [fc.round(p).mean for p in r.recorder.p_internal]
+    # exact: the compiled reveal repeats K29Rounded.round's scalar formula and Forecast.mean's rounding
     np.testing.assert_array_equal(r.recorder.p_mean, want)
     assert isinstance(fc.round(0.3), Forecast)

@@ -197,6 +197,7 @@ def test_aci_matches_a_direct_reference_implementation(gamma):
         got.append(p)
         fc.update(np.zeros(0), p, y)
         alphas.append(fc.alpha_t)
+    # exact: the same scalar recursion in Python floats, and the forecasts are order statistics (values of ys)
     assert got == _aci_reference(ys, 0.8, gamma, 10, -10.0, 10.0)
     if gamma == 0.5:  # the conventions outside [0, 1] were exercised
         assert min(alphas) < 0 or max(alphas) > 1
@@ -238,6 +239,7 @@ def test_conditional_df_straddles_and_updates_with_the_sampled_forecast():
     assert r.summary["randomized_rounds"] > 0.05
     # its running sum is built from the realized (sampled) forecasts, exactly as the referee rebuilds it
     w = (rec.y <= rec.p) - 0.9
+    # exact: elementwise features and products, summed one round at a time in round order on both sides
     np.testing.assert_array_equal(fc._C, np.cumsum(w[:, None] * fc.kernel_object.features(rec.X, rec.p), axis=0)[-1])
     # replay round by round: every randomized forecast straddles the sign change of S_t at the stated precision
     probe = _fresh(ConditionalQuantileDF(bins=8), get_game("quantile"))
