@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> None:
     import hydra
 
     from arena.config import CONFIG_MODULE, config_dir, prepare, use_search_path_plugin
-    from arena.tournament import DRIVER_PID, interrupted_text, run_job, shard_configs_composed_once
+    from arena.tournament import DRIVER_PID, interrupted_text, run_job
 
     argv = list(sys.argv[1:] if argv is None else argv)
     if {"--help", "-h"} & set(argv):
@@ -102,7 +102,6 @@ def main(argv: list[str] | None = None) -> None:
         with (
             ctrl_c_remembered(),
             _known_mode(mode if _same_composition(argv) else _UNKNOWN),
-            shard_configs_composed_once(),
         ):
             hydra.main(config_path=config_dir() or f"pkg://{CONFIG_MODULE}", config_name="config", version_base="1.3")(
                 run_job
@@ -250,7 +249,7 @@ def rerun_main(argv: list[str] | None = None) -> None:
     import argparse
     import tempfile
 
-    from arena.tournament import metrics_text, rerun, stored_row
+    from arena.jobs import metrics_text, rerun, stored_row
 
     ap = argparse.ArgumentParser(
         prog="arena-rerun",

@@ -19,7 +19,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from arena.errors import ConfigError, unknown_name
 from arena.matchup import check_seed, unknown_parameter
-from arena.tournament import auto_shards, plan, resolved_matchup, shared_config
+from arena.plan import auto_shards, plan, resolved_matchup, shared_config
 
 #: The package of the arena's Hydra configs (installed); a source tree's ``conf/`` otherwise.
 CONFIG_MODULE = "arena.conf"
@@ -148,7 +148,7 @@ def prepare(args: list[str], multirun: bool = False) -> tuple[int, list[str], ob
     problem (whatever Hydra or OmegaConf raise about the overrides included).
 
     Returns the number of matchups, the overrides the run must add (``tournament.shards=N``
-    when the tournament says ``shards: auto`` (:func:`arena.tournament.auto_shards`), fixed here
+    when the tournament says ``shards: auto`` (:func:`arena.plan.auto_shards`), fixed here
     once so that every job, on any launcher and node, deals the matchups alike) and the config's
     ``hydra.mode`` (None, or a ``hydra.types.RunMode``).
     """

@@ -94,9 +94,7 @@ def _in_pool(workers: int, sweep: tuple, jobs: list[tuple[int, list[str]]]) -> l
     from concurrent.futures.process import BrokenProcessPool
 
     from arena.supervise import children, end_children_since, forked_pool, raise_if_interrupted
-    from arena.tournament import warm_up
 
-    warm_up(sweep[1])  # once, here, for every forked worker, not once a worker
     raise_if_interrupted()  # a Ctrl-C that came while Numba loaded (its callbacks drop it): before any worker starts
     others = children()  # children of this process not of the pool (a notebook's)
     pool = None
@@ -110,7 +108,7 @@ def _in_pool(workers: int, sweep: tuple, jobs: list[tuple[int, list[str]]]) -> l
                 raise future.exception()
         return [f.result() for f in futures]
     except BrokenProcessPool:
-        from arena.tournament import stored_text
+        from arena.jobs import stored_text
 
         out_dir = Path(str(sweep[1].hydra.sweep.dir))
         print(

@@ -18,13 +18,20 @@ import hashlib
 import json
 import os
 import re
+import resource
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from arena.lazy import LazyModule
+from arena.seeding import stream_seeds
+
+if TYPE_CHECKING:
+    from arena.runner import Result
 
 # imported when a table is built or read: a worker that plays and stores matchups (JSON) loads neither
 pd = LazyModule("pandas")
@@ -164,7 +171,7 @@ _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
-def _atomic(path: Path, write) -> None:
+def atomic_write(path: Path, write) -> None:
     """Call ``write(tmp)`` on a temp file beside ``path``, then rename it into place, so that a reader
     never sees a half-written file (the temp file gets the umask's permissions, not mkstemp's 0600)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -181,14 +188,14 @@ def _atomic(path: Path, write) -> None:
 
 def write_atomic(df: pd.DataFrame, path: Path) -> None:
     """Write a Parquet file atomically (pyarrow directly: about twice as fast as pandas' to_parquet)."""
-    _atomic(
+    atomic_write(
         path, lambda tmp: pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp, write_page_checksum=True)
     )
 
 
 def write_text_atomic(text: str, path: Path) -> None:
     """Write a text file atomically."""
-    _atomic(path, lambda tmp: Path(tmp).write_text(text))
+    atomic_write(path, lambda tmp: Path(tmp).write_text(text))
 
 
 def reliability_table(p: np.ndarray, y: np.ndarray, bins: int = 10) -> pd.DataFrame:
@@ -261,6 +268,97 @@ def stored_ids(out_dir: Path | str) -> set[str]:
     """The ids of the matchups stored in a results directory (whole or not)."""
     folder = Path(out_dir) / "matchups"
     return {f[:-5] for f in os.listdir(folder) if f.endswith(".json")} if folder.is_dir() else set()
+
+
+#: ``forfeit_who`` of a matchup that ended the process playing it (:mod:`arena.supervise`): no plugin is named.
+CRASH = "unknown"
+
+
+@dataclass
+class Forfeit:
+    """A matchup ended early because a plugin misbehaved at round ``step``: ``who`` is the forecaster, nature,
+    or :data:`CRASH`; ``reason`` says what happened."""
+
+    who: str
+    step: int
+    reason: str
+
+
+#: What a misbehaving plugin call may raise and forfeit with: any error, and ``sys.exit`` (which would
+#: otherwise end the whole tournament). KeyboardInterrupt (the user's Ctrl-C) and the time limit's
+#: interrupt are not caught.
+PLUGIN_ERRORS = (Exception, SystemExit)
+
+
+class Provenance(NamedTuple):
+    """What a tournament's row adds to a result: the plan's labels of the plugins, the matchup's id, its
+    resolved config and the digest of any plugin code outside the project (:func:`plugin_code`)."""
+
+    forecaster_label: str
+    nature_label: str
+    matchup_id: str
+    config: dict
+    plugin_code: str
+
+
+def result_row(result: Result, provenance: Provenance | None = None) -> dict:
+    """One flat row of the results table: config, seeds, metrics, certificates, timing; with ``provenance``
+    (a tournament's matchup) the plan's labels name the plugins, whose own names go to ``*_plugin``."""
+    from arena import __version__
+
+    fc, nature, forfeit = result.forecaster, result.nature, result.forfeit
+    row = {
+        "game": result.game,
+        "forecaster": fc.name if provenance is None else provenance.forecaster_label,
+        "nature": nature.name if provenance is None else provenance.nature_label,
+        "forecaster_family": str(getattr(fc, "family", "baseline")),
+        "seed": result.seed,
+        "T": result.T,
+        "rounds": result.recorder.n,
+        "status": "forfeit" if forfeit else "ok",
+        "forfeit_who": forfeit.who if forfeit else "",
+        "forfeit_step": forfeit.step if forfeit else -1,
+        "forfeit_reason": forfeit.reason if forfeit else "",
+        "adaptive": bool(nature.adaptive),
+        "forecaster_params": json.dumps(_jsonable(fc.params()), sort_keys=True),
+        "nature_params": json.dumps(_jsonable(nature.params()), sort_keys=True),
+    }
+    row.update(stream_seeds(result.seed, fc.name, nature.name))
+    row.update(result.summary)
+    for name, c in result.certificates.items():
+        row[f"cert.{name}.value"] = c.value
+        row[f"cert.{name}.bound"] = c.bound
+        row[f"cert.{name}.holds"] = c.holds
+        row[f"cert.{name}.verdict"] = c.verdict
+        row[f"cert.{name}.reason"] = c.reason
+        for k, v in c.extra.items():
+            row[f"cert.{name}.{k}"] = v
+    row.update({f"seconds_{k}": v for k, v in result.seconds.items()})
+    row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    row["arena_version"] = __version__
+    if provenance is not None:
+        row["forecaster_plugin"], row["nature_plugin"] = fc.name, nature.name
+        row["matchup_id"] = provenance.matchup_id
+        row["config"] = json.dumps(provenance.config, sort_keys=True, default=str)
+        row["code_version"] = code_version()
+        row["plugin_code"] = provenance.plugin_code
+    return row
+
+
+def _jsonable(d: dict) -> dict:
+    """A plugin's parameters as JSON values (numpy scalars as numbers, tuples as lists, anything else as its repr)."""
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, (np.integer, np.floating)):
+            v = v.item()
+        elif isinstance(v, tuple):
+            v = list(v)
+        try:
+            json.dumps(v)
+        except TypeError:
+            v = repr(v)
+        out[k] = v
+    return out
 
 
 #: The fields every stored result row has, with their types (a row has more: its game's metrics and
@@ -486,5 +584,5 @@ def write_table(df: pd.DataFrame, out_dir: Path, name: str) -> Path:
     """``out_dir/name.parquet`` and ``name.csv``, each written atomically; returns the Parquet path."""
     path = Path(out_dir) / f"{name}.parquet"
     write_atomic(df, path)
-    _atomic(path.with_suffix(".csv"), lambda tmp: df.to_csv(tmp, index=False))
+    atomic_write(path.with_suffix(".csv"), lambda tmp: df.to_csv(tmp, index=False))
     return path

@@ -382,7 +382,7 @@ FAULTY = '''
 import errno, os, sys
 import arena.results as results
 
-calls, real = [0], results._atomic
+calls, real = [0], results.atomic_write
 
 
 def faulty(path, write):  # the disk fills up (or turns read-only) after {after} files
@@ -392,7 +392,7 @@ def faulty(path, write):  # the disk fills up (or turns read-only) after {after}
     return real(path, write)
 
 
-results._atomic = faulty
+results.atomic_write = faulty
 from arena.cli import main
 
 main(sys.argv[1:])
@@ -453,7 +453,7 @@ def test_arena_help_is_the_arenas_own():
 
 
 def test_progress_counts_each_matchup_once_without_listing_the_results(tmp_path, monkeypatch):
-    from arena.tournament import PROGRESS_FILE, Progress
+    from arena.jobs import PROGRESS_FILE, Progress
 
     (tmp_path / "plan.json").write_text(json.dumps({"ids": [f"m{i}" for i in range(100)], "started": time.time() - 60,
                                                     "done_at_start": 10, "code_version": "x"}))

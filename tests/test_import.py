@@ -44,13 +44,12 @@ import sys, json, tempfile, math
 import arena.cli
 from omegaconf import OmegaConf, open_dict
 from arena.config import compose, hydra_session
-from arena.tournament import warm_up, run_matchup
+from arena.jobs import run_matchup
 with hydra_session():
     cfg = compose({overrides!r})
 with open_dict(cfg):
     cfg.forecaster_label, cfg.nature_label = 'f', 'n'
     del cfg['hydra']
-warm_up(cfg)
 heavy = ('pandas', 'pyarrow', 'scipy.optimize', 'scipy.special')
 before = [m for m in heavy if m in sys.modules]
 with tempfile.TemporaryDirectory() as d:
@@ -60,23 +59,20 @@ print(json.dumps([before, [m for m in heavy if m in sys.modules and m not in bef
 """
 
 
-@pytest.mark.parametrize("overrides, preloaded", [
-    (["forecaster=linear_df", "nature=logistic", "T=300", "referee.M=0.01"], []),
+@pytest.mark.parametrize("overrides, needed", [
+    (["forecaster=linear_df", "nature=logistic", "T=300", "referee.M=0.01"], ["scipy.optimize"]),
     (["forecaster=k29", "nature=iid_bernoulli", "T=300", "keep_trace=true"], ["pandas", "pyarrow"]),
     (["game=quantile", "forecaster=running_quantile", "nature=iid_normal", "T=300"], ["pandas", "pyarrow",
                                                                                       "scipy.special"]),
 ])
-def test_a_tournament_worker_loads_nothing_heavy_after_its_warm_up(overrides, preloaded):
-    """What a worker of the local launcher does: forked from the ``arena`` process once it imported the command
-    and warmed up for the sweep's config (:func:`arena.tournament.warm_up`), it plays and stores matchups, and
-    loads nothing heavy on the way (each worker would load it again). The binary game needs neither pandas,
-    pyarrow nor SciPy (the regret to the linear comparators on a small sphere, referee.M, is solved without
-    scipy.optimize): the ``arena`` process loads what the summary needs while the workers play. A trace is
-    Parquet (pyarrow), the quantile game's curves are tables and its natures SciPy's laws: those load before
-    the fork."""
+def test_a_tournament_worker_loads_only_what_its_game_needs(overrides, needed):
+    """What a worker of the local launcher does: forked from the ``arena`` process once it imported the command,
+    it plays and stores matchups. The binary game needs neither pandas nor pyarrow; the regret to the linear
+    comparators on a small sphere (referee.M) solves its secular equation with scipy.optimize. A trace is Parquet
+    (pyarrow), the quantile game's curves are tables and its natures SciPy's laws."""
     code = _WORKER.format(overrides=overrides)
     before, loaded_by_playing, finite = json.loads(_fresh(code))
-    assert before == preloaded and loaded_by_playing == [] and finite
+    assert before == [] and loaded_by_playing == needed and finite
 
 
 def test_a_matchup_stored_from_its_columns_is_the_one_stored_from_its_tables(tmp_path):

@@ -18,7 +18,9 @@ import arena  # noqa: F401  (registers the plugins)
 from arena.env import ForecastEnv
 from arena.seeding import nature_streams
 from arena.protocols import Bernoulli, Forecast, Forecaster, Nature, OutcomeLaw
-from arena.runner import _Timeout, _Watchdog, play, write_trace
+from arena.runner import play
+from arena.trace import write_trace
+from arena.watchdog import Timeout, Watchdog
 
 LIMIT = 0.2  # seconds; a stalled call lasts STALL unless it is stopped
 STALL = 5.0
@@ -217,7 +219,7 @@ def test_an_interrupt_on_its_way_when_the_game_ends_is_absorbed():
     """The race where the watchdog fires just as the game ends: stop() takes the interrupt, in the
     main thread (a signal) and in a worker thread (an asynchronous exception)."""
     before = signal.getsignal(signal.SIGALRM)
-    dog = _Watchdog(60.0, [None] * 6)
+    dog = Watchdog(60.0, [None] * 6)
 
     def fire(target: int, how: str) -> None:  # what the watchdog does, while stop() waits for its lock
         with dog._lock:
@@ -226,7 +228,7 @@ def test_an_interrupt_on_its_way_when_the_game_ends_is_absorbed():
             if how == "signal":
                 signal.pthread_kill(target, signal.SIGALRM)
             else:
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(target), ctypes.py_object(_Timeout))
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(target), ctypes.py_object(Timeout))
 
     threading.Thread(target=fire, args=(threading.get_ident(), "signal")).start()
     time.sleep(0.02)
@@ -237,14 +239,14 @@ def test_an_interrupt_on_its_way_when_the_game_ends_is_absorbed():
     out, ready, go = {}, threading.Event(), threading.Event()
 
     def worker() -> None:
-        out["dog"] = _Watchdog(60.0, [None] * 6)
+        out["dog"] = Watchdog(60.0, [None] * 6)
         ready.set()
         go.wait()
         try:
             out["dog"].stop()  # waits for the lock held below
             sum(range(10_000))
             out["leaked"] = False
-        except _Timeout:
+        except Timeout:
             out["leaked"] = True
 
     w = threading.Thread(target=worker)
@@ -254,7 +256,7 @@ def test_an_interrupt_on_its_way_when_the_game_ends_is_absorbed():
         go.set()
         time.sleep(0.05)
         out["dog"]._pending = True
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(w.ident), ctypes.py_object(_Timeout))
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(w.ident), ctypes.py_object(Timeout))
     w.join()
     assert out["leaked"] is False
 

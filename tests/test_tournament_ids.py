@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from omegaconf import OmegaConf, open_dict
 
-from arena import tournament as tr
+from arena import plan as tr
 from arena.config import compose, hydra_session
 
 
@@ -52,28 +52,3 @@ def test_an_interpolation_is_resolved_per_matchup():
         assert ids == _slow_ids(cfg) and len(set(ids)) == len(ids)
         _assert_shards_hold_the_job_configs(cfg)
         assert {m["note"] for _, m in tr.planned_matchups(cfg)} == {"s0", "s1"}
-
-
-def test_a_jobs_config_copied_with_its_shard_equals_hydras_composition():
-    """Within a tournament's run, Hydra composes the first job's config and copies it for the other shards
-    (tr.shard_configs_composed_once): each copy equals what Hydra composes for that shard, every value of
-    ``hydra`` included; a sweep without a shard is composed as Hydra does."""
-    from hydra._internal.config_loader_impl import ConfigLoaderImpl
-    from hydra.core.global_hydra import GlobalHydra
-
-    with hydra_session():
-        loader = GlobalHydra.instance().config_loader()
-        master = compose(["tournament=bench", "tournament.shards=3", "hydra.launcher.n_jobs=1"])
-        task = ["tournament=bench", "tournament.T=[10]", "tournament.shards=3"]
-        composed = [ConfigLoaderImpl.load_sweep_config(loader, master, [*task, f"shard={k}"]) for k in range(3)]
-        hydras_own = ConfigLoaderImpl.load_sweep_config
-        with tr.shard_configs_composed_once():
-            copied = [ConfigLoaderImpl.load_sweep_config(loader, master, [f"shard={k}", *task]) for k in range(3)]
-            other = ConfigLoaderImpl.load_sweep_config(loader, master, ["tournament=bench", "tournament.T=[20]"])
-        assert ConfigLoaderImpl.load_sweep_config is hydras_own
-        reordered = [ConfigLoaderImpl.load_sweep_config(loader, master, [f"shard={k}", *task]) for k in range(3)]
-        for a, b in zip(reordered, copied):
-            assert OmegaConf.to_yaml(a) == OmegaConf.to_yaml(b)
-        assert [c.shard for c in copied] == [0, 1, 2] and other.shard == 0 and list(other.tournament.T) == [20]
-        assert [c.hydra.job.override_dirname for c in copied] == [c.hydra.job.override_dirname for c in composed]
-        assert [c.hydra.overrides.task[0] for c in copied] == ["shard=0", "shard=1", "shard=2"]

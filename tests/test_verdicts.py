@@ -205,7 +205,7 @@ def stored(tmp_path_factory):
 
     from arena.config import compose, hydra_session
     from arena.results import collect
-    from arena.tournament import run_matchup
+    from arena.jobs import run_matchup
 
     out = tmp_path_factory.mktemp("verdicts")
     with hydra_session():

@@ -340,7 +340,7 @@ def _save(fig: Figure, stem: Path, formats: Sequence[str]) -> list[Path]:
         engine.execute(fig)
         with mpl.rc_context(_NO_ENGINE):  # (where a matplotlibrc asks for an engine, None would mean it again)
             fig.set_layout_engine(None)
-    from arena.results import _atomic  # the tables' writer: a temp file with the umask's permissions, renamed
+    from arena.results import atomic_write  # the tables' writer: a temp file with the umask's permissions, renamed
 
     for ext in formats:
         path = stem.with_name(f"{stem.name}.{ext}")
@@ -355,6 +355,6 @@ def _save(fig: Figure, stem: Path, formats: Sequence[str]) -> list[Path]:
             with mpl.rc_context(_SAVE_RC):
                 fig.savefig(tmp, format=ext, dpi=DPI, metadata=meta, **extra)
 
-        _atomic(path, write)
+        atomic_write(path, write)
         paths.append(path)
     return paths
