@@ -9,7 +9,7 @@ and the realized forecast. The environment records every step in a
 
 Examples
 --------
->>> import gymnasium as gym, arena
+>>> import gymnasium as gym, arena.env
 >>> env = gym.make("arena/Binary-v0", nature="iid_bernoulli", T=3)
 >>> x, info = env.reset(seed=0)
 >>> x, r, terminated, truncated, info = env.step(0.3)

@@ -436,7 +436,7 @@ def _readme_section_blocks(title: str) -> list[str]:
 
 def test_the_readme_python_blocks_run_as_printed_in_a_fresh_process(tmp_path):
     blocks = _readme_section_blocks("Playing from Python")
-    assert len(blocks) == 3 and any('gym.make("arena:arena/Binary-v0"' in b for b in blocks)
+    assert len(blocks) == 3 and any('gym.make("arena.env:arena/Binary-v0"' in b for b in blocks)
     for block in blocks:  # each alone: the Gymnasium one does not import arena itself
         proc = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True,
                               env=_env(tmp_path), timeout=300)

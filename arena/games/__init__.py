@@ -18,7 +18,8 @@ True
 
 from __future__ import annotations
 
-import arena as _arena_package
+import gymnasium as gym
+
 from arena.games.base import GAMES, Game, bind, get_game, plays, register_game
 from arena.games.binary import BinaryGame
 from arena.games.decision import DecisionGame
@@ -37,21 +38,31 @@ CERTIFICATE_DESCRIPTIONS: dict[str, str] = {
 }
 
 #: Gymnasium id -> keyword arguments of :class:`arena.env.ForecastEnv` (the game and a default nature).
-#: The table lives in the light top-level package (``import arena`` registers the ids without loading
-#: the engine, as soon as Gymnasium is imported); this is the same dict.
-ENV_IDS: dict[str, dict] = _arena_package._GYM_IDS
+ENV_IDS: dict[str, dict] = {
+    "arena/Binary-v0": {"game": "binary"},
+    "arena/Quantile-v0": {"game": "quantile", "nature": "iid_normal"},
+    "arena/Experts-v0": {"game": "experts", "nature": "expert_constants"},
+    "arena/Decision-v0": {"game": "decision"},
+}
 #: Gymnasium id -> entry point, for the environments whose agent is not the forecaster: the red team's,
-#: whose agent is nature (:class:`arena.redteam.env.RedTeamEnv`, every game). The same dict as the
-#: light top-level package's.
-AGENT_NATURE_ENV_IDS: dict[str, str] = _arena_package._AGENT_NATURE_GYM_IDS
+#: whose agent is nature (:class:`arena.redteam.env.RedTeamEnv`, every game).
+AGENT_NATURE_ENV_IDS: dict[str, str] = {"arena/RedTeam-v0": "arena.redteam.env:RedTeamEnv"}
 
 
 def register_envs() -> None:
     """Register every id of :data:`ENV_IDS` and :data:`AGENT_NATURE_ENV_IDS` with Gymnasium (again: a no-op).
 
-    The entry point is a string, so registering does not import the environment module.
+    The entry points are strings, so registering does not import the environment modules.
     """
-    _arena_package._register_gym_ids()
+    for env_id, kwargs in ENV_IDS.items():
+        if env_id not in gym.registry:
+            gym.register(id=env_id, entry_point="arena.env:ForecastEnv", kwargs=dict(kwargs))
+    for env_id, entry_point in AGENT_NATURE_ENV_IDS.items():
+        if env_id not in gym.registry:
+            gym.register(id=env_id, entry_point=entry_point)
+
+
+register_envs()
 
 
 def certificates() -> dict:
@@ -67,9 +78,6 @@ def certificates() -> dict:
         out.update(cls.certificates)
     return out
 
-
-# The ids are registered as soon as Gymnasium is imported (the hook of the light top-level package): importing
-# it here would cost every command that plays no environment some 50 ms.
 
 __all__ = [
     "AGENT_NATURE_ENV_IDS",
