@@ -60,7 +60,7 @@ print(json.dumps([before, [m for m in heavy if m in sys.modules and m not in bef
 
 
 @pytest.mark.parametrize("overrides, needed", [
-    (["forecaster=linear_df", "nature=logistic", "T=300", "referee.M=0.01"], ["scipy.optimize"]),
+    (["forecaster=linear_df", "nature=logistic", "T=300", "referee.M=0.01"], ["scipy.optimize", "scipy.special"]),
     (["forecaster=k29", "nature=iid_bernoulli", "T=300", "keep_trace=true"], ["pandas", "pyarrow"]),
     (["game=quantile", "forecaster=running_quantile", "nature=iid_normal", "T=300"], ["pandas", "pyarrow",
                                                                                       "scipy.special"]),
