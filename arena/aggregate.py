@@ -49,7 +49,6 @@ from arena.results import (
     code_version,
     collect,
     selected_ids,
-    stored_ids,
     write_table,
     write_text_atomic,
 )
@@ -213,7 +212,7 @@ def seed_invariant(summary: pd.DataFrame) -> pd.Series:
     by = [ok[k] for k in keys] if keys else [pd.Series(0, index=ok.index)]
     g = ok[metrics].groupby(by, dropna=False)
     inv = (g.nunique(dropna=False).max(axis=1) <= 1) & (g.size() >= 2)
-    flags = dict(zip(inv.index if keys else [0], inv.to_numpy(bool)))
+    flags = dict(zip(inv.index if keys else [0], inv.to_numpy(bool), strict=False))
     rows = summary[keys].itertuples(index=False, name=None) if keys else [0] * len(summary)
     return pd.Series([flags.get(_key(r, len(keys)), False) for r in rows], index=summary.index, dtype=bool)
 
@@ -532,38 +531,6 @@ def write_tables(out_dir: Path | str, only: set[str] | None = None) -> dict[str,
     return written
 
 
-def finish(out_dir: Path, report: bool = True, only: set[str] | None = None, options: dict | None = None) -> None:
-    """Aggregate a results directory (the matchups ``only``, when given) into tables and figures, and say
-    where they are; ``options`` go to :func:`arena.plots.report` (formats, paper, quiet)."""
-    tables = write_tables(out_dir, only)
-    figures = []
-    if report:
-        from arena.plots import report as draw
-
-        figures = draw(out_dir, **(options or {}))
-    print(f"[arena] results: {Path(out_dir).resolve()}")
-    if only is not None:
-        others = stored_ids(out_dir) - only
-        if others:
-            print(f"[arena]   {len(others)} stored matchups of another config or code version are not in the summary")
-    for name, path in tables.items():
-        print(f"[arena]   {name}: {path} (+ .csv)")
-    if not set(ACROSS) & set(tables):
-        print(
-            f"[arena]   {', '.join(ACROSS)}: not written for a single matchup (no two forecasters to compare, "
-            "no forecaster x nature game to solve)"
-        )
-    if figures:
-        folder = Path(out_dir).resolve() / ("paper" if (options or {}).get("paper") else "figures")
-        inside = sum(1 for f in figures if folder in Path(f).resolve().parents)  # not summary.md, index.html
-        print(f"[arena]   figures: {inside} files in {folder}")
-        page = Path(out_dir) / "index.html"
-        if page in figures:
-            print(f"[arena]   results page: {page.resolve()}")
-    if (Path(out_dir) / "summary.md").is_file():
-        print(f"[arena]   read first: {(Path(out_dir) / 'summary.md').resolve()} (the verdicts, with the figures)")
-
-
 __all__ = [
     "ACROSS",
     "DIRECTION",
@@ -571,7 +538,6 @@ __all__ = [
     "current_tables",
     "LEVEL",
     "direction",
-    "finish",
     "leaderboard",
     "mean_ci",
     "metric_columns",

@@ -186,9 +186,9 @@ def report_main(argv: list[str] | None = None) -> None:
 def _report(argv: list[str] | None) -> None:
     import argparse
 
-    from arena.aggregate import finish
     from arena.plots.report import FORMATS
     from arena.results import planned
+    from arena.summarize import summarize
 
     ap = argparse.ArgumentParser(
         prog="arena-report", description=report_main.__doc__.split("\n\n")[0].split(": ", 1)[1]
@@ -219,7 +219,7 @@ def _report(argv: list[str] | None) -> None:
         )
         raise SystemExit(2)
     try:
-        finish(
+        summarize(
             args.results_dir,
             only=planned(args.results_dir),
             options={"formats": formats, "paper": args.paper, "quiet": args.quiet},

@@ -475,15 +475,14 @@ def test_progress_counts_each_matchup_once_without_listing_the_results(tmp_path,
 
 def test_the_end_of_a_run_names_summary_md(tmp_path, monkeypatch, capsys):
     """(Figures of an earlier plan that a report does not draw again are removed by the report itself.)"""
-    import arena.aggregate
-    import arena.plots
-    from arena.aggregate import finish
+    import arena.summarize
+    from arena.summarize import summarize
 
     def draw(out_dir, **options):  # stands in for the report: it writes summary.md
         (tmp_path / "summary.md").write_text("# verdicts\n")
         return [tmp_path / "summary.md"]
 
-    monkeypatch.setattr(arena.aggregate, "write_tables", lambda out_dir, only: {})
-    monkeypatch.setattr(arena.plots, "report", draw)
-    finish(tmp_path, report=True)
+    monkeypatch.setattr(arena.summarize, "write_tables", lambda out_dir, only: {})
+    monkeypatch.setattr(arena.summarize, "report", draw)
+    summarize(tmp_path, draw=True)
     assert f"read first: {(tmp_path / 'summary.md').resolve()}" in capsys.readouterr().out

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from _stored import store_binary_matchups  # tests/_stored.py
 
-from arena import plots
+from arena import summarize
 from arena.aggregate import write_tables
 from arena.plots.html import verdicts
 
@@ -27,7 +27,7 @@ def page(tmp_path_factory):
     # a table of another part of the arena, e.g. attacks against certificates: shown as it is
     pd.DataFrame({"attack": ["flip", "drift"], "certificate": ["smce", "bit"], "broken": [False, True]}).to_csv(
         out / "redteam.csv", index=False)
-    paths = plots.report(out, formats=("png",), quiet=True)
+    paths = summarize.report(out, formats=("png",), quiet=True)
     return out, paths
 
 

@@ -8,7 +8,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -19,14 +18,12 @@ from matplotlib.colors import same_color
 from matplotlib.figure import Figure
 from scipy import stats
 
-import arena
-import arena.results
 from arena import plots
 from arena.aggregate import write_tables
 from arena.results import collect
 
-#: The report driver (``arena.plots.report`` is its function :func:`arena.plots.report.report`).
-driver = importlib.import_module("arena.plots.report")
+#: The report of a results directory (its comparison and families included; :func:`arena.plots.report` draws).
+summarize = importlib.import_module("arena.summarize")
 
 FORECASTERS = ("k29", "linear_df", "running_mean")
 NATURES = ("iid_bernoulli", "sinusoid")
@@ -45,7 +42,7 @@ def results(tmp_path_factory):
 @pytest.fixture(scope="module")
 def written(results):
     out, _ = results
-    return out, plots.report(out, paper_formats=("pdf",))  # the full report and paper/ in one call
+    return out, summarize.report(out, paper_formats=("pdf",))  # the full report and paper/ in one call
 
 
 def _line(ax, gid):
@@ -98,7 +95,7 @@ def test_pdfs_embed_truetype_fonts_not_type3(written, results, tmp_path):
     out, _ = written
     pdfs = sorted((out / "paper").glob("*.pdf"))
     assert len(pdfs) == len(PAPER)
-    pdfs += [p for p in plots.report(tmp_path, tables=results[1], formats=("pdf",), paper_formats=()) if p.suffix == ".pdf"]
+    pdfs += [p for p in summarize.report(tmp_path, tables=results[1], formats=("pdf",), paper_formats=()) if p.suffix == ".pdf"]
     assert len(pdfs) == len(PAPER) + N_FIGURES and not (tmp_path / "paper").exists()
     for p in pdfs:
         data = p.read_bytes()
@@ -109,7 +106,7 @@ def test_pdfs_embed_truetype_fonts_not_type3(written, results, tmp_path):
 def test_report_reads_the_tables_it_is_given(results, tmp_path):
     _, tables = results
     only = {"summary": tables["summary"], "curves": tables["curves"].iloc[:0], "reliability": pd.DataFrame()}
-    paths = plots.report(tmp_path, tables=only, formats=("png",))
+    paths = summarize.report(tmp_path, tables=only, formats=("png",))
     names = {p.name for p in paths}
     assert names == {f"leaderboard__{m}.png" for m in ("smce_over_T", "brier", "bias")} | {
         "certificates.png", "table.tex", "summary.md", "index.html"}  # paper/ only when asked
@@ -120,68 +117,32 @@ def test_report_is_the_same_in_worker_processes(results, tmp_path, monkeypatch):
     _, tables = results
     monkeypatch.setenv("ARENA_PLOT_JOBS", "1")
     one = tmp_path / "one"
-    serial = plots.report(one, tables=tables)
-    # three processes; this one waits for a worker's first figure before drawing any itself
-    three, here, draw, me = tmp_path / "three", [], driver._draw_job, os.getpid()
-
-    def after_a_worker(job):
-        if os.getpid() != me:  # a worker (forked with this patch): draws at once, then leaves time to this process
-            try:
-                return draw(job)
-            finally:
-                time.sleep(0.3)
-        deadline = time.monotonic() + 60
-        while not here and not list((three / "figures").glob("*.png")) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        here.append(job[2].name)
-        return draw(job)
-
-    monkeypatch.setattr(driver, "_draw_job", after_a_worker)
+    serial = summarize.report(one, tables=tables)
     monkeypatch.setenv("ARENA_PLOT_JOBS", "3")
-    parallel = plots.report(three, tables=tables)
-    assert 0 < len(here) < N_FIGURES + len(PAPER)  # both this process and the workers drew figures
+    three = tmp_path / "three"
+    parallel = summarize.report(three, tables=tables)
     assert len(serial) == N_FILES
     assert [p.relative_to(one) for p in serial] == [p.relative_to(three) for p in parallel]
-    for a, b in zip(serial, parallel):
+    for a, b in zip(serial, parallel, strict=True):
         assert a.read_bytes() == b.read_bytes(), a.name
     assert not list((three / "figures").glob(".*.tmp"))
 
 
 def test_an_error_in_a_worker_process_is_raised_here(tmp_path, monkeypatch):
+    from arena.plots.draw import draw_all
+    from arena.plots.jobs import Job
+
     monkeypatch.setenv("ARENA_PLOT_JOBS", "2")
-    jobs = [("no_such_figure", (), tmp_path / f"x{i}", ("png",), {}) for i in range(4)]
+    jobs = [Job("no_such_figure", (), tmp_path / f"x{i}", ("png",)) for i in range(4)]
     with pytest.raises(KeyError, match="no_such_figure"):
-        driver._run_jobs(jobs)
+        draw_all(jobs, {}, quiet=True)
 
 
 def test_report_without_workers_draws_everything_here(results, tmp_path, monkeypatch):
     _, tables = results
     monkeypatch.setenv("ARENA_PLOT_JOBS", "2")
     monkeypatch.delattr(os, "fork")  # no worker can start (as on Windows)
-    paths = plots.report(tmp_path, tables=tables, formats=("png",))
-    assert len(paths) == N_FILES and all(p.stat().st_size > 0 for p in paths)
-
-
-@pytest.mark.parametrize("where", ["submit", "result"])
-def test_a_broken_pool_leaves_its_jobs_to_this_process(results, tmp_path, monkeypatch, where):
-    """A pool that breaks when given a job, or while drawing it, loses no figure: this process draws it."""
-    from concurrent.futures import BrokenExecutor, Future
-
-    class Broken:
-        def submit(self, fn, i):
-            if where == "submit":
-                raise BrokenExecutor("no worker")
-            future = Future()
-            future.set_exception(BrokenExecutor("a worker died"))
-            return future
-
-        def shutdown(self, wait=True, cancel_futures=False):
-            pass
-
-    _, tables = results
-    monkeypatch.setattr(driver, "_fork_pool", lambda workers, jobs: Broken())
-    monkeypatch.setenv("ARENA_PLOT_JOBS", "3")
-    paths = plots.report(tmp_path, tables=tables, formats=("png",))
+    paths = summarize.report(tmp_path, tables=tables, formats=("png",))
     assert len(paths) == N_FILES and all(p.stat().st_size > 0 for p in paths)
 
 
@@ -192,8 +153,8 @@ def test_report_reads_fresh_aggregates_and_not_stale_ones(results, tmp_path, mon
     shutil.copytree(src, out, ignore=shutil.ignore_patterns("figures"))
     write_tables(out)
     calls = []
-    monkeypatch.setattr(arena.results, "collect", lambda d, only=None: calls.append(d) or collect(d, only))
-    fresh = driver._read_tables(out)
+    monkeypatch.setattr(summarize, "collect", lambda d, only=None: calls.append(d) or collect(d, only))
+    fresh = summarize.read_tables(out)
     assert calls == []
     for name in ("curves", "reliability"):
         pd.testing.assert_frame_equal(fresh[name], tables[name])
@@ -206,15 +167,15 @@ def test_report_reads_fresh_aggregates_and_not_stale_ones(results, tmp_path, mon
     before = some.stat().st_mtime_ns
     newer = (out / "summary.parquet").stat().st_mtime_ns + 10**9
     os.utime(some, ns=(newer, newer))
-    driver._read_tables(out)
+    summarize.read_tables(out)
     assert calls == [out]
     os.utime(some, ns=(before, before))
-    driver._read_tables(out)
+    summarize.read_tables(out)
     assert calls == [out]
     # a matchup removed: likewise
     calls.clear()
     next((out / "matchups").glob("*.json")).unlink()
-    stale = driver._read_tables(out)
+    stale = summarize.read_tables(out)
     assert calls == [out] and len(stale["summary"]) == len(tables["summary"]) - 1
 
 
@@ -521,17 +482,19 @@ def test_a_forecaster_has_one_style_in_every_figure_of_its_game(results, tmp_pat
     (the certificates: running_mean certifies nothing)."""
     _, tables = results
     monkeypatch.setenv("ARENA_PLOT_JOBS", "1")
-    seen, draw = [], driver._draw_job
+    import arena.plots.draw
 
-    def record(job):
-        if job[0] == driver.COMPARE:  # not a figure of the game's forecasters: the top pair's comparison
-            return draw(job)
-        # styles: the last argument (by_nature: before the shared log scale)
-        seen.append((job[0], None if job[0] == "leaderboard" else job[1][3] if job[0] == "by_nature" else job[1][-1]))
-        return draw(job)
+    seen, draw = [], arena.plots.draw.draw
 
-    monkeypatch.setattr(driver, "_draw_job", record)
-    driver.report(tmp_path, tables=tables, formats=("png",))
+    def record(job, rc):
+        if job.kind != "compare":  # not a figure of the game's forecasters: the top pair's comparison
+            # styles: the last argument (by_nature: before the shared log scale)
+            kind, args = job.kind, job.args
+            seen.append((kind, None if kind == "leaderboard" else args[3] if kind == "by_nature" else args[-1]))
+        return draw(job, rc)
+
+    monkeypatch.setattr(arena.plots.draw, "draw", record)
+    summarize.report(tmp_path, tables=tables, formats=("png",))
     want = plots.forecaster_styles(FORECASTERS)
     assert {kind for kind, _ in seen} >= {"by_nature", "reliability", "certificates"}
     for kind, styles in seen:  # the report's styles also carry each forecaster's family
@@ -744,7 +707,7 @@ def test_report_of_several_games_puts_each_in_its_folder(results, tmp_path, monk
     monkeypatch.setenv("ARENA_PLOT_JOBS", "1")
     _, tables = results
     two = {k: pd.concat([df, df.assign(game="decision")], ignore_index=True) for k, df in tables.items()}
-    paths = plots.report(tmp_path, tables=two, formats=("png",))
+    paths = summarize.report(tmp_path, tables=two, formats=("png",))
     for game in ("binary", "decision"):
         d = tmp_path / "figures" / game
         assert (d / "table.tex").exists() and (d / "certificates.png").exists()
@@ -756,21 +719,31 @@ def test_report_of_several_games_puts_each_in_its_folder(results, tmp_path, monk
     assert "## binary" in md and "## decision" in md and "figures/decision/table.tex" in md
 
 
-def test_no_figure_worker_is_forked_beside_another_thread():
+def test_no_figure_worker_is_forked_beside_another_thread(tmp_path, monkeypatch):
     """Forking beside a running thread (a launcher's) is unsafe: the report then draws in its own process."""
     import threading
 
+    import arena.supervise
+    from arena.plots.draw import draw_all
+    from arena.plots.jobs import Job
+
+    def no_fork(*args, **kwargs):
+        raise AssertionError("forked beside a thread")
+
+    monkeypatch.setenv("ARENA_PLOT_JOBS", "2")
+    monkeypatch.setattr(arena.supervise, "forked_pool", no_fork)
+    c = pd.DataFrame({"forecaster": "a", "nature": "n", "seed": 0, "t": [10, 100], "metric": "smce",
+                      "value": [1.0, 2.0]})
+    jobs = [Job("smce_vs_T", (c, "n", None), tmp_path / f"x{i}", ("png",)) for i in range(4)]
     stop = threading.Event()
     other = threading.Thread(target=stop.wait, daemon=True)
     other.start()
     try:
-        assert driver._fork_pool(1, []) is None
+        draw_all(jobs, {}, quiet=True)
     finally:
         stop.set()
         other.join()
-    pool = driver._fork_pool(1, [])  # alone again: a worker starts
-    assert pool is not None
-    pool.shutdown()
+    assert all((tmp_path / f"x{i}.png").is_file() for i in range(4))
 
 
 # ------------------------------------------------------------------------------ what a cold reader flagged
@@ -895,14 +868,14 @@ def test_the_figures_of_one_curve_share_their_log_scale_across_groups_of_forecas
                             "value": (0.5 if n[0] == "b" else 0.002) * tt * (1 + int(n[1]) / 10)}
                            for n in names for nat in ("x", "y") for tt in t])
     summary = pd.DataFrame({"forecaster": names, "nature": "x", "seed": 0, "game": "binary"})
-    jobs = [j for j in binary.jobs(summary, curves, None, tmp_path, ("png",), {}, styles, metrics=())
-            if j[0] == "by_nature"]
-    assert len(jobs) == 2 and jobs[0][1][-1] == jobs[1][1][-1]
-    floor, top = jobs[0][1][-1]
+    jobs = [j for j in binary.jobs(summary, curves, None, tmp_path, ("png",), styles, metrics=())
+            if j.kind == "by_nature"]
+    assert len(jobs) == 2 and jobs[0].args[-1] == jobs[1].args[-1]
+    floor, top = jobs[0].args[-1]
     k29 = np.sqrt(8 * np.geomspace(10, 1000, 50) / 3) / np.geomspace(10, 1000, 50)
     assert floor == _log_floor(np.r_[0.002 * np.array([1, 1.1, 1.2, 1.3]), 0.65, k29])  # all groups' curves
     assert top == pytest.approx(max(0.5 * 1.3, k29.max()))
-    limits = [binary.FIGURES["by_nature"](*job[1]).axes[0].get_ylim() for job in jobs]
+    limits = [binary.FIGURES["by_nature"](*job.args).axes[0].get_ylim() for job in jobs]
     assert limits[0] == pytest.approx(limits[1]) and limits[0][0] < 0.002 and limits[0][1] > 0.65
 
 
@@ -1061,85 +1034,6 @@ def test_a_png_saved_at_the_reports_compression_has_matplotlibs_pixels(tmp_path)
     np.testing.assert_array_equal(mpimg.imread(ours), mpimg.imread(tmp_path / "default.png"))
 
 
-@pytest.mark.parametrize("cycle", [None, ["-", "--", ":", "-."]])
-def test_a_reliability_grid_drawn_again_is_the_same_bytes_as_a_new_one(tmp_path, cycle):
-    """A report draws one reliability grid per nature; a process draws each grid into the panels of its last
-    one (when the same forecasters): the files are byte for byte those of a grid drawn new, in every format,
-    with a panel without data, a title on more lines (a taller figure) and another set of panels between; also
-    under a matplotlibrc whose property cycle gives the lines a style (where it moves on, line by line)."""
-    import matplotlib as mpl
-    from cycler import cycler
-
-    from arena.plots.binary import _reliability_grid
-
-    rc = {} if cycle is None else {"axes.prop_cycle": cycler(color=["#000", "#333", "#666", "#999"], linestyle=cycle)}
-    from arena.plots.style import _save
-
-    rng = np.random.default_rng(0)
-    names = [f"f{i}" for i in range(7)]  # two rows of six
-
-    def bins(k):
-        lo = np.arange(k) / k
-        return pd.DataFrame({"lo": lo, "hi": lo + 1 / k, "count": rng.integers(1, 50, k).astype(float),
-                             "mean_p": lo + 0.5 / k, "mean_y": rng.uniform(0, 1, k)})
-
-    long = "a_nature_with_a_name_long_enough_to_put_the_title_on_more_lines_than_the_others_have"
-    draws = [("a", names, {n: bins(10) for n in names}),
-             (long, names, {n: bins(5) for n in names}),
-             ("b", names, {n: bins(10) for n in names if n != "f3"}),  # f3: no data
-             ("c", names[:4], {n: bins(10) for n in names[:4]}),  # other panels: a new grid
-             ("d", names, {n: bins(8) for n in names})]
-    figs = []
-    for k, (nature, these, pooled) in enumerate(draws):
-        with mpl.rc_context(rc):
-            fig = _reliability_grid(pooled, nature, these, 6, again=True)
-            again = _save(fig, tmp_path / f"again{k}", ("png", "pdf", "svg"))
-            new = _save(_reliability_grid(pooled, nature, these, 6), tmp_path / f"new{k}", ("png", "pdf", "svg"))
-        for x, y in zip(again, new):
-            assert x.read_bytes() == y.read_bytes(), (nature, x.suffix)
-        figs.append(fig)
-    # drawn again where the panels were the same (the long title's grid is taller: the same panels resized)
-    assert figs[1] is figs[0] and figs[2] is figs[0] and figs[3] is not figs[0] and figs[4] is not figs[3]
-
-
-def test_panels_drawn_again_start_as_new_panels():
-    """What a figure's panels are once emptied to be drawn again: as new ones made the same way (their frame's
-    artists alone, no data limits, not even a least positive value, autoscaling as the frame left it, the
-    property cycle from its start), the figure without its legend; and only for the kind and key kept."""
-    from arena.plots.style import _forget_panels, _frames, _keep_panels, _new_figure, _panels_again
-
-    def panel():
-        fig = _new_figure(layout=None)
-        ax = fig.add_subplot()
-        ax.set_yscale("log")
-        ax.axvline(0.5, color="0.5")  # the frame's own artist
-        return fig, ax
-
-    _, fresh = panel()
-    fig, ax = panel()
-    frames = _frames(fig)
-    ax.plot([1, 2], [0.3, 7.0])  # (its color the cycle's first)
-    ax.fill_between([1, 2], [0.1, 0.2], [1, 2])
-    ax.text(1, 1, "a note")
-    ax.set_ylim(0.01, 100)  # autoscaling off
-    fig.legend(["x"])
-    _keep_panels("test", "k", fig, frames)
-    assert _panels_again("test", "other key", True) is None and _panels_again("test", "k", True) is None  # gone
-    _keep_panels("test", "k", fig, frames)
-    assert _panels_again("test", "k", False) is None  # not asked: kept still
-    again, kept = _panels_again("test", "k", True)
-    assert again is fig and list(kept) == [ax]
-    assert len(ax.lines) == len(fresh.lines) == 1 and ax.lines[0] in frames[ax][0]
-    assert not ax.collections and not ax.texts
-    assert not fig.legends
-    assert ax.get_autoscaley_on() == fresh.get_autoscaley_on() is True
-    np.testing.assert_array_equal(ax.dataLim.get_points(), fresh.dataLim.get_points())
-    np.testing.assert_array_equal(ax.dataLim.minpos, fresh.dataLim.minpos)
-    line, new_line = ax.plot([1, 2], [1, 2])[0], fresh.plot([1, 2], [1, 2])[0]
-    assert line.get_color() == new_line.get_color()
-    _forget_panels()
-
-
 def test_a_users_autolayout_leaves_the_figures_of_fixed_panels_as_they_are(tmp_path):
     """Figures that place their panels themselves (small multiples, reliability grids) get no layout engine from a
     matplotlibrc asking for one on every figure: the same bytes as without it (a tight layout moved every panel of
@@ -1161,107 +1055,3 @@ def test_a_users_autolayout_leaves_the_figures_of_fixed_panels_as_they_are(tmp_p
             asked = _save(fig, tmp_path / f"{name}_asked", ("png", "svg"))
         for x, y in zip(plain, asked):
             assert x.read_bytes() == y.read_bytes(), x.name
-
-
-@pytest.mark.filterwarnings("ignore:Data has no positive values")
-@pytest.mark.parametrize("rc", [{}, {"axes.prop_cycle": ["-", "--", ":", "-."]}, {"figure.autolayout": True}],
-                         ids=["default", "cycle", "autolayout"])
-def test_small_multiples_drawn_again_are_the_same_bytes_as_new_ones(tmp_path, rc):
-    """A report draws one figure of small multiples per curve and group of forecasters; a process draws each into
-    the panels of its last one (same curve and natures): the files are byte for byte those of a figure drawn new,
-    in every format: log panels sharing their axis (with a value under the floor) and linear panels each with
-    its own limits, groups with a band (5 seeds) and without, a longer legend, other natures between, the scale
-    shared by a report's figures or each figure's own, and all zeros (no log scale of their own) after values;
-    also under a matplotlibrc whose property cycle gives the lines a style, or that asks for a layout engine."""
-    import matplotlib as mpl
-    from cycler import cycler
-
-    from arena.plots.binary import curves_by_nature
-    from arena.plots.style import _forget_panels, _save
-
-    if "axes.prop_cycle" in rc:
-        rc = {"axes.prop_cycle": cycler(color=["#000", "#333", "#666", "#999"], linestyle=rc["axes.prop_cycle"])}
-
-    rng = np.random.default_rng(1)
-    ts = np.array([10, 30, 100, 300, 1000])
-
-    def curves(forecasters, natures, seeds, scale):
-        rows = []
-        for f in forecasters:
-            for nat in natures:
-                for seed in range(seeds):
-                    for t in ts:
-                        smce = scale * np.sqrt(t) * rng.uniform(0.5, 2)
-                        rows += [(f, nat, seed, t, "smce", smce), (f, nat, seed, t, "smce_bound", 3 * np.sqrt(t)),
-                                 (f, nat, seed, t, "bias", 0.0 if (f, t) == ("a", 30) else scale * rng.uniform(1, 5)),
-                                 (f, nat, seed, t, "regret_linear", scale * rng.normal(0, 5) * t ** 0.5)]
-        return pd.DataFrame(rows, columns=["forecaster", "nature", "seed", "t", "metric", "value"])
-
-    natures = ["n1", "n2", "n3", "n4", "n5"]
-    # each figure drawn again over one of larger values (a linear panel's limits are its own data's)
-    draws = [(curves(["a", "b"], natures, 5, 3.0), ["a", "b"], True),  # bands
-             (curves(["c", "d", "e"], natures, 2, 1.0), ["c", "d", "e"], True),  # no bands; a longer legend
-             (curves(["f"], natures[:3], 5, 2.0), ["f"], True),  # other natures: a new figure
-             (curves(["g", "h"], natures[:3], 2, 0.5), ["g", "h"], False),  # its own log scale
-             (curves(["g", "h"], natures[:3], 2, 0.0), ["g", "h"], False)]  # all zeros: none of its own
-    for metric in ("smce", "bias", "regret_linear"):
-        figs = []
-        for k, (c, names, shared) in enumerate(draws):
-            span = (1e-3, 10.0) if metric != "regret_linear" and shared else None
-            with mpl.rc_context(rc):
-                fig = curves_by_nature(c, metric, names, title=f"group {k}", span=span, again=True)
-                again = _save(fig, tmp_path / f"again{k}", ("png", "pdf", "svg"))
-                new = _save(curves_by_nature(c, metric, names, title=f"group {k}", span=span), tmp_path / f"new{k}",
-                            ("png", "pdf", "svg"))
-            for x, y in zip(again, new):
-                assert x.read_bytes() == y.read_bytes(), (metric, k, x.suffix)
-            figs.append(fig)
-        # all zeros on a log axis: no scale to share, drawn new (matplotlib would keep the last limits)
-        assert figs[1] is figs[0] and figs[2] is not figs[1] and figs[3] is figs[2], metric
-        assert (figs[4] is figs[2]) == (metric != "bias"), metric
-    _forget_panels()
-
-
-def test_no_figure_outlives_the_report_that_drew_it(results, tmp_path, monkeypatch):
-    """The figures a process keeps to draw the next ones into (reliability grids, small multiples) are let go
-    when its report ends."""
-    from arena.plots import binary, style
-
-    _, tables = results
-    monkeypatch.setenv("ARENA_PLOT_JOBS", "1")  # every figure drawn in this process
-    seen = []
-    real = style._panels_again
-
-    def watched(kind, key, again):
-        seen.append(kind)
-        return real(kind, key, again)
-
-    monkeypatch.setattr(binary, "_panels_again", watched)
-    plots.report(tmp_path / "one", tables=tables)
-    assert set(seen) == {"reliability", "by_nature"}
-    assert style._kept("reliability") == [] and style._kept("by_nature") == []
-
-
-def test_a_thread_draws_into_its_own_figures_only():
-    """Each thread keeps its own figure to draw again (two reports in threads of one process never draw into
-    one figure)."""
-    import threading
-
-    from arena.plots import style
-    from arena.plots.binary import _pool, _reliability_grid
-
-    rel = pd.DataFrame([{"forecaster": f"f{i}", "nature": "n", "seed": 0, "bin": 0, "lo": 0.0, "hi": 1.0,
-                         "count": 10, "mean_p": 0.4, "mean_y": 0.5} for i in range(2)])
-    pooled = {str(k): v for k, v in _pool(rel, ["forecaster"]).groupby("forecaster", sort=False)}
-    figs = {}
-
-    def draw(name):
-        figs[name] = [_reliability_grid(pooled, "n", ["f0", "f1"], 6, again=True) for _ in range(2)]
-        style._forget_panels()
-
-    threads = [threading.Thread(target=draw, args=(k,)) for k in "ab"]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    assert figs["a"][0] is figs["a"][1] and figs["b"][0] is figs["b"][1] and figs["a"][0] is not figs["b"][0]

@@ -466,7 +466,7 @@ def test_the_game_config_and_the_tournament():
 
 
 def test_the_report_draws_the_quantile_figures(tmp_path, monkeypatch):
-    from arena import plots
+    from arena import summarize
 
     monkeypatch.setenv("ARENA_PLOT_JOBS", "1")
     rows, curves = [], []
@@ -480,7 +480,7 @@ def test_the_report_draws_the_quantile_figures(tmp_path, monkeypatch):
                 rows.append(row)
                 curves.append(r.curves.assign(forecaster=fc, nature=label, seed=seed))
     tables = {"summary": pd.DataFrame(rows), "curves": pd.concat(curves), "reliability": pd.DataFrame()}
-    names = {p.name for p in plots.report(tmp_path, tables, formats=("png",))}
+    names = {p.name for p in summarize.report(tmp_path, tables, formats=("png",))}
     assert {"rolling_coverage__group_normal.png", "coverage_error__group_normal.png",
             "group_coverage__group_normal.png", "coverage_vs_L.png", "leaderboard__coverage_error.png",
             "table.tex"} <= names

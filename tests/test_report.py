@@ -18,7 +18,7 @@ from _stored import store_binary_matchups  # tests/_stored.py
 from arena.aggregate import write_tables
 from arena.cli import report_main
 
-driver = importlib.import_module("arena.plots.report")
+driver = importlib.import_module("arena.summarize")
 
 
 def _results(out: Path, forecasters=("k29", "running_mean"), natures=("sinusoid",), seeds=(0,), T=100) -> Path:
@@ -72,7 +72,7 @@ def test_stale_figures_are_removed_and_files_follow_the_umask(small, tmp_path):
     mine.write_text("keep")
     # in a process of its own: the umask is read once, when arena.results is imported (as for the tables)
     code = ("import os; os.umask(0o027); import importlib; "
-            f"print(repr(importlib.import_module('arena.plots.report').report({str(out)!r}, formats=('png', 'svg'), "
+            f"print(repr(importlib.import_module('arena.summarize').report({str(out)!r}, formats=('png', 'svg'), "
             "quiet=True)))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     paths = [Path(p) for p in re.findall(r"PosixPath\('([^']+)'\)", done.stdout)]
@@ -140,9 +140,10 @@ def test_a_leaderboard_with_the_values_of_an_earlier_one_is_drawn_once(tmp_path,
             for f in ("hedge", "uniform_average") for n in ("expert_constants", "expert_switching") for s in (0, 1)]
     s = pd.DataFrame(rows)
     assert (s["loss"] == s["brier"]).all() == (loss == "squared")
-    jobs = driver._jobs_of_game(s, pd.DataFrame(), pd.DataFrame(), tmp_path, ("png",), {}, {}, ("brier",),
-                                facet=True)
-    boards = sorted(Path(j[2]).name.removeprefix("leaderboard__") for j in jobs if j[0] == "leaderboard")
+    from arena.plots.plan import game_jobs
+
+    jobs = game_jobs(s, pd.DataFrame(), pd.DataFrame(), tmp_path, ("png",), {}, ("brier",), facet=True)
+    boards = sorted(Path(j.stem).name.removeprefix("leaderboard__") for j in jobs if j.kind == "leaderboard")
     assert boards == drawn
 
 
@@ -161,7 +162,9 @@ def test_a_figure_that_fails_leaves_the_pages_of_the_last_report(small, tmp_path
         raise RuntimeError("a figure that cannot be drawn")
 
     monkeypatch.setenv("ARENA_PLOT_JOBS", processes)
-    monkeypatch.setitem(driver.FIGURES, "leaderboard", broken)
+    import arena.plots.draw
+
+    monkeypatch.setitem(arena.plots.draw.FIGURES, "leaderboard", broken)
     with pytest.raises(RuntimeError, match="cannot be drawn"):
         driver.report(out, tables=tables, formats=("png",))
     assert {name: (out / name).read_bytes() for name in pages} == pages
@@ -181,10 +184,10 @@ def test_each_forecasters_family_is_read_from_its_rows_without_loading_the_plugi
     want = {"k29": K29.family, "running_mean": RunningMean.family}
     assert want == {"k29": "defensive", "running_mean": "baseline"}
     assert dict(zip(summary["forecaster"], summary["forecaster_family"])) == want
-    code = ("import sys, importlib, pandas as pd; families = importlib.import_module('arena.plots.report')._families("
+    code = ("import sys, importlib, pandas as pd; families = importlib.import_module('arena.summarize').families("
             "pd.read_parquet(sys.argv[1])); print(sorted(families.items()), 'numba' in sys.modules, "
             "any(m.split('.')[0] == 'forecasters' for m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code, str(small / "summary.parquet")], capture_output=True, text=True,
                           check=True)
     assert done.stdout.split() == [*str(sorted(want.items())).split(), "False", "False"]
-    assert driver._families(summary.drop(columns="forecaster_family")) == want
+    assert driver.families(summary.drop(columns="forecaster_family")) == want

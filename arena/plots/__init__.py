@@ -10,9 +10,11 @@ from the data). More than :data:`~arena.plots.style.MAX_LINES` forecasters are s
 by family (defensive forecasters, baselines). Every curve is a mean across seeds, with its 95%
 Student-t interval as a band from :data:`~arena.plots.style.MIN_BAND_SEEDS` seeds on; the
 statistics of tables and summaries are those of :mod:`arena.aggregate`. Missing or NaN data
-never crash a plot: the figure says "no data" and :func:`report` skips it. :func:`report`
+never crash a plot: the figure says "no data" and :func:`report` skips it. :func:`report` takes a
+results directory's tables (and the comparison of its top pair, made by :mod:`arena.summarize`),
 saves PNGs (and a paper's figures as PDFs with TrueType, Type 42, fonts), draws only the figures
-whose inputs changed and writes the results page ``index.html`` (:mod:`~arena.plots.html`).
+whose inputs changed and writes the results page ``index.html`` (:mod:`~arena.plots.html`). It
+never replays a game and never imports the plugin registry.
 
 The package, one module per concern:
 
@@ -22,8 +24,10 @@ The package, one module per concern:
 - :mod:`~arena.plots.binary`, :mod:`~arena.plots.quantile`, :mod:`~arena.plots.experts`,
   :mod:`~arena.plots.decision`: each game's own figures and the jobs of its report;
 - :mod:`~arena.plots.tables`: LaTeX tables and the Markdown summary;
-- :mod:`~arena.plots.compare`: the figure of an anytime-valid comparison (``arena-compare``);
-- :mod:`~arena.plots.report`: the report driver (:func:`report`);
+- :mod:`~arena.plots.compare`: the figure of an anytime-valid comparison;
+- :mod:`~arena.plots.jobs`: a figure job (:class:`~arena.plots.jobs.Job`) and the digest of its inputs;
+- :mod:`~arena.plots.plan`: the jobs of a report; :mod:`~arena.plots.draw`: drawing them;
+- :mod:`~arena.plots.report`: the report (:func:`report`);
 - :mod:`~arena.plots.html`: the results page.
 
 References

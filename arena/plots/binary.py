@@ -55,6 +55,7 @@ from arena.plots.common import (
     _seeds,
     regret_curves,
 )
+from arena.plots.jobs import Job
 from arena.plots.style import (
     _BOUND_COLOR,
     _RC,
@@ -62,11 +63,8 @@ from arena.plots.style import (
     FIGSIZE,
     FULL_WIDTH,
     _axes,
-    _frames,
-    _keep_panels,
     _lines,
     _new_figure,
-    _panels_again,
     _safe,
     order,
     styles_for,
@@ -346,13 +344,8 @@ def _reliability_grid(
     names: list[str],
     ncols: int,
     styles: Mapping[str, dict] | None = None,
-    again: bool = False,
 ) -> Figure:
-    """The figure of :func:`reliability_grid`. With ``again``, the panels of the last grid drawn with ``again``
-    in this thread are drawn again when they are the same (same forecasters, columns and rcParams): their
-    bins, the title and the size are replaced, and the figure is that one, the same bytes as a new one once
-    saved; it is no longer the figure that the last call returned (a report saves each figure before drawing
-    the next)."""
+    """The figure of :func:`reliability_grid`."""
     styles = styles_for(names, styles)
     n = max(len(names), 1)
     ncols = min(ncols, n)
@@ -383,36 +376,8 @@ def _reliability_grid(
     ]
     label_at = (0.08 / width, (g["bottom"] + (height - top - g["bottom"]) / 2) / height)
     with mpl.rc_context(_RC):
-        key = (tuple(map(str, names)), ncols, repr(sorted(mpl.rcParams.items())))
-        # a report draws one grid per nature, most with the same panels: the last one's, drawn again
-        again = again and bool(names)
-        kept = _panels_again("reliability", key, again)
-        if kept is not None:
-            fig, frames = kept
-            fig.set_size_inches(width, height)
-            for a, rect in zip(fig.axes, rects):
-                a.set_position(rect)
-            for text in fig.texts:
-                if text.get_text() == "observed frequency":
-                    text.set_position(label_at)
-        else:
-            # every panel has the same square and the same three ticks: the layout is fixed, no
-            # layout engine measures the panels' labels at each draw
-            fig = _new_figure((width, height), layout=None)
-            for i, rect in enumerate(rects):
-                a = fig.add_axes(rect)
-                if i >= len(names):
-                    continue
-                # inner panels: no ticks (the outer panels' read for all: one unit square), which also
-                # spares making a dozen tick artists per panel; several rows: one y label for them all,
-                # left of the grid
-                _reliability_frame(a, str(names[i]).replace("_", " "), x=i >= len(names) - ncols, y=not i % ncols)
-                if nrows > 1:
-                    a.set_ylabel("")
-            if nrows > 1:  # the rows' panels are shorter than the label: it goes once, centred on the grid
-                fig.text(*label_at, "observed frequency", rotation=90, ha="left", va="center")
-            frames = _frames(fig)
-        for i, (a, name) in enumerate(zip(fig.axes, names)):
+        fig = _grid_panels((width, height), names, rects, ncols, nrows, label_at)
+        for i, (a, name) in enumerate(zip(fig.axes, names, strict=False)):
             p = pooled.get(str(name))
             if p is None or p.empty:
                 a.text(0.5, 0.5, "no data", ha="center", va="center", transform=a.transAxes, color="0.4")
@@ -421,8 +386,25 @@ def _reliability_grid(
         if not names:
             _no_data(fig.axes[0], f"reliability for {nature}")
         fig.suptitle("\n".join(title), fontsize=8, y=1 - 0.06 / height, va="top")
-        if again:
-            _keep_panels("reliability", key, fig, frames)
+    return fig
+
+
+def _grid_panels(size: tuple, names: list[str], rects: list[tuple], ncols: int, nrows: int, label_at: tuple) -> Figure:
+    """The empty panels of a reliability grid of ``size`` (inches) at ``rects`` (figure fractions), framed and
+    labelled. Every panel has the same square and the same three ticks: the layout is fixed, no layout engine
+    measures the panels' labels at each draw."""
+    fig = _new_figure(size, layout=None)
+    for i, rect in enumerate(rects):
+        a = fig.add_axes(rect)
+        if i >= len(names):
+            continue
+        # inner panels: no ticks (the outer panels' read for all: one unit square); several rows: one
+        # y label for them all, left of the grid
+        _reliability_frame(a, str(names[i]).replace("_", " "), x=i >= len(names) - ncols, y=not i % ncols)
+        if nrows > 1:
+            a.set_ylabel("")
+    if nrows > 1:  # the rows' panels are shorter than the label: it goes once, centred on the grid
+        fig.text(*label_at, "observed frequency", rotation=90, ha="left", va="center")
     return fig
 
 
@@ -465,7 +447,6 @@ def curves_by_nature(
     ncols: int = 4,
     title: str | None = None,
     span: tuple[float, float] | None = None,
-    again: bool = False,
 ) -> Figure:
     """One curve of binary forecasts against t on every nature: small multiples, one panel per
     nature, at a paper's full width (6.75 in), one legend for all of them above the panels.
@@ -490,11 +471,6 @@ def curves_by_nature(
     span : for a log axis, the (floor, top) of the axis (:func:`_curve_span` of every forecaster's curves: the
         figures of one curve, a group of forecasters each, then share their scale); by default this
         figure's own.
-    again : draw into the panels of the last figure drawn with ``again`` in this thread when they are the
-        same (same curve, natures, columns and rcParams; a log axis with a scale: given, or of positive
-        values): its data, legend, title and size replaced, the figure is that one, the same bytes as a new
-        one once saved (and no longer the figure that the last call returned: a report saves each figure
-        before drawing the next).
 
     Examples
     --------
@@ -528,31 +504,10 @@ def curves_by_nature(
         nrows = math.ceil(len(natures) / ncols)
         wgap = g["wgap"] if logy else g["wgap_own"]
         side = (FULL_WIDTH - g["left"] - g["right"] - (ncols - 1) * wgap) / ncols
-        key = (metric, tuple(natures), ncols, repr(sorted(mpl.rcParams.items())))
-        # a report draws one figure per curve and group of forecasters, on the same natures: the last one's panels
-        # (not for a log axis without a positive value to scale it: matplotlib then keeps the limits it had)
-        again = again and (span is not None or not logy)
-        kept = _panels_again("by_nature", key, again)
-        if kept is not None:
-            fig, frames = kept
-            axes = list(frames)
-        else:
-            fig = _new_figure((FULL_WIDTH, 4.0), layout=None)  # a fixed grid: no layout engine to run
-            axes = []
-            for i, nat in enumerate(natures):
-                ax = fig.add_subplot(sharey=axes[0] if (axes and logy) else None)
-                axes.append(ax)
-                _rounds_axes(ax, "", None, logy)
-                ax.set_xlabel("")
-                ax.set_title(nat.replace("_", " "), fontsize=7, pad=2)
-                ax.tick_params(labelsize=6)
-                if logy and i % ncols:
-                    ax.tick_params(labelleft=False)
-                if i < len(natures) - ncols:
-                    ax.tick_params(labelbottom=False)
-            frames = _frames(fig)
+        axes = _multiples_panels(natures, ncols, logy)
+        fig = axes[0].figure
         entries, floored = [], []
-        for ax, nat in zip(axes, natures):
+        for ax, nat in zip(axes, natures, strict=False):
             part = stats.loc[stats["nature"] == nat]
             extra = _draw_curves(
                 ax,
@@ -571,7 +526,7 @@ def curves_by_nature(
                 ax.axhline(0.0, color="0.7", linewidth=0.5, zorder=0)
             if logy:
                 floored += _floor_note(ax, part["mean"], floor)
-            entries += [*zip(*reversed(ax.get_legend_handles_labels())), *((lab, h) for h, lab in extra)]
+            entries += [*zip(*reversed(ax.get_legend_handles_labels()), strict=False), *((lab, h) for h, lab in extra)]
         if logy and span is not None and np.isfinite(span[1]):  # the panels share the y axis: one call sets them all
             axes[0].set_ylim(floor / 1.25 if floor else None, span[1] * 1.3)
         for ax in axes:
@@ -615,9 +570,26 @@ def curves_by_nature(
         fig.supxlabel("round t (log scale)", y=0.04 / height, fontsize=8, va="bottom")
         fig.supylabel(ylabel, x=0.04 / FULL_WIDTH, fontsize=8, ha="left")
         fig.suptitle("\n".join(heading), y=1 - 0.04 / height, va="top", fontsize=8)
-        if again:
-            _keep_panels("by_nature", key, fig, frames)
     return fig
+
+
+def _multiples_panels(natures: list[str], ncols: int, logy: bool) -> list[Axes]:
+    """The empty panels of :func:`curves_by_nature`, one per nature, in a new figure (placed by the caller: a fixed
+    grid, no layout engine to run); log panels share their y axis."""
+    fig = _new_figure((FULL_WIDTH, 4.0), layout=None)
+    axes: list[Axes] = []
+    for i, nat in enumerate(natures):
+        ax = fig.add_subplot(sharey=axes[0] if (axes and logy) else None)
+        axes.append(ax)
+        _rounds_axes(ax, "", None, logy)
+        ax.set_xlabel("")
+        ax.set_title(nat.replace("_", " "), fontsize=7, pad=2)
+        ax.tick_params(labelsize=6)
+        if logy and i % ncols:
+            ax.tick_params(labelleft=False)
+        if i < len(natures) - ncols:
+            ax.tick_params(labelbottom=False)
+    return axes
 
 
 def _by_nature_stats(obs: pd.DataFrame, per_t: bool) -> pd.DataFrame:
@@ -660,9 +632,7 @@ def _curve_span(curves: pd.DataFrame, metric: str) -> tuple[float, float] | None
     return _log_span(np.r_[values, _k29_guarantee(obs)[1] if per_t else []], bounds, bound_scale)
 
 
-#: The figures of binary forecasts, by name (a report's job names its figure). The reliability grids and the small
-#: multiples are drawn into the panels of this thread's last one of theirs when the same (``again``): each figure
-#: is to be saved before the next is drawn.
+#: The figures of binary forecasts, by name (a report's job names its figure).
 FIGURES = {
     "smce_vs_T": lambda curves, nature, styles: smce_vs_T(curves, nature=nature, styles=styles),
     "regret_linear": lambda curves, nature, styles: regret_curves(
@@ -671,12 +641,10 @@ FIGURES = {
     "bias": lambda curves, nature, styles: regret_curves(curves, "bias", nature=nature, styles=styles),
     # small multiples: one panel per nature, one figure per group of forecasters
     "by_nature": lambda curves, metric, names, styles, title, span=None: curves_by_nature(
-        curves, metric, names, styles, title=title, span=span, again=True
+        curves, metric, names, styles, title=title, span=span
     ),
     # six panels a row: the grid is a paper's full width (6.75 in)
-    "reliability": lambda pooled, nature, names, styles: _reliability_grid(
-        pooled, nature, names, 6, styles, again=True
-    ),
+    "reliability": lambda pooled, nature, names, styles: _reliability_grid(pooled, nature, names, 6, styles),
 }
 #: The curve figures of binary forecasts: (figure, curve).
 _CURVES = (("smce_vs_T", "smce"), ("regret_linear", "regret_linear"), ("bias", "bias"))
@@ -709,11 +677,10 @@ def jobs(
     rel: pd.DataFrame,
     fig_dir: Path,
     formats: Sequence[str],
-    rc: dict,
     styles: Mapping[str, dict],
     metrics: Sequence[str] = BINARY_METRICS,
     facet: bool = True,
-) -> list[tuple]:
+) -> list[Job]:
     """The figure jobs of binary forecasts: the curves and reliability bins there are, and
     leaderboards of ``metrics``.
 
@@ -741,6 +708,7 @@ def jobs(
         if m in have_all
         and (not single or kind == "smce_vs_T" or f"{m}_bound" in have_all or _BY_NATURE[m][1] in have_all)
     ]
+    formats = tuple(formats)
     jobs = []
     if facet and len(natures) > 1 and wanted:
         names = order(curves["forecaster"].unique())
@@ -749,13 +717,13 @@ def jobs(
             cur = curves.loc[curves["metric"].isin([metric, _BY_NATURE[metric][1]])]
             # the figures of the groups share one log scale: a value sits at one height in each
             span = _curve_span(cur, metric) if _BY_NATURE[metric][3] else None
-            for gname, (fam, part) in zip(_group_names(groups), groups):
+            for gname, (fam, part) in zip(_group_names(groups), groups, strict=False):
                 title = _FAMILY_TITLES.get(str(fam), str(fam)) if fam else None
                 if title and gname[-1].isdigit():
                     title += f" ({gname[len(str(fam)) :]} of {sum(f == fam for f, _ in groups)})"
                 mine = cur.loc[cur["forecaster"].isin(part)]
                 jobs.append(
-                    ("by_nature", (mine, metric, part, styles, title, span), fig_dir / f"{kind}__{gname}", formats, rc)
+                    Job("by_nature", (mine, metric, part, styles, title, span), fig_dir / f"{kind}__{gname}", formats)
                 )
     for nat in natures:
         if not (facet and len(natures) > 1):
@@ -763,23 +731,17 @@ def jobs(
             have = set(cur["metric"].unique()) if not cur.empty else set()
             for kind, metric in wanted:
                 if metric in have:
-                    jobs.append((kind, (cur, nat, styles), fig_dir / f"{kind}__{_safe(nat)}", formats, rc))
+                    jobs.append(Job(kind, (cur, nat, styles), fig_dir / f"{kind}__{_safe(nat)}", formats))
         pooled_nat = _restrict(pooled, nature=nat)
         if not pooled_nat.empty:
             names = order(_restrict(rel, nature=nat)["forecaster"].unique())
             by_name = {str(name): part for name, part in pooled_nat.groupby("forecaster", sort=False)}
             jobs.append(
-                ("reliability", (by_name, nat, names, styles), fig_dir / f"reliability__{_safe(nat)}", formats, rc)
+                Job("reliability", (by_name, nat, names, styles), fig_dir / f"reliability__{_safe(nat)}", formats)
             )
     for metric in metrics:
         if metric in summary and not _clean(_ok(summary), metric).empty:
             jobs.append(
-                (
-                    "leaderboard",
-                    (_only(summary, metric), metric),
-                    fig_dir / f"leaderboard__{_safe(metric)}",
-                    formats,
-                    rc,
-                )
+                Job("leaderboard", (_only(summary, metric), metric), fig_dir / f"leaderboard__{_safe(metric)}", formats)
             )
     return jobs

@@ -22,6 +22,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter
 
 from arena.aggregate import direction, mean_ci, seed_stats
+from arena.plots.jobs import Job
 from arena.plots.style import (
     _BOUND_COLOR,
     _RC,
@@ -389,12 +390,12 @@ def _facets(
     fig = _new_figure((FULL_WIDTH, 0.3 + (height - 0.3) * nrows))
     axes = [fig.add_subplot(nrows, ncols, i + 1) for i in range(len(groups))]
     fams = [str(fam) for fam, _ in groups]
-    for i, (a, fam) in enumerate(zip(axes, fams)):
+    for i, (a, fam) in enumerate(zip(axes, fams, strict=False)):
         k = fams[: i + 1].count(fam)
         a.set_gid(f"panel:{fam}" + (f":{k}:{fams.count(fam)}" if fams.count(fam) > 1 else ""))
     fig._arena_sharey = sharey
     fig._arena_entries = {}  # the panels' legend entries, drawn once above them
-    return fig, [(a, part) for a, (_, part) in zip(axes, groups)]
+    return fig, [(a, part) for a, (_, part) in zip(axes, groups, strict=False)]
 
 
 def _panel_title(fig: Figure, panels: list, title: str | None, note: str, own: bool) -> None:
@@ -459,7 +460,7 @@ def _legend(ax: Axes, extra: list | None = None, outside: bool = False, **kw) ->
     style = _LEGEND_STYLE
     root = ax.get_figure(root=True)
     if outside and hasattr(root, "_arena_entries"):  # a panel of several: one legend below them all
-        for h, lab in zip(handles, labels):
+        for h, lab in zip(handles, labels, strict=False):
             root._arena_entries.setdefault(lab, h)
         return
     if outside:  # below the panel: the figure grows by a line of text per legend row
@@ -793,7 +794,7 @@ def certificate_margins(
         names = order(ratios["forecaster"].unique())
         styles = styles_for(names, styles)
         rows = sorted(
-            {(f, c) for f, c in zip(ratios["forecaster"], ratios["certificate"])},
+            {(f, c) for f, c in zip(ratios["forecaster"], ratios["certificate"], strict=False)},
             key=lambda fc: (names.index(fc[0]), fc[1]),
         )
         fig, ax = _axes(ax, (COLUMN_WIDTH, 0.9 + 0.15 * max(len(rows), 1)))
@@ -847,7 +848,7 @@ def certificate_margins(
         ax.axvline(0.0, color="0.8", linewidth=0.5, zorder=0)
         labels = [f"{n.replace('_', ' ')}: {c.replace('_', ' ')}" for n, c in rows]
         ax.set_yticks(range(len(rows)), labels, fontsize=6)
-        for tick, (n, _) in zip(ax.get_yticklabels(), rows):  # the label in the forecaster's color too
+        for tick, (n, _) in zip(ax.get_yticklabels(), rows, strict=False):  # the label in the forecaster's color too
             tick.set_color(styles[n]["color"])
         ax.tick_params(axis="y", length=0)
         ax.set_ylim(len(rows) - 0.5, -0.5)
@@ -892,9 +893,8 @@ def _curve_jobs(
     curves: pd.DataFrame,
     fig_dir: Path,
     formats: Sequence[str],
-    rc: dict,
     styles: Mapping[str, dict],
-) -> list[tuple]:
+) -> list[Job]:
     """The figure jobs of one game's matchups (none when the summary has none): per nature each of
     ``figures`` whose curve (its value; ``None``: the expert weights) the nature has, then the
     leaderboards of ``metrics``."""
@@ -909,10 +909,15 @@ def _curve_jobs(
         have = set(cur["metric"].unique()) if not cur.empty else set()
         for kind, needed in figures.items():
             if (needed in have) if needed else any(str(m).startswith("weight:") for m in have):
-                jobs.append((kind, (cur, nat, styles), fig_dir / f"{kind}__{_safe(nat)}", formats, rc))
+                jobs.append(Job(kind, (cur, nat, styles), fig_dir / f"{kind}__{_safe(nat)}", tuple(formats)))
     for metric in metrics:
         if metric in part and not _clean(_ok(part), metric).empty:
             jobs.append(
-                ("leaderboard", (_only(part, metric), metric), fig_dir / f"leaderboard__{_safe(metric)}", formats, rc)
+                Job(
+                    "leaderboard",
+                    (_only(part, metric), metric),
+                    fig_dir / f"leaderboard__{_safe(metric)}",
+                    tuple(formats),
+                )
             )
     return jobs

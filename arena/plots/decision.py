@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from arena.plots.common import _curve_jobs, regret_curves
+from arena.plots.jobs import Job
 
 #: Metrics of the decision game: leaderboards.
 DECISION_METRICS = ("regret_decision_expected_over_T", "decision_loss_expected")
@@ -33,9 +34,8 @@ def jobs(
     curves: pd.DataFrame,
     fig_dir: Path,
     formats: Sequence[str],
-    rc: dict,
     styles: Mapping[str, dict],
-) -> list[tuple]:
+) -> list[Job]:
     """The figure jobs of the decision game's matchups: per nature ``regret_decision__<nature>``, and
     leaderboards of :data:`DECISION_METRICS`."""
     return _curve_jobs(
@@ -46,6 +46,5 @@ def jobs(
         curves,
         fig_dir,
         formats,
-        rc,
         styles,
     )

@@ -33,6 +33,7 @@ from arena.plots.common import (
     _seeds,
     regret_curves,
 )
+from arena.plots.jobs import Job
 from arena.plots.style import (
     _BOUND_COLOR,
     _RC,
@@ -227,9 +228,8 @@ def jobs(
     curves: pd.DataFrame,
     fig_dir: Path,
     formats: Sequence[str],
-    rc: dict,
     styles: Mapping[str, dict],
-) -> list[tuple]:
+) -> list[Job]:
     """The figure jobs of the experts game's matchups: per nature ``regret_experts__<nature>`` (with
     the certified bounds) and ``expert_weights__<nature>``, and leaderboards of :data:`EXPERTS_METRICS`."""
     return _curve_jobs(
@@ -240,6 +240,5 @@ def jobs(
         curves,
         fig_dir,
         formats,
-        rc,
         styles,
     )

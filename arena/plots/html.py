@@ -365,7 +365,7 @@ def index_tail(
         {
             p.name: p
             for p in [*out_dir.glob("*"), *map(Path, written)]
-            if p.suffix in kinds and p.parent.resolve() == out_dir.resolve()
+            if p.suffix in kinds and not p.name.startswith(".") and p.parent.resolve() == out_dir.resolve()
         }.values(),
         key=lambda p: p.name,
     )

@@ -39,6 +39,7 @@ from arena.plots.common import (
     _seed_note,
     _seeds,
 )
+from arena.plots.jobs import Job
 from arena.plots.style import _BOUND_COLOR, _RC, METRIC_LABELS, _axes, _plain_log_ticks, _safe, order
 
 #: Metrics of the quantile game: leaderboards and the LaTeX table.
@@ -298,44 +299,43 @@ def jobs(
     curves: pd.DataFrame,
     fig_dir: Path,
     formats: Sequence[str],
-    rc: dict,
     styles: Mapping[str, dict],
-) -> list[tuple]:
+) -> list[Job]:
     """The figure jobs of the quantile game's matchups (none when the summary has none)."""
     if summary is None or "game" not in summary or not (summary["game"] == "quantile").any():
         return []
     summary = summary.loc[summary["game"] == "quantile"].copy()  # a copy: one block, not hundreds of columns
     q = _quantile_level(summary)
+    formats = tuple(formats)
     jobs = []
     for nat in sorted(summary["nature"].dropna().astype(str).unique()):
         cur = _restrict(curves, nature=nat)
         metrics = set(cur["metric"].unique()) if not cur.empty else set()
         if "rolling_coverage" in metrics:
             jobs.append(
-                ("rolling_coverage", (cur, nat, q, styles), fig_dir / f"rolling_coverage__{_safe(nat)}", formats, rc)
+                Job("rolling_coverage", (cur, nat, q, styles), fig_dir / f"rolling_coverage__{_safe(nat)}", formats)
             )
         if "coverage_error" in metrics:
             jobs.append(
-                ("coverage_error_vs_T", (cur, nat, q, styles), fig_dir / f"coverage_error__{_safe(nat)}", formats, rc)
+                Job("coverage_error_vs_T", (cur, nat, q, styles), fig_dir / f"coverage_error__{_safe(nat)}", formats)
             )
         part = _restrict(summary, nature=nat)
         if any(str(c).startswith("group_coverage.") and part[c].notna().any() for c in part.columns):
             jobs.append(
-                ("group_coverage", (part, nat, q, styles), fig_dir / f"group_coverage__{_safe(nat)}", formats, rc)
+                Job("group_coverage", (part, nat, q, styles), fig_dir / f"group_coverage__{_safe(nat)}", formats)
             )
     if not _lipschitz_rows(summary).empty:
-        jobs.append(("coverage_vs_L", (summary, "coverage_error", styles), fig_dir / "coverage_vs_L", formats, rc))
+        jobs.append(Job("coverage_vs_L", (summary, "coverage_error", styles), fig_dir / "coverage_vs_L", formats))
     for metric in QUANTILE_METRICS:
         if metric in summary and not _clean(_ok(summary), metric).empty:
             # only the natures where the metric exists (group errors need groups): a NaN cell reads "F"
             has = summary.groupby("nature")[metric].transform(lambda v: v.notna().any())
             jobs.append(
-                (
+                Job(
                     "leaderboard",
                     (_only(summary.loc[has], metric), metric),
                     fig_dir / f"leaderboard__{_safe(metric)}",
                     formats,
-                    rc,
                 )
             )
     return jobs

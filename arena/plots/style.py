@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 import re
 import textwrap
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -27,7 +26,6 @@ from matplotlib import ticker
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.transforms import Bbox
 
 #: A paper's single column and its full text width, in inches (NeurIPS, ICML, two-column ACM/IEEE):
 #: every figure is one or the other wide, drawn at 8 pt (7 pt ticks, 6.5 pt legends).
@@ -174,70 +172,6 @@ def _new_figure(figsize=FIGSIZE, layout: str | None = "constrained", **kw) -> Fi
         fig = Figure(figsize=figsize, layout=layout, **kw)
     FigureCanvasAgg(fig)  # render with Agg, whatever pyplot's backend is
     return fig
-
-
-#: The figures this thread keeps to draw its next ones into (:func:`_panels_again`), per kind.
-_KEPT = threading.local()
-
-
-def _kept(kind: str) -> list:
-    """This thread's figure of ``kind`` kept to be drawn into again: ``[key, figure, frames]``, or empty."""
-    if not hasattr(_KEPT, kind):
-        setattr(_KEPT, kind, [])
-    return getattr(_KEPT, kind)
-
-
-def _frames(fig: Figure) -> dict:
-    """The frame of each panel of ``fig`` as it is now (made, no data drawn yet): its artists and whether its
-    axes autoscale (:func:`_panels_again`)."""
-    return {
-        ax: ({*ax.lines, *ax.collections, *ax.texts, *ax.patches}, ax.get_autoscalex_on(), ax.get_autoscaley_on())
-        for ax in fig.axes
-    }
-
-
-def _panels_again(kind: str, key, again: bool) -> tuple[Figure, dict] | None:
-    """For a figure of panels drawn into those of this thread's last figure of its ``kind`` (``again``; a report
-    draws several figures with the same panels, and making panels and their ticks is about a third of a
-    figure's time): that figure, kept by :func:`_keep_panels` under the key ``key``, as ``(figure, frames)``,
-    its panels as their frames (:func:`_frames`) left them: every other artist removed, their data limits
-    those of the data to come, their autoscaling as it was then, their property cycles new; the figure's
-    legends removed. Else None. With ``again``, nothing is kept any more: the caller keeps the figure again
-    once drawn whole, the same bytes as a new one once saved."""
-    last = _kept(kind)
-    kept = list(last)
-    if not again:
-        return None
-    last.clear()
-    if not kept or kept[0] != key:
-        return None
-    _, fig, frames = kept
-    for ax, (frame, x_auto, y_auto) in frames.items():
-        for artist in [*ax.lines, *ax.collections, *ax.texts, *ax.patches]:
-            if artist not in frame:
-                artist.remove()
-        # data limits as a new panel's (its frame's data only): a new box, as matplotlib's Axes.clear makes one,
-        # and relim() (which alone would keep the last data's least positive value, a log axis' lower limit)
-        ax.dataLim = Bbox.null()
-        ax.relim()
-        ax.autoscale(x_auto, axis="x")  # (a limit the last data set is undone: the new data's are had at the draw)
-        ax.autoscale(y_auto, axis="y")
-        ax.set_prop_cycle(None)
-    for legend in list(fig.legends):
-        legend.remove()
-    return fig, frames
-
-
-def _keep_panels(kind: str, key, fig: Figure, frames: dict) -> None:
-    """Keep ``fig`` (drawn whole; ``frames``: :func:`_frames` of it before its data) for this thread's next figure
-    of ``kind`` with the key ``key`` (:func:`_panels_again`)."""
-    _kept(kind)[:] = [key, fig, frames]
-
-
-def _forget_panels() -> None:
-    """Keep no figure to draw again in this thread (a report's end: none outlives it)."""
-    for last in vars(_KEPT).values():
-        last.clear()
 
 
 def _axes(ax: Axes | None, figsize=FIGSIZE) -> tuple[Figure, Axes]:

@@ -181,7 +181,7 @@ def _md_leaderboard(board: pd.DataFrame, metric: str, mix: pd.DataFrame) -> list
     if mix.empty:
         return [*head, *table]
     natures = mix.loc[(mix["side"] == "nature") & (mix["weight"] > 1e-9)].sort_values("weight", ascending=False)
-    worst = ", ".join(f"{n} {w:.2f}" for n, w in zip(natures["name"], natures["weight"]))
+    worst = ", ".join(f"{n} {w:.2f}" for n, w in zip(natures["name"], natures["weight"], strict=False))
     return [
         *head,
         *table,
@@ -213,7 +213,7 @@ def _md_top_paired(summary: pd.DataFrame, metric: str, board: pd.DataFrame, top:
         def names_of(mask) -> str:
             part = pair.loc[mask].sort_values("nature") if "nature" in pair else pair.loc[mask]
             natures = part["nature"] if "nature" in part else [""] * len(part)
-            return ", ".join(f"{n}" + (" (exact)" if e else "") for n, e in zip(natures, part["exact"]))
+            return ", ".join(f"{n}" + (" (exact)" if e else "") for n, e in zip(natures, part["exact"], strict=False))
 
         rows.append((other, names_of(better) or "none", names_of(worse) or "none", int((~pair["significant"]).sum())))
     return [

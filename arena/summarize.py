@@ -1,0 +1,174 @@
+"""The summary of a results directory, at the top of the data flow: the tables across seeds
+(:mod:`arena.aggregate`), the comparison of each game's two best forecasters (:mod:`arena.compare`, which may
+replay matchups), then the report (:mod:`arena.plots`: figures and pages), and where they all are.
+
+``arena`` calls :func:`summarize` once its tournament is played; ``arena-report`` calls it on a results
+directory. The modules it calls never call back up: statistics return tables, plots take tables and draw.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from arena.aggregate import ACROSS, current_tables, write_tables
+from arena.plots.jobs import digest
+from arena.plots.report import Comparison, check_formats
+from arena.plots.report import report as draw_report
+from arena.results import code_version, collect, planned, stored_ids, write_atomic, write_table, write_text_atomic
+
+#: The table of the top pair's comparison (``compare_top.parquet`` and ``.csv``).
+COMPARE = "compare_top"
+#: What the comparison was made from (the digest of the summary and the code) and the digests of its tables:
+#: a report with nothing new reads it back instead of replaying matchups.
+_COMPARE_STAMP = ".compare_top.json"
+#: The comparison's curves, kept for the next report's figure.
+_COMPARE_CURVES = ".compare_top_curves.parquet"
+#: The columns of a comparison's table that the pages read (:func:`arena.compare.top_pairs`).
+_COMPARE_COLUMNS = ("game", "T", "metric", "forecaster_a", "forecaster_b", "nature", "verdict")
+_AGGREGATES = ("summary", "curves", "reliability")
+
+
+def summarize(
+    out_dir: Path | str, draw: bool = True, only: set[str] | None = None, options: dict | None = None
+) -> None:
+    """Aggregate a results directory (the matchups ``only``, when given) into tables, draw its report (unless not
+    ``draw``; ``options`` go to :func:`report`: formats, paper, quiet), and say where they are."""
+    out_dir = Path(out_dir)
+    if draw:
+        check_formats((options or {}).get("formats", ("png",)))
+    tables = write_tables(out_dir, only)
+    figures = report(out_dir, **(options or {})) if draw else []
+    _say_where(out_dir, tables, figures, only, bool((options or {}).get("paper")))
+
+
+def report(out_dir: Path | str, tables: Mapping[str, pd.DataFrame] | None = None, **options) -> list[Path]:
+    """:func:`arena.plots.report.report` of a results directory: its tables (``tables``, by default read from
+    it: :func:`read_tables`), each forecaster's family (:func:`families`) and, unless only a paper's figures
+    are asked for, the top pair's comparison (:func:`top_comparison`). Returns the paths written."""
+    out_dir = Path(out_dir)
+    check_formats(options.get("formats", ("png",)), options.get("paper_formats", ()))
+    tables = read_tables(out_dir) if tables is None else tables
+    summary = tables.get("summary")
+    summary = summary if summary is not None else pd.DataFrame()
+    comparison = None if options.get("paper") or summary.empty else top_comparison(out_dir, summary)
+    return draw_report(out_dir, tables, comparison=comparison, families=families(summary), **options)
+
+
+def read_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
+    """The aggregated Parquet files of ``out_dir`` when they are up to date (:func:`arena.aggregate.current_tables`),
+    else :func:`arena.results.collect` of its stored matchups (those of its plan, when it has one)."""
+    only = planned(out_dir)
+    paths = current_tables(out_dir, only)
+    if paths is not None and "summary" in paths:
+        try:
+            return {name: pd.read_parquet(paths[name]) if name in paths else pd.DataFrame() for name in _AGGREGATES}
+        except (OSError, ValueError):  # unreadable after all: aggregate from the matchups
+            pass
+    return collect(out_dir, only)
+
+
+def families(summary: pd.DataFrame) -> dict[str, str]:
+    """Each forecaster's family (:attr:`arena.protocols.Forecaster.family`): its rows' ``forecaster_family``
+    (stored with each matchup), else looked up from its plugin (the ``forecaster_plugin`` column: results
+    stored before the family was), which imports the plugins; a plugin that is not installed here counts as a
+    baseline."""
+    if summary is None or "forecaster" not in summary:
+        return {}
+    names = summary["forecaster"].astype(str)
+    stored = summary["forecaster_family"] if "forecaster_family" in summary else pd.Series(None, index=summary.index)
+    out = {n: str(f) for n, f in zip(names, stored, strict=True) if isinstance(f, str) and f}
+    plugin = summary["forecaster_plugin"] if "forecaster_plugin" in summary else summary["forecaster"]
+    pairs = {n: p for n, p in zip(names, plugin.astype(str), strict=True) if n not in out}
+    if not pairs:
+        return out
+    try:
+        from arena.registry import forecaster_class, load_plugins
+
+        load_plugins()
+    except Exception:  # noqa: BLE001  (no plugins here: every forecaster a baseline)
+        return {**out, **dict.fromkeys(pairs, "baseline")}
+    for name, plug in pairs.items():
+        try:
+            out[name] = str(getattr(forecaster_class(plug), "family", "baseline"))
+        except Exception:  # noqa: BLE001  (a plugin of another installation)
+            out[name] = "baseline"
+    return out
+
+
+def top_comparison(out_dir: Path, summary: pd.DataFrame) -> Comparison:
+    """The anytime-valid comparison of each game's two best forecasters (:func:`arena.compare.top_pairs`), its
+    table written as ``compare_top.parquet``/``.csv`` (not when nothing could be compared: ``final`` gives the
+    reason). A comparison of every pair is kept, and read back while the summary and the code are the same and
+    its tables are the ones written; one with a pair that failed is made again next time."""
+    from arena.compare import top_pairs
+
+    key = digest(summary, code_version())
+    kept = _kept_comparison(out_dir, key)
+    if kept is not None:
+        return kept
+    (out_dir / _COMPARE_STAMP).unlink(missing_ok=True)
+    final, curves = top_pairs(out_dir, summary)
+    if curves.empty:  # nothing compared (no per-round records): summary.md gives the reason
+        return Comparison(final, curves, None)
+    table = write_table(final, out_dir, COMPARE)
+    if "error" not in final or final["error"].isna().all():
+        write_atomic(curves, out_dir / _COMPARE_CURVES)
+        stamp = {"key": key, "table": _sha256(table), "curves": _sha256(out_dir / _COMPARE_CURVES)}
+        write_text_atomic(json.dumps(stamp), out_dir / _COMPARE_STAMP)
+    return Comparison(final, curves, table)
+
+
+def _kept_comparison(out_dir: Path, key: str) -> Comparison | None:
+    """The comparison that the stamp of ``out_dir`` (a results directory: untrusted) records for ``key``, when its
+    tables are the ones it wrote (their SHA-256), the CSV is there too, and the table has the pages' columns."""
+    table, curves = out_dir / f"{COMPARE}.parquet", out_dir / _COMPARE_CURVES
+    try:
+        stamp = json.loads((out_dir / _COMPARE_STAMP).read_text())
+        if (
+            not isinstance(stamp, dict)
+            or stamp.get("key") != key
+            or not table.with_suffix(".csv").is_file()
+            or stamp.get("table") != _sha256(table)
+            or stamp.get("curves") != _sha256(curves)
+        ):
+            return None
+        final = pd.read_parquet(table)
+        return Comparison(final, pd.read_parquet(curves), table) if all(c in final for c in _COMPARE_COLUMNS) else None
+    except Exception:  # noqa: BLE001  (missing, unreadable, a file pyarrow refuses: compared again)
+        return None
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _say_where(out_dir: Path, tables: dict, figures: list, only: set[str] | None, paper: bool) -> None:
+    print(f"[arena] results: {out_dir.resolve()}")
+    if only is not None:
+        others = stored_ids(out_dir) - only
+        if others:
+            print(f"[arena]   {len(others)} stored matchups of another config or code version are not in the summary")
+    for name, path in tables.items():
+        print(f"[arena]   {name}: {path} (+ .csv)")
+    if not set(ACROSS) & set(tables):
+        print(
+            f"[arena]   {', '.join(ACROSS)}: not written for a single matchup (no two forecasters to compare, "
+            "no forecaster x nature game to solve)"
+        )
+    if figures:
+        folder = out_dir.resolve() / ("paper" if paper else "figures")
+        inside = sum(1 for f in figures if folder in Path(f).resolve().parents)  # not summary.md, index.html
+        print(f"[arena]   figures: {inside} files in {folder}")
+        page = out_dir / "index.html"
+        if page in figures:
+            print(f"[arena]   results page: {page.resolve()}")
+    if (out_dir / "summary.md").is_file():
+        print(f"[arena]   read first: {(out_dir / 'summary.md').resolve()} (the verdicts, with the figures)")
+
+
+__all__ = ["COMPARE", "families", "read_tables", "report", "summarize", "top_comparison"]
