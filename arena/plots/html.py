@@ -18,10 +18,10 @@ Examples
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from pathlib import Path
 
+import jinja2
 import numpy as np
 import pandas as pd
 
@@ -81,42 +81,6 @@ CAPTIONS = {
     "certified bounds dashed in their forecaster's colour.",
 }
 
-_STYLE = """
-body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:72em;padding:0 1em;color:#222}
-h1{font-size:1.5em}h2{font-size:1.25em;border-bottom:1px solid #ccc;margin-top:2em}h3{font-size:1.05em}
-table{border-collapse:collapse;margin:.5em 0 1em;font-size:13px}
-th,td{padding:.2em .6em;border-bottom:1px solid #e4e4e4;text-align:left}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
-th{cursor:pointer;background:#f3f3f3;user-select:none}th.asc:after{content:" \\25B2"}th.desc:after{content:" \\25BC"}
-tr.fail td{color:#b00020;font-weight:600}tr.na td{color:#777}
-figure{display:inline-block;vertical-align:top;margin:.6em;max-width:100%}
-figure img{max-width:100%;border:1px solid #eee}figcaption{font-size:12px;max-width:40em;color:#444}
-.note{color:#555;font-size:12px}
-"""
-#: Sort a table by the column whose head is clicked (numbers as numbers), again to reverse.
-_SCRIPT = """
-document.querySelectorAll("table.sortable th").forEach(function (th) {
-  th.addEventListener("click", function () {
-    var col = th.cellIndex, table = th.closest("table"), body = table.tBodies[0];
-    var asc = !th.classList.contains("asc");
-    table.querySelectorAll("th").forEach(function (h) { h.classList.remove("asc", "desc"); });
-    th.classList.add(asc ? "asc" : "desc");
-    var key = function (tr) {
-      var t = tr.cells[col].getAttribute("data-v") || tr.cells[col].textContent;
-      var v = parseFloat(t);
-      return isNaN(v) ? t.toLowerCase() : v;
-    };
-    var rows = Array.prototype.slice.call(body.rows);
-    rows.sort(function (a, b) {
-      var x = key(a), y = key(b);
-      if (typeof x !== typeof y) { x = String(x); y = String(y); }
-      return (x < y ? -1 : x > y ? 1 : 0) * (asc ? 1 : -1);
-    });
-    rows.forEach(function (r) { body.appendChild(r); });
-  });
-});
-"""
-
 
 def verdicts(summary: pd.DataFrame) -> pd.DataFrame:
     """Per forecaster and certificate it claims: how many matchups it holds, fails and does not
@@ -156,21 +120,21 @@ def verdicts(summary: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["fails", "forecaster", "certificate"], ascending=[False, True, True], kind="stable")
 
 
-def _cell(v) -> str:
+def _cell(v) -> dict:
+    """A table cell for the template: numbers right-aligned, a float with its exact value to sort by."""
     if isinstance(v, (float, np.floating)):
-        return f'<td class="num" data-v="{float(v)!r}">{html.escape(_sig3(float(v)))}</td>'
+        return {"num": True, "v": repr(float(v)), "text": _sig3(float(v))}
     if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
-        return f'<td class="num">{int(v)}</td>'
-    return f"<td>{html.escape(str(v))}</td>"
+        return {"num": True, "v": None, "text": str(int(v))}
+    return {"num": False, "v": None, "text": str(v)}
 
 
-def _table(df: pd.DataFrame, row_class=None) -> str:
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
-    body = []
-    for _, r in df.iterrows():
-        cls = row_class(r) if row_class else ""
-        body.append(f"<tr{f' class={cls!r}' if cls else ''}>" + "".join(_cell(v) for v in r.tolist()) + "</tr>")
-    return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>' + "".join(body) + "</tbody></table>"
+def _table(df: pd.DataFrame, row_class=None) -> dict:
+    """A table for the template's ``table`` macro: its head and rows (``row_class(row)``: a row's class)."""
+    rows = [
+        {"cls": row_class(r) if row_class else "", "cells": [_cell(v) for v in r.tolist()]} for _, r in df.iterrows()
+    ]
+    return {"head": [str(c) for c in df.columns], "rows": rows}
 
 
 def _rel(path: Path, root: Path) -> str:
@@ -240,10 +204,18 @@ def _tournament(out_dir: Path) -> str:
         return ""
 
 
+#: The page's template, from the package's ``templates`` folder; every value it shows is escaped.
+_ENV = jinja2.Environment(
+    loader=jinja2.PackageLoader("arena.plots", "templates"), autoescape=True, keep_trailing_newline=True
+)
+
+
 def index_page(
     out_dir: Path, summary: pd.DataFrame, figures: Sequence[tuple[Path, str, Sequence]], written: Sequence[Path]
 ) -> str:
-    """The text of ``out_dir/index.html``, the results page (:func:`arena.plots.report` writes it).
+    """The text of ``out_dir/index.html``, the results page (:func:`arena.plots.report` writes it): the
+    certificate verdicts, the leaderboards, the directory's other tables (as they are now), the figures and
+    the downloads (``templates/index.html.j2``).
 
     Parameters
     ----------
@@ -253,131 +225,104 @@ def index_page(
         with a link to its PDF, when those files are among ``written``.
     written : the files of the report (those of ``out_dir`` itself, e.g. ``summary.md``, are listed
         with its tables even before they are written).
-
-    In two steps: :func:`index_head` (the verdicts and leaderboards: a report makes it while its comparison
-    is under way) and :func:`index_tail` (the directory's other tables, the figures and the downloads).
     """
-    return index_tail(out_dir, index_head(out_dir, summary), figures, written)
-
-
-def index_head(out_dir: Path, summary: pd.DataFrame) -> tuple[str, list[str]]:
-    """The first parts of :func:`index_page`, with the tournament's name: its title, the certificate verdicts
-    and the leaderboards."""
     out_dir = Path(out_dir)
-    n = len(summary)
-    name = _tournament(out_dir)
-    parts = [
-        f"<h1>Arena results{': ' + html.escape(name) if name else ''}</h1>",
-        f'<p class="note">{n} matchups. Means are over seeds, then over natures; \u00b1 is the half-width of '
-        "the 95% Student-t interval across seeds. Click a column's head to sort a table.</p>",
-        '<p class="note"><a href="#certificates">certificates</a> \u00b7 <a href="#leaderboards">leaderboards</a>'
-        ' \u00b7 <a href="#tables">attacks and comparisons</a> \u00b7 <a href="#figures">figures</a> \u00b7 '
-        '<a href="#files">tables to download</a></p>',
-    ]
-    # certificates: failures first, in red
     v = verdicts(summary)
-    parts.append("<h2 id=certificates>Certificate verdicts</h2>")
-    if v.empty:
-        parts.append("<p>No certificates.</p>")
-    else:
-        nfail = int((v["fails"] > 0).sum())
-        parts.append(
-            f'<p class="note">{nfail} forecaster-certificate pair(s) fail somewhere (red); n/a: matchups '
-            "where the certificate does not apply (never counted as a pass).</p>"
-        )
-        parts.append(_table(v, lambda r: "fail" if r["fails"] > 0 else ""))
-    # leaderboards
-    parts.append("<h2 id=leaderboards>Leaderboards</h2>")
+    return _ENV.get_template("index.html.j2").render(
+        name=_tournament(out_dir),
+        n=len(summary),
+        verdicts=None if v.empty else _table(v, lambda r: "fail" if r["fails"] > 0 else ""),
+        failing=int((v["fails"] > 0).sum()) if not v.empty else 0,
+        leaderboards=_leaderboards(summary),
+        others=_other_tables(out_dir),
+        figures=_figures(out_dir, figures, {Path(p).resolve() for p in written}),
+        files=_downloads(out_dir, written),
+    )
+
+
+def _leaderboards(summary: pd.DataFrame) -> list[dict]:
+    """Each game's leaderboard per T and headline metric."""
+    out = []
     games = sorted(summary["game"].dropna().astype(str).unique()) if "game" in summary else [None]
+    cols = {
+        "rank": "rank",
+        "forecaster": "forecaster",
+        "mean": "mean",
+        "half": "\u00b1 (95%)",
+        "mean_rank": "mean rank over natures",
+        "n_natures": "natures",
+    }
     for game in games:
         s = summary.loc[summary["game"] == game] if game is not None else summary
         metrics = _headline(game, s, ("smce_over_T", "brier", "bias"))
         board = leaderboard(s, metrics) if metrics else pd.DataFrame()
         for (T, metric), b in board.groupby(["T", "metric"], sort=True) if not board.empty else []:
-            parts.append(
-                f"<h3>{html.escape(game or 'results')}: {html.escape(METRIC_LABELS.get(metric, metric))} "
-                f"(<code>{html.escape(metric)}</code>), T = {T}</h3>"
+            out.append(
+                {
+                    "game": game or "results",
+                    "label": METRIC_LABELS.get(metric, metric),
+                    "metric": metric,
+                    "T": T,
+                    "table": _table(b[list(cols)].rename(columns=cols)),
+                }
             )
-            cols = {
-                "rank": "rank",
-                "forecaster": "forecaster",
-                "mean": "mean",
-                "half": "\u00b1 (95%)",
-                "mean_rank": "mean rank over natures",
-                "n_natures": "natures",
-            }
-            parts.append(_table(b[list(cols)].rename(columns=cols)))
-    return name, parts
+    return out
 
 
-def index_tail(
-    out_dir: Path,
-    head: tuple[str, Sequence[str]],
-    figures: Sequence[tuple[Path, str, Sequence]],
-    written: Sequence[Path],
-) -> str:
-    """:func:`index_page` from its :func:`index_head`: the directory's other tables (as they are now), the
-    figures and the downloads."""
-    out_dir = Path(out_dir)
-    have = {Path(p).resolve() for p in written}
-    name, parts = head[0], list(head[1])
-    # every other table of the directory: red-team attacks, comparisons, ...
-    others = sorted(p for p in out_dir.glob("*.csv") if p.stem not in _NOT_SHOWN)
-    others.sort(key=lambda p: (0 if "redteam" in p.stem or "attack" in p.stem else 1, p.stem))
-    if others:
-        parts.append("<h2 id=tables>Attacks and comparisons</h2>")
-    for path in others:
+def _other_tables(out_dir: Path) -> list[dict]:
+    """Every other table of the directory (red-team attacks first, comparisons, ...): its first rows."""
+    paths = sorted(p for p in out_dir.glob("*.csv") if p.stem not in _NOT_SHOWN)
+    paths.sort(key=lambda p: (0 if "redteam" in p.stem or "attack" in p.stem else 1, p.stem))
+    out = []
+    for path in paths:
         try:
             df = pd.read_csv(path)
         except (OSError, ValueError, pd.errors.ParserError):
             continue
         title = {"paired": "Paired comparisons of forecasters (same seeds)"}.get(path.stem, path.stem.replace("_", " "))
         more = f" (first {MAX_ROWS} of {len(df)} rows)" if len(df) > MAX_ROWS else ""
-        parts.append(
-            f'<h3>{html.escape(title)}</h3><p class="note"><a href="{_rel(path, out_dir)}">'
-            f"{html.escape(path.name)}</a>{more}</p>"
+        out.append(
+            {
+                "title": title,
+                "href": _rel(path, out_dir),
+                "file": path.name,
+                "more": more,
+                "table": _table(df.head(MAX_ROWS)),
+            }
         )
-        parts.append(_table(df.head(MAX_ROWS)))
-    # figures
-    parts.append("<h2 id=figures>Figures</h2>")
+    return out
+
+
+def _figures(out_dir: Path, figures: Sequence[tuple[Path, str, Sequence]], have: set[Path]) -> list[dict]:
+    """Each figure written: its PNG (else SVG), its caption and its PDF when written."""
+    out = []
     for stem, kind, args in figures:
         stem = Path(stem)
-        shown = next(
-            (
-                stem.with_name(f"{stem.name}.{e}")
-                for e in ("png", "svg")
-                if stem.with_name(f"{stem.name}.{e}").resolve() in have
-            ),
-            None,
-        )
+        files = [stem.with_name(f"{stem.name}.{e}") for e in ("png", "svg")]
+        shown = next((f for f in files if f.resolve() in have), None)
         if shown is None:
             continue
         pdf = stem.with_name(f"{stem.name}.pdf")
-        link = f' <a href="{_rel(pdf, out_dir)}">PDF</a>' if pdf.resolve() in have else ""
-        caption = html.escape(_caption(kind, stem, args))
-        parts.append(
-            f'<figure><img src="{_rel(shown, out_dir)}" alt="{html.escape(stem.name)}">'
-            f"<figcaption>{caption}{link}</figcaption></figure>"
+        out.append(
+            {
+                "src": _rel(shown, out_dir),
+                "alt": stem.name,
+                "caption": _caption(kind, stem, args),
+                "pdf": _rel(pdf, out_dir) if pdf.resolve() in have else None,
+            }
         )
-    # downloads
+    return out
+
+
+def _downloads(out_dir: Path, written: Sequence[Path]) -> list[dict]:
+    """The tables of the directory's top level to download (Parquet, CSV, Markdown), by name."""
     kinds = (".parquet", ".csv", ".md")
-    files = sorted(
-        {
-            p.name: p
-            for p in [*out_dir.glob("*"), *map(Path, written)]
-            if p.suffix in kinds and not p.name.startswith(".") and p.parent.resolve() == out_dir.resolve()
-        }.values(),
-        key=lambda p: p.name,
-    )
-    parts.append(
-        "<h2 id=files>Tables</h2><ul>"
-        + "".join(f'<li><a href="{_rel(p, out_dir)}">{html.escape(p.name)}</a></li>' for p in files)
-        + "</ul>"
-    )
-    page = (
-        "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
-        "<meta name=viewport content='width=device-width, initial-scale=1'>"
-        f"<title>Arena results{': ' + html.escape(name) if name else ''}</title><style>{_STYLE}</style></head>"
-        "<body>" + "\n".join(parts) + f"<script>{_SCRIPT}</script></body></html>\n"
-    )
-    return page
+    files = {
+        p.name: p
+        for p in [*out_dir.glob("*"), *map(Path, written)]
+        if p.suffix in kinds and not p.name.startswith(".") and p.parent.resolve() == out_dir.resolve()
+    }
+    return [{"href": _rel(p, out_dir), "name": p.name} for p in sorted(files.values(), key=lambda p: p.name)]
+
+
+__all__ = ["CAPTIONS", "index_page", "verdicts"]
