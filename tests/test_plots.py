@@ -1040,7 +1040,8 @@ def test_a_users_autolayout_leaves_the_figures_of_fixed_panels_as_they_are(tmp_p
     the small multiples to one place)."""
     import matplotlib as mpl
 
-    from arena.plots.binary import curves_by_nature, reliability_grid
+    from arena.plots.binary import reliability_grid
+    from arena.plots.multiples import curves_by_nature
     from arena.plots.style import _save
 
     c = pd.DataFrame([(f, nat, 0, t, "smce", 0.5 * t ** 0.5) for f in "ab" for nat in ("n1", "n2", "n3")

@@ -19,10 +19,12 @@ never replays a game and never imports the plugin registry.
 The package, one module per concern:
 
 - :mod:`~arena.plots.style`: type sizes, palettes and markers, styles per forecaster, saving;
-- :mod:`~arena.plots.common`: what every game's figures share (curves against T, the
-  leaderboard heatmap, the certificates' margins);
+- :mod:`~arena.plots.common`: what every game's figures share (curves against T, panels, legends);
+- :mod:`~arena.plots.leaderboards`: the leaderboard heatmap; :mod:`~arena.plots.certificates`: the
+  certificates' margins;
 - :mod:`~arena.plots.binary`, :mod:`~arena.plots.quantile`, :mod:`~arena.plots.experts`,
   :mod:`~arena.plots.decision`: each game's own figures and the jobs of its report;
+  :mod:`~arena.plots.multiples`: small multiples of a curve of binary forecasts, one panel per nature;
 - :mod:`~arena.plots.tables`: LaTeX tables and the Markdown summary;
 - :mod:`~arena.plots.compare`: the figure of an anytime-valid comparison;
 - :mod:`~arena.plots.jobs`: a figure job (:class:`~arena.plots.jobs.Job`) and the digest of its inputs;
@@ -37,15 +39,17 @@ Perdomo & Recht, "In Defense of Defensive Forecasting", §8 (smooth calibration 
 
 from arena.plots.binary import (
     BINARY_METRICS,
-    curves_by_nature,
     pool_reliability,
     reliability_diagram,
     reliability_grid,
     smce_vs_T,
 )
-from arena.plots.common import certificate_margins, leaderboard_heatmap, regret_curves
+from arena.plots.certificates import certificate_margins
+from arena.plots.common import regret_curves
 from arena.plots.decision import DECISION_METRICS
 from arena.plots.experts import EXPERTS_METRICS, excess_risk_vs_n, expert_weights
+from arena.plots.leaderboards import leaderboard_heatmap
+from arena.plots.multiples import curves_by_nature
 from arena.plots.quantile import QUANTILE_METRICS, coverage_error_vs_T, coverage_vs_L, group_coverage, rolling_coverage
 from arena.plots.report import report
 from arena.plots.style import MARKERS, METRIC_LABELS, PALETTE, forecaster_styles, order

@@ -1,8 +1,9 @@
 """What the figures of every game share: the tables' cleaning, curves against T with their
-bands and certified bounds, the leaderboard heatmap and the certificates' margins.
+bands and certified bounds, panels by family and their legends.
 
 Every curve is a mean across seeds with its 95% Student-t interval as a band
-(:func:`arena.aggregate.mean_ci`; none where every seed gives the same value); missing or NaN data never crash a figure: it says "no data".
+(:func:`arena.aggregate.mean_ci`; none where every seed gives the same value); missing or NaN data
+never crash a figure: it says "no data".
 """
 
 from __future__ import annotations
@@ -15,16 +16,12 @@ import matplotlib as mpl
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
-from matplotlib.colors import LogNorm, Normalize, SymLogNorm
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.patches import Rectangle
-from matplotlib.ticker import FuncFormatter
 
-from arena.aggregate import direction, mean_ci, seed_stats
+from arena.aggregate import mean_ci
 from arena.plots.jobs import Job
 from arena.plots.style import (
-    _BOUND_COLOR,
     _RC,
     COLUMN_WIDTH,
     FIGSIZE,
@@ -34,11 +31,8 @@ from arena.plots.style import (
     MIN_BAND_SEEDS,
     _axes,
     _DecadeFormatter,
-    _fmt,
-    _lines,
     _new_figure,
     _plain_log_ticks,
-    _power_of_ten,
     _safe,
     order,
     styles_for,
@@ -412,7 +406,7 @@ def _panel_title(fig: Figure, panels: list, title: str | None, note: str, own: b
     if getattr(fig, "_arena_sharey", False):  # one y range for panels to be compared: its labels once a row
         lo = min(a.get_ylim()[0] for a, _ in panels)
         hi = max(a.get_ylim()[1] for a, _ in panels)
-        for i, (a, _) in enumerate(panels):
+        for a, _ in panels:
             a.set_ylim(lo, hi)
             if a.get_subplotspec().colspan.start:
                 a.set_ylabel("")
@@ -543,345 +537,6 @@ def regret_curves(
                 extra += _floor_note(a, part["mean"], floor)
             _legend(a, extra, outside=own, loc="best")
         _panel_title(fig, panels, nature.replace("_", " ") if nature else None, _seed_note(_seeds(stats)), own)
-    return fig
-
-
-def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: Axes | None = None) -> Figure:
-    """Forecaster x nature heatmap of the mean of ``metric`` over seeds (:func:`arena.aggregate.seed_stats`).
-
-    Cells are annotated with their value; the colormap is viridis (log-scaled when the values
-    span more than two decades). Forfeited matchups are left out of the mean; a cell with a
-    forfeit is hatched and marked "F" (only "F" when every seed forfeited). With several
-    horizons T, the largest.
-    """
-    own = ax is None
-    with mpl.rc_context(_RC):
-        if (
-            summary is None
-            or any(c not in summary for c in ("forecaster", "nature", metric))
-            or _clean(summary, metric).empty
-        ):
-            fig, ax = _axes(ax)
-            _no_data(ax, metric)
-            return fig
-        st = seed_stats(_last_T(summary), [metric]).groupby(["forecaster", "nature"])
-        means = st["mean"].mean().unstack("nature")
-        forfeits = pd.DataFrame({"any": st["n_forfeit"].max() > 0, "all": st["n"].max() == 0})
-        rows = order(summary["forecaster"].unique())
-        cols = sorted(summary["nature"].astype(str).unique())
-        grid = means.reindex(index=rows, columns=cols)
-        values = grid.to_numpy(float)
-        # a paper's column, or its full width where the row labels, the colorbar and a cell of 0.42 in for
-        # each nature (seven 6 pt digits) do not fit the column
-        labels = 0.05 * max(map(len, rows)) + 0.35
-        wide = labels + 1.1 + 0.42 * len(cols) > COLUMN_WIDTH
-        size = (FULL_WIDTH if wide else COLUMN_WIDTH, max(1.6, 1.0 + 0.22 * len(rows)))
-        fig, ax = _axes(ax, size)
-        finite = values[np.isfinite(values)]
-        scale, unit = _cell_scale(finite)
-        norm, extend, note = _color_norm(finite, scale)
-        cmap = mpl.colormaps["viridis"].with_extremes(bad="0.85")
-        cells = {}  # (row, column) -> the cell's text (its number, and F where a seed forfeited), a forfeit
-        for i, fc in enumerate(rows):
-            for j, nat in enumerate(cols):
-                if (fc, nat) in forfeits.index:
-                    v = values[i, j]
-                    any_f, all_f = forfeits.loc[(fc, nat)]
-                    text = "F" if all_f else (_sig3(v / scale) if np.isfinite(v) else "--") + (" F" if any_f else "")
-                    cells[i, j] = (text, any_f)
-        longest = max((len(text) for text, _ in cells.values()), default=1)
-        # every text fits its cell, in the data's own unit: the cell's width (the figure's, less the row
-        # labels, the axis label and the colorbar) in 6 pt digits (0.053 in each)
-        cell = (size[0] - labels - 0.75) / max(len(cols), 1)
-        fontsize = 6 * min(1.0, max(cell / 0.053 * 0.92, 3) / longest)
-        # no resampling: one flat cell per value (in PDF the 11 x 9 pixels themselves)
-        im = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, norm=norm, aspect="auto", interpolation="none")
-        for (i, j), (text, any_f) in cells.items():
-            v, fc, nat = values[i, j], rows[i], cols[j]
-            if any_f:
-                ax.add_patch(
-                    Rectangle(
-                        (j - 0.5, i - 0.5),
-                        1,
-                        1,
-                        fill=False,
-                        hatch="///",
-                        edgecolor="0.3",
-                        linewidth=0,
-                        gid=f"forfeit:{fc}:{nat}",
-                    )
-                )
-            light = np.isfinite(v) and np.mean(cmap(norm(v))[:3]) < 0.5
-            ax.text(
-                j,
-                i,
-                text,
-                ha="center",
-                va="center",
-                fontsize=fontsize,
-                color="white" if light else "black",
-                gid=f"value:{fc}:{nat}",
-                in_layout=False,
-            )  # inside its cell: nothing to lay out
-        ax.set_xticks(
-            range(len(cols)), [c.replace("_", " ") for c in cols], rotation=35, ha="right", rotation_mode="anchor"
-        )
-        ax.set_yticks(range(len(rows)), [r.replace("_", " ") for r in rows])  # as every other figure names them
-        ax.set_xlabel("nature")
-        ax.set_ylabel("forecaster")
-        ax.tick_params(length=0)
-        for s in ax.spines.values():
-            s.set_visible(False)
-        cb = fig.colorbar(im, ax=ax, fraction=0.06, pad=0.02, extend=extend)
-        if isinstance(norm, SymLogNorm):  # 0, then the decades of the log part (none inside the linear sliver)
-            k = np.arange(np.ceil(np.log10(norm.linthresh)), np.floor(np.log10(norm.vmax)) + 1)
-            cb.set_ticks([0.0, *10.0**k])
-        if isinstance(norm, (LogNorm, SymLogNorm)):  # decades written as on every log axis, in the cells' unit
-            cb.ax.yaxis.set_major_formatter(_DecadeFormatter(scale))
-        elif scale != 1.0:  # the colorbar in the cells' unit
-            cb.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, pos: f"{v / scale:g}"))
-        cb.set_label("mean over seeds" + unit + note, fontsize=6.5)
-        way = {"min": "; lower is better", "max": "; higher is better"}.get(direction(metric) or "", "")
-        T = f", T = {int(summary['T'].max())}" if "T" in summary and summary["T"].notna().any() else ""
-        title = f"{METRIC_LABELS.get(metric, metric)} ({metric}){T}, mean over seeds{way}"
-        if own:  # our own figure: the title over its whole width
-            fig.suptitle("\n".join(_lines(title, size[0] - 0.2, 0.052)), fontsize=7)
-        else:
-            ax.set_title(title, fontsize=7, loc="left")
-        cb.ax.tick_params(labelsize=6)
-    return fig
-
-
-def _color_norm(finite: np.ndarray, scale: float = 1.0) -> tuple[Normalize, str, str]:
-    """The heatmap's color scale: log when the values are positive and span more than two decades;
-    else linear, clipped to the values that are not outliers (within three interquartile ranges of
-    the quartiles), so that one outlier does not wash out the rest (the colorbar's arrows and
-    label say so). Returns (norm, colorbar extend, note); the note's values are divided by ``scale`` (the unit
-    of the heatmap's cells, :func:`_cell_scale`).
-
-    Examples
-    --------
-    >>> norm, extend, note = _color_norm(np.array([0.01, 0.012, 0.011, 0.013, 0.24]))
-    >>> float(norm.vmax), extend
-    (0.013, 'max')
-    """
-    if not finite.size:
-        return Normalize(0, 1), "neither", ""
-    lo, hi = float(finite.min()), float(finite.max())
-    if lo > 0 and hi / lo > 100:
-        return LogNorm(lo, hi), "neither", "\nlog color scale"
-    pos = finite[finite > 0]
-    if lo == 0 and pos.size >= 2 and hi / pos.min() > 100:  # zeros beside values over decades: log above the least
-        return (
-            SymLogNorm(linthresh=float(pos.min()), linscale=0.25, vmin=0.0, vmax=hi),
-            "neither",
-            f"\nlog color scale from {_fmt(float(pos.min()) / scale, 2)}\n(0 at the bottom)",
-        )
-    q1, q3 = np.percentile(finite, [25, 75])
-    inside = finite[(finite >= q1 - 3 * (q3 - q1)) & (finite <= q3 + 3 * (q3 - q1))]
-    if inside.size >= 2 and (inside.min() > lo or inside.max() < hi):
-        a, b = float(inside.min()), float(inside.max())
-        extend = {(True, True): "both", (True, False): "min", (False, True): "max"}[(a > lo, b < hi)]
-        return Normalize(a, b), extend, f"\ncolor clipped to [{_fmt(a / scale, 2)}, {_fmt(b / scale, 2)}]"
-    return Normalize(lo, hi), "neither", ""
-
-
-def _sig3(v: float) -> str:
-    """Three significant digits, written out with their trailing zeros.
-
-    Examples
-    --------
-    >>> [_sig3(v) for v in (0.24, 5.9e-5, 12.0, 1234.5, 0.0, -0.0415)]
-    ['0.240', '0.0000590', '12.0', '1234', '0', '-0.0415']
-    """
-    if not np.isfinite(v) or v == 0:
-        return "0" if v == 0 else "--"
-    return f"{v:.{max(0, 2 - int(np.floor(np.log10(abs(v)))))}f}"
-
-
-def _cell_scale(finite: np.ndarray) -> tuple[float, str]:
-    """One number format for every cell: three significant digits, written out (never 5.9e-05 beside
-    0.0101), and a common power of ten (said
-    in the colorbar's label) when the values are below 0.001 or from 10000 on.
-
-    Examples
-    --------
-    >>> _cell_scale(np.array([8.62e-4, 1.2e-4]))
-    (0.0001, ' (\u00d710\u207b\u2074)')
-    >>> _cell_scale(np.array([0.5, 0.02]))
-    (1.0, '')
-    """
-    nz = np.abs(finite[finite != 0]) if finite.size else finite
-    if not nz.size or 1e-3 <= nz.max() < 1e4:  # three significant digits read well from 0.00100 to 9999
-        return 1.0, ""
-    e = int(np.floor(np.log10(nz.max())))
-    return 10.0**e, f" (\u00d7{_power_of_ten(10.0**e)})"
-
-
-def _certificate_ratios(summary: pd.DataFrame | None) -> pd.DataFrame:
-    """Long table (forecaster, nature, seed, certificate, ratio = value / bound, verdict) of the finished
-    matchups' certificates that apply (a not-applicable one is never drawn, least of all as a pass) and
-    have a finite value and a positive, finite bound."""
-    columns = ["forecaster", "certificate", "ratio", "verdict"]
-    if summary is None or summary.empty or "forecaster" not in summary:
-        return pd.DataFrame(columns=columns)
-    ok = _ok(summary)
-    frames = []
-    for col in ok.columns:
-        name = str(col)[5:-6] if str(col).startswith("cert.") and str(col).endswith(".value") else None
-        if name is None or f"cert.{name}.bound" not in ok:
-            continue
-        v, b = (pd.to_numeric(ok[f"cert.{name}.{k}"], errors="coerce").astype(float) for k in ("value", "bound"))
-        verdict = _verdicts(ok, name)
-        keep = np.isfinite(v) & np.isfinite(b) & (b > 0) & verdict.isin(["holds", "fails"]).to_numpy()
-        frames.append(
-            ok.loc[keep, [c for c in ("forecaster", "nature", "seed") if c in ok]].assign(
-                certificate=name, ratio=(v / b)[keep], verdict=verdict[keep]
-            )
-        )
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
-
-
-def _verdicts(summary: pd.DataFrame, name: str) -> pd.Series:
-    """The verdict of certificate ``name`` in every row: "holds", "fails", "n/a", or NaN where the forecaster
-    did not claim it. Results written before verdicts were recorded have only ``holds`` (a missing
-    value there is read as not claimed).
-
-    Examples
-    --------
-    >>> s = pd.DataFrame({"cert.x.holds": [True, False, None]})
-    >>> _verdicts(s, "x").tolist()
-    ['holds', 'fails', nan]
-    """
-    col = f"cert.{name}.verdict"
-    if col in summary:
-        return summary[col].where(summary[col].notna() & (summary[col] != ""))
-    holds = summary.get(f"cert.{name}.holds", pd.Series(np.nan, index=summary.index, dtype=object))
-    return holds.map(
-        lambda h: np.nan if h is None or (isinstance(h, float) and np.isnan(h)) else ("holds" if bool(h) else "fails")
-    )
-
-
-#: The color of a failed certificate (its value above its bound) in the certificates figure.
-FAIL_COLOR = "#d62728"
-
-
-def certificate_margins(
-    summary: pd.DataFrame, ax: Axes | None = None, styles: Mapping[str, dict] | None = None
-) -> Figure:
-    """Every certificate of every finished matchup as its observed value over its certified bound.
-
-    One row per forecaster and certificate (labelled "forecaster: certificate" in the
-    forecaster's color), one point per matchup (nature and seed) in the forecaster's color and
-    marker; the certified bound is the dashed line at 1. A failed certificate (verdict
-    ``fails``: its value above its bound) is drawn in red, as a cross right of the line; a
-    not-applicable one is not drawn, never as a pass (summary.md and index.html list it). Ratios
-    below -1 (a negative regret) are drawn at -1 with a black edge, and the axis says so; past 10
-    the axis is logarithmic. ``styles``: color and marker per forecaster
-    (:func:`arena.plots.style.forecaster_styles`; by default those of the forecasters drawn).
-
-    Examples
-    --------
-    >>> s = pd.DataFrame({"forecaster": "bit", "nature": "n", "seed": [0, 1, 2], "cert.bit.value": [0.0, 0.5, 3.0],
-    ...                   "cert.bit.bound": 1.0, "cert.bit.verdict": ["holds", "holds", "fails"]})
-    >>> ax = certificate_margins(s).axes[0]
-    >>> [float(x) for x in ax.collections[0].get_offsets()[:, 0]], [float(x) for x in ax.collections[1].get_offsets()[:, 0]]
-    ([0.0, 0.5], [3.0])
-    """
-    own = ax is None
-    with mpl.rc_context(_RC):
-        ratios = _certificate_ratios(summary)
-        names = order(ratios["forecaster"].unique())
-        styles = styles_for(names, styles)
-        rows = sorted(
-            {(f, c) for f, c in zip(ratios["forecaster"], ratios["certificate"], strict=False)},
-            key=lambda fc: (names.index(fc[0]), fc[1]),
-        )
-        fig, ax = _axes(ax, (COLUMN_WIDTH, 0.9 + 0.15 * max(len(rows), 1)))
-        if not rows:
-            _no_data(ax, "certificates")
-            return fig
-        for i, (name, cert) in enumerate(rows):
-            sel = (ratios["forecaster"] == name) & (ratios["certificate"] == cert)
-            part = ratios.loc[sel, "ratio"].to_numpy(float)
-            style = styles[name]
-            jitter = 0.25 * (np.arange(len(part)) % 5 - 2) / 2  # points of one row spread over its height
-            fail = (ratios.loc[sel, "verdict"] == "fails").to_numpy()
-            x = np.maximum(part, -1.0)
-            ax.scatter(
-                x[~fail],
-                (i + jitter)[~fail],
-                s=9,
-                color=style["color"],
-                marker=style["marker"],
-                alpha=0.7,
-                linewidths=0,
-                gid=f"ratio:{name}:{cert}",
-            )
-            if fail.any():  # failures in red: the point a reader must see
-                ax.scatter(
-                    x[fail],
-                    (i + jitter)[fail],
-                    s=16,
-                    color=FAIL_COLOR,
-                    marker="x",
-                    linewidths=1.0,
-                    gid=f"fails:{name}:{cert}",
-                    zorder=3,
-                )
-            low = part < -1
-            if low.any():  # clipped: drawn at -1 with a black edge, said in the axis label
-                ax.scatter(
-                    np.full(low.sum(), -1.0),
-                    (i + jitter)[low],
-                    s=12,
-                    facecolors="none",
-                    marker=style["marker"],
-                    edgecolors="black",
-                    linewidths=0.6,
-                    gid=f"clipped:{name}:{cert}",
-                    clip_on=False,
-                )
-            if i and rows[i - 1][0] != name:
-                ax.axhline(i - 0.5, color="0.85", linewidth=0.5, zorder=0)
-        ax.axvline(1.0, color=_BOUND_COLOR, linestyle="--", linewidth=0.9, gid="bound")
-        ax.axvline(0.0, color="0.8", linewidth=0.5, zorder=0)
-        labels = [f"{n.replace('_', ' ')}: {c.replace('_', ' ')}" for n, c in rows]
-        ax.set_yticks(range(len(rows)), labels, fontsize=6)
-        for tick, (n, _) in zip(ax.get_yticklabels(), rows, strict=False):  # the label in the forecaster's color too
-            tick.set_color(styles[n]["color"])
-        ax.tick_params(axis="y", length=0)
-        ax.set_ylim(len(rows) - 0.5, -0.5)
-        low, high = ratios["ratio"].min(), ratios["ratio"].max()
-        if high > 10:  # failures far past the bound: linear up to 1, logarithmic beyond, so both stay readable
-            ax.set_xscale("symlog", linthresh=1.0, linscale=1.0)
-            ax.set_xlim(-1.08, high * 3)
-        else:
-            ax.set_xlim(-1.08, max(1.1, high * 1.05))
-        clipped = bool((ratios["ratio"] < -1).any())
-        ax.set_xlabel(
-            "certificate value / bound at T (\u2264 1: holds)"
-            + ("\n(black edge: < \u22121, drawn at \u22121)" if clipped else ""),
-            loc="right",
-        )
-        ax.text(
-            1.0,
-            1.0,
-            "bound ",
-            transform=ax.get_xaxis_transform(),
-            ha="right",
-            va="bottom",
-            fontsize=6,
-            color="0.35",
-            gid="bound_label",
-        )
-        n_fail = int((ratios["verdict"] == "fails").sum())
-        if own:
-            fig.suptitle(
-                f"certificates, one point per matchup: {n_fail} of {len(ratios)} fail"
-                + (" (red \u00d7)" if n_fail else ""),
-                fontsize=7,
-            )
     return fig
 
 

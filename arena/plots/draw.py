@@ -22,9 +22,10 @@ import arena.plots.binary as binary
 import arena.plots.decision as decision
 import arena.plots.experts as experts
 import arena.plots.quantile as quantile
-from arena.plots.common import certificate_margins, leaderboard_heatmap
+from arena.plots.certificates import certificate_margins
 from arena.plots.compare import comparison_figure
 from arena.plots.jobs import Job, digest
+from arena.plots.leaderboards import leaderboard_heatmap
 from arena.plots.style import _save
 from arena.progress import Progress
 from arena.results import write_text_atomic

@@ -26,8 +26,10 @@ import numpy as np
 import pandas as pd
 
 from arena.aggregate import leaderboard
-from arena.plots.binary import _BY_NATURE, _CURVES
-from arena.plots.common import _sig3, _verdicts
+from arena.plots.binary import _CURVES
+from arena.plots.certificates import _verdicts
+from arena.plots.leaderboards import _sig3
+from arena.plots.multiples import _BY_NATURE
 from arena.plots.style import METRIC_LABELS, order
 from arena.plots.tables import _headline
 
@@ -47,7 +49,7 @@ CAPTIONS = {
     "(pooled over seeds; marker area: the bin's count; a bin of fewer than 5 forecasts, or of "
     "under 0.5% of them, is not joined by the line); bars: share of the forecaster's forecasts per bin, on the scale "
     "right of each panel (its own).",
-    # small multiples, one panel per nature (arena.plots.binary.curves_by_nature)
+    # small multiples, one panel per nature (arena.plots.multiples.curves_by_nature)
     "smce_by_nature": "Smooth calibration error per round, smCE_t / t, against t, one panel per nature ({group}); "
     "{bounds}; the K29 guarantee \u221a(8t/3) / t (\u221d 1/\u221at: the paper's closed form, the same "
     "for every run) in grey.",
@@ -85,7 +87,7 @@ CAPTIONS = {
 def verdicts(summary: pd.DataFrame) -> pd.DataFrame:
     """Per forecaster and certificate it claims: how many matchups it holds, fails and does not
     apply to (n/a, never counted as a pass), and the natures where it fails; failures first. The
-    verdicts are those of the certificates figure (:func:`arena.plots.common._verdicts`)."""
+    verdicts are those of the certificates figure (:func:`arena.plots.certificates._verdicts`)."""
     columns = ["forecaster", "certificate", "holds", "fails", "n/a", "failing natures"]
     if summary is None or summary.empty or "forecaster" not in summary:
         return pd.DataFrame(columns=columns)

@@ -14,7 +14,8 @@ import arena.plots.decision as decision
 import arena.plots.experts as experts
 import arena.plots.quantile as quantile
 from arena.aggregate import single_matchup
-from arena.plots.common import _certificate_ratios, _only
+from arena.plots.certificates import _certificate_ratios
+from arena.plots.common import _only
 from arena.plots.jobs import Job
 from arena.plots.style import _safe, forecaster_styles
 

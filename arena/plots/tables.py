@@ -16,7 +16,8 @@ import pandas as pd
 
 from arena.aggregate import direction, leaderboard, paired, seed_stats, single_matchup
 from arena.plots.binary import BINARY_METRICS
-from arena.plots.common import _last_T, _of_game, _verdicts
+from arena.plots.certificates import _verdicts
+from arena.plots.common import _last_T, _of_game
 from arena.plots.decision import DECISION_METRICS
 from arena.plots.experts import EXPERTS_METRICS
 from arena.plots.quantile import QUANTILE_METRICS
@@ -210,7 +211,7 @@ def _md_top_paired(summary: pd.DataFrame, metric: str, board: pd.DataFrame, top:
         better = pair["significant"] & ((diff < 0) == lower)
         worse = pair["significant"] & ~better
 
-        def names_of(mask) -> str:
+        def names_of(mask, pair=pair) -> str:
             part = pair.loc[mask].sort_values("nature") if "nature" in pair else pair.loc[mask]
             natures = part["nature"] if "nature" in part else [""] * len(part)
             return ", ".join(f"{n}" + (" (exact)" if e else "") for n, e in zip(natures, part["exact"], strict=False))
