@@ -7,9 +7,8 @@ the running sum of w_s Phi(x_s, p_s) instead (O(d) per evaluation).
 
 With ``fast=True`` (the default) a kernel that is Fermi-Sobolev plus named feature terms
 (K29, 1 + k_FS + pp' + <x,x'>, moment matching, linear DF) writes S_t as
-c_fs S_FS(p) + a + b p + c p^2, keeps the Fermi-Sobolev part in the trie of
-:mod:`forecasters.fastk29` and the feature part as a running sum, and runs the same
-bisection compiled: O(log 1/tol) per forecast instead of O(t). ``fast=False`` keeps
+c_fs S_FS(p) + a + b p + c p^2 and runs the same bisection compiled
+(:class:`forecasters.fastk29.K29Engine`): O(log 1/tol) per forecast instead of O(t). ``fast=False`` keeps
 the direct sums (the reference the fast path is tested against).
 
 References
@@ -20,22 +19,15 @@ Perdomo & Recht, §2 (bit prediction), §4 Alg. 3, §6, §7 Alg. 4, §8; errata:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
-from arena.kernels import FeatureKernel, FeatureTerm, FermiSobolev, Kernel, SumKernel, feature_terms, make_kernel
+from arena.kernels import FeatureKernel, FermiSobolev, Kernel, SumKernel, make_kernel
 from arena.protocols import Context, Forecast, Forecaster
 from arena.registry import register
 from arena.search import DEFAULT_TOL, MIN_TOL, anticorrelation_search
-from forecasters.fastk29 import (
-    MAX_DEPTH,
-    FSTrie,
-    _search,
-    accumulate_features,
-    play_kernel_df,
-    quadratic_coeffs,
-    search_depth,
-)
+from forecasters.fastk29 import K29Engine
 
 #: The finest rounding grid (the referee keeps one error per grid point).
 MAX_GRID = 10**6
@@ -100,56 +92,49 @@ def _kernel_claims(kernel: Kernel) -> tuple[str, ...]:
     return tuple(claims)
 
 
-def _fast_layout(kernel: Kernel) -> tuple[float, tuple[FeatureTerm, ...]] | None:
-    """(c_fs, terms) when k = c_fs k_FS + <Phi, Phi'> with Phi made of named terms, else None.
+class _DirectSums:
+    """The past points of a kernel forecaster, as the paper states S_t: O(t) per evaluation, or O(d) for a
+    kernel with a finite feature map (the running sum of w_s Phi(x_s, p_s))."""
 
-    Then S_t(p) = c_fs S_FS(p) + a + b p + c p^2 (the terms are 1, p, p^2 times 1 or x).
-    """
-    c_fs, terms, stack = 0.0, [], [kernel]
-    while stack:
-        k = stack.pop(0)
-        if isinstance(k, SumKernel):
-            stack[:0] = list(k.parts)
-        elif isinstance(k, FermiSobolev):
-            c_fs += 1.0
-        elif isinstance(k, FeatureKernel):
-            terms += feature_terms(k.terms)
+    def __init__(self, kernel: Kernel):
+        self.kernel = kernel
+        self.n = 0
+        self.phi_sum: np.ndarray | None = None  # finite kernels
+        self.X, self.P, self.W = np.zeros((0, 0)), np.zeros(0), np.zeros(0)  # the others (capacity doubles)
+
+    def summary(self, x: Context) -> Callable[[float], float]:
+        k, n, x1 = self.kernel, self.n, np.asarray(x, float).reshape(1, -1)
+        if n == 0:
+            return lambda p: 0.0
+        if k.finite:
+            return lambda p: float(k.features(x1, np.array([p]))[0] @ self.phi_sum)
+        X, P, W = self.X[:n], self.P[:n], self.W[:n]
+        return lambda p: float(k.gram(x1, np.array([p]), X, P)[0] @ W)
+
+    def update(self, x: Context, p: float, w: float) -> None:
+        x = np.asarray(x, float).reshape(-1)
+        if self.kernel.finite:
+            phi = self.kernel.features(x[None, :], np.array([p]))[0]
+            self.phi_sum = w * phi if self.phi_sum is None else self.phi_sum + w * phi
         else:
-            return None
-    return c_fs, tuple(terms)
-
-
-class _Quadratic:
-    """Phi(x, p)_j = g_j(x) p^kind_j for the named terms, with g_j(x) = scale_j * (1 or x_i)."""
-
-    def __init__(self, terms: tuple[FeatureTerm, ...], d: int):
-        idx, scale, kind = [], [], []
-        for term in terms:
-            cols = range(d) if term.reads_x else [d]  # column d of [x, 1] is the constant 1
-            idx += list(cols)
-            scale += [term.scale] * len(cols)
-            kind += [term.power] * len(cols)
-        self.d = d
-        self.idx = np.array(idx, dtype=np.int64)
-        self.scale = np.array(scale, dtype=np.float64)
-        self.kind = np.array(kind, dtype=np.int64)
-        self.uses_x = bool(np.any(self.idx < d))
-        self._const = self.scale.copy()  # g when no term reads x
-
-    def g(self, x: np.ndarray) -> np.ndarray:
-        if not self.uses_x:
-            return self._const
-        return self.scale * np.concatenate((x, (1.0,)))[self.idx]
-
-    def g_rows(self, X: np.ndarray) -> np.ndarray:
-        """g(x_t) for every row, elementwise the same numbers as :meth:`g`."""
-        ext = np.hstack((X, np.ones((len(X), 1))))
-        return np.ascontiguousarray(self.scale[None, :] * ext[:, self.idx])
+            if self.n == len(self.P):
+                cap, n = max(64, 2 * self.n), self.n
+                X, P, W = np.zeros((cap, x.size)), np.zeros(cap), np.zeros(cap)
+                if n:
+                    X[:n], P[:n], W[:n] = self.X[:n], self.P[:n], self.W[:n]
+                self.X, self.P, self.W = X, P, W
+            self.X[self.n], self.P[self.n], self.W[self.n] = x, p, w
+        self.n += 1
 
 
 @register
 class KernelDF(Forecaster):
     """Kernel defensive forecasting (§7 Alg. 4) for any kernel on (x, p).
+
+    Each round it announces the root p_t of the summary function
+    S_t(p) = sum_{s<t} w_s k((x_t, p), (x_s, p_s)), w_s = y_s - p_s, found by the anticorrelation
+    search; a kernel that is Fermi-Sobolev plus feature terms runs the same search compiled
+    (:class:`forecasters.fastk29.K29Engine`).
 
     Parameters
     ----------
@@ -161,9 +146,9 @@ class KernelDF(Forecaster):
         Width of the last bisection interval of the anticorrelation search. The search
         halves [0, 1], so its last width is the largest power of two <= ``tol``.
     fast
-        Use the compiled trie search when the kernel is Fermi-Sobolev plus feature terms
+        Use the compiled engine when the kernel is Fermi-Sobolev plus feature terms
         (``"fs"``, ``["fs", {"features": [...]}]``, feature maps); other kernels (RBF,
-        products) always use the direct O(t) sums. ``False`` forces the direct sums.
+        products) always use the direct sums. ``False`` forces the direct sums.
 
     Examples
     --------
@@ -176,9 +161,6 @@ class KernelDF(Forecaster):
     name = "kernel_df"
     family = "defensive"
 
-    #: Grid of the randomized rounding applied by the oblivious fast path (0: none).
-    _rounding_N = 0
-
     def __init__(self, kernel=DEFAULT_KERNEL, tol: float = DEFAULT_TOL, fast: bool = True):
         if not (isinstance(tol, (int, float)) and MIN_TOL <= tol < 1):
             raise ValueError(f"{self.name}: tol={tol!r} must be in [2**-52, 1), e.g. tol: 1e-10")
@@ -190,10 +172,24 @@ class KernelDF(Forecaster):
         self.tol = float(tol)
         self.fast = bool(fast)
         self._k = checked_kernel(self.name, kernel)
-        self._layout = _fast_layout(self._k) if self.fast else None
-        self._halvings, depth = search_depth(self.tol)
-        if depth > MAX_DEPTH:  # midpoints finer than doubles resolve: no exact keys
-            self._layout = None
+        self._engine_applies = self.fast and K29Engine.applies(self._k, self.tol)
+
+    def reset(self, rng):
+        super().reset(rng)
+        self.engine = K29Engine(self._k, self.tol) if self._engine_applies else None
+        self._sums = _DirectSums(self._k)
+
+    def summary_function(self, x: Context) -> Callable[[float], float]:
+        """S_t(.) for context x, given the history so far."""
+        return self.engine.summary(x) if self.engine is not None else self._sums.summary(x)
+
+    def predict(self, x: Context) -> float:
+        if self.engine is not None:
+            return self.engine.forecast(x)
+        return anticorrelation_search(self.summary_function(x), tol=self.tol)
+
+    def update(self, x, p, y):
+        (self.engine if self.engine is not None else self._sums).update(x, p, y - p)
 
     @property
     def claims(self) -> tuple[str, ...]:
@@ -205,138 +201,30 @@ class KernelDF(Forecaster):
 
     @property
     def uses_fast_path(self) -> bool:
-        """True while the compiled search is in use. It stops, for good, when ``update``
-        receives a p off the search's dyadic grid (a value no search returned): the
-        summary function then adds the direct sum over those points."""
-        if not hasattr(self, "_fast_on"):
-            return self._layout is not None
-        return self._fast_on and not self._off_P
-
-    def reset(self, rng):
-        super().reset(rng)
-        self._n = 0
-        self._X = self._P = self._W = None
-        self._sum = None  # running sum of w_s Phi(x_s, p_s) for finite kernels
-        self._fast_on = self._layout is not None
-        if self._fast_on:
-            self._trie = FSTrie.for_tol(self.tol)  # the k_FS part: w_s at p_s
-            self._quad = None  # the feature layout, built at the first context (it needs d)
-            self._v = None  # running sum of w_s Phi(x_s, p_s) in that layout
-            self._off_P, self._off_W = [], []  # points off the trie's grid (outside updates)
-
-    # -- fast path -------------------------------------------------------------------------
-
-    def _quadratic(self, d: int) -> _Quadratic:
-        if self._quad is None:
-            self._quad = _Quadratic(self._layout[1], d)
-            self._v = np.zeros(len(self._quad.kind))
-        elif self._quad.d != d and self._quad.uses_x:
-            raise ValueError(f"{self.name}: a context of dimension {d} after contexts of dimension {self._quad.d}")
-        return self._quad
-
-    def _g(self, x) -> np.ndarray:
-        x = np.asarray(x, float).reshape(-1)
-        return self._quadratic(x.size).g(x)
-
-    def _coeffs(self, x) -> tuple[float, float, float]:
-        """S_t(p) = c_fs S_FS(p) + a + b p + c p^2 for the context x."""
-        if not self._layout[1]:
-            return 0.0, 0.0, 0.0
-        return quadratic_coeffs(self._g(x), self._quad.kind, self._v)
+        """True while the compiled search is in use: it stops, for good, when ``update`` receives a p off
+        the search's dyadic grid (a value no search returned)."""
+        if not hasattr(self, "engine"):  # before reset: whether it will be
+            return self._engine_applies
+        return self.engine is not None and not self.engine.off_grid
 
     @property
     def can_play_oblivious(self) -> bool:
-        """Whether :meth:`play_oblivious` can run (the fast path is on)."""
+        """Whether :meth:`play_oblivious` can run (the compiled engine is in use)."""
         return self.uses_fast_path
 
     def play_oblivious(self, X: np.ndarray, y: np.ndarray, u: np.ndarray):
-        """Play every round against outcomes known in advance, in compiled code.
+        """Play every round against outcomes known in advance, in compiled code: the arena calls this
+        against oblivious natures. Rounds, forecasts and state are exactly those of the predict/update loop.
 
-        The arena calls this against oblivious natures (their outcomes do not depend on the
-        forecasts). Rounds, forecasts and state are exactly those of the predict/update loop.
-
-        Parameters
-        ----------
         X : (T, d) contexts; y : (T,) outcomes; u : (T,) the uniforms that realize forecasts.
-
-        Returns
-        -------
-        (p_mean, p, p_internal) arrays, or None when the fast path is off.
+        Returns (p_mean, p, p_internal) arrays, or None when the engine is not in use.
         """
+        return self._play_oblivious(X, y, u, N=0)
+
+    def _play_oblivious(self, X, y, u, N: int):
         if not self.uses_fast_path:
             return None
-        y = np.asarray(y, float)
-        T = len(y)
-        X = np.asarray(X, float).reshape(T, -1)
-        q = self._quadratic(X.shape[1])
-        G = q.g_rows(X) if q.uses_x else np.broadcast_to(q.scale, (T, len(q.kind)))
-        mean, p, p_int, stopped = play_kernel_df(
-            self._trie, self._halvings, self._layout[0], G, q.kind, self._v, y, np.asarray(u, float), self._rounding_N
-        )
-        if stopped >= 0:  # cannot happen: the search only returns grid points
-            raise RuntimeError(f"{self.name}: forecast {p_int[stopped]!r} at round {stopped + 1} is off the key grid")
-        self._n += T
-        return mean, p, p_int
-
-    def _fast_summary(self, x: Context):
-        a, b, c = self._coeffs(x)
-        c_fs, trie = self._layout[0], self._trie
-        P, W = np.array(self._off_P), np.array(self._off_W)
-
-        def S(p: float) -> float:
-            fs = trie.value(p) + (float(W @ FermiSobolev().gram(None, [p], None, P)[0]) if len(P) else 0.0)
-            return (c_fs * fs if c_fs else 0.0) + a + b * p + c * p * p
-
-        return S
-
-    # -- direct path -----------------------------------------------------------------------
-
-    def summary_function(self, x: Context):
-        """S_t(.) for context x, given the history so far."""
-        if self._fast_on:
-            return self._fast_summary(x)
-        k, n = self._k, self._n
-        if n == 0:
-            return lambda p: 0.0
-        x1 = np.asarray(x, float).reshape(1, -1)
-        if k.finite:
-            return lambda p: float(k.features(x1, np.array([p]))[0] @ self._sum)
-        X, P, W = self._X[:n], self._P[:n], self._W[:n]
-        return lambda p: float(k.gram(x1, np.array([p]), X, P)[0] @ W)
-
-    def predict(self, x: Context) -> float:
-        if self._fast_on and not self._off_P:
-            a, b, c = self._coeffs(x) if self._layout[1] else (0.0, 0.0, 0.0)  # checked here: no call a round
-            trie = self._trie  # its compiled search, called directly: the step loop makes one call a round
-            return _search(trie.meta, trie.nodes, trie.depth, self._halvings, self._layout[0], a, b, c)
-        return anticorrelation_search(self.summary_function(x), tol=self.tol)
-
-    def _remember(self, x, p: float, w: float) -> None:
-        if self._fast_on:  # the feature sums and the trie (a point off its grid joins the direct sums)
-            if self._layout[1]:
-                accumulate_features(self._v, self._g(x), self._quad.kind, p, w)
-            if self._layout[0] and w != 0 and not self._trie.try_insert(p, w):
-                self._off_P.append(float(p))
-                self._off_W.append(float(w))
-            self._n += 1
-            return
-        x = np.asarray(x, float).reshape(-1)
-        if self._k.finite:
-            phi = self._k.features(x[None, :], np.array([p]))[0]
-            self._sum = w * phi if self._sum is None else self._sum + w * phi
-            self._n += 1
-            return
-        if self._X is None or self._n == len(self._P):
-            cap = max(64, 2 * self._n)
-            X, P, W = np.zeros((cap, x.size)), np.zeros(cap), np.zeros(cap)
-            if self._n:
-                X[: self._n], P[: self._n], W[: self._n] = self._X[: self._n], self._P[: self._n], self._W[: self._n]
-            self._X, self._P, self._W = X, P, W
-        self._X[self._n], self._P[self._n], self._W[self._n] = x, p, w
-        self._n += 1
-
-    def update(self, x, p, y):
-        self._remember(x, p, y - p)
+        return self.engine.play(X, np.asarray(y, float), np.asarray(u, float), N)
 
 
 @register
@@ -497,12 +385,8 @@ class K29Rounded(K29):
     def update(self, x, p, y):
         super().update(x, self._p, y)  # the unrounded forecast, not the revealed one
 
-    @property
-    def _rounding_N(self) -> int:  # type: ignore[override]
-        return self.N
-
     def play_oblivious(self, X, y, u):
-        out = super().play_oblivious(X, y, u)
+        out = self._play_oblivious(X, y, u, N=self.N)
         if out is not None and len(out[2]):
             self._p = float(out[2][-1])
         return out

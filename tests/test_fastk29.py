@@ -1,4 +1,4 @@
-"""The compiled K29 search (forecasters.fastk29) and the oblivious fast path of arena.play.
+"""The compiled K29 search (forecasters.fastk29, forecasters.fstrie) and the oblivious fast path of arena.play.
 
 The fast forecasters are checked against the direct O(t) implementation (``fast=False``)
 over thousands of rounds, against oblivious and adaptive natures; the trie's sums
@@ -19,11 +19,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena import play
+from arena.kernels import make_kernel
 from arena.protocols import Bernoulli, Forecast, Nature, OutcomeLaw
 from arena.referee import Referee
 from arena.search import anticorrelation_search
 from forecasters.defensive import DMM, K29, K29Rounded, KernelDF, LinearDF
-from forecasters.fastk29 import FSTrie, search_depth
+from forecasters.fastk29 import K29Engine
+from forecasters.fstrie import FSTrie, search_depth
 
 SUM_KERNEL = ["fs", {"features": ["1", "p", "x"]}]
 RECORDED = ("X", "p_mean", "p", "p_internal", "y", "y_prob")
@@ -206,7 +208,7 @@ def test_search_depth_rounds_tol_down_to_a_power_of_two() -> None:
 def test_node_count_is_linear_in_the_rounds() -> None:
     T = 3000
     r = play("binary", K29(), "iid_bernoulli", T=T, seed=2, keep_forecasts=False, referee=_NoReferee())
-    assert r.forecaster._trie.n_nodes <= 2 * T + 1
+    assert r.forecaster.engine.trie.n_nodes <= 2 * T + 1
 
 
 # ----------------------------------------------------------------------------- fast == direct
@@ -274,7 +276,7 @@ def test_an_outside_update_off_the_grid_switches_to_the_direct_sums() -> None:
         for y in (0.0, 1.0, 1.0):
             fc.update(np.zeros(0), fc.predict(np.zeros(0)), y)
     assert fast.predict(np.zeros(0)) == pytest.approx(direct.predict(np.zeros(0)), abs=1e-9)
-    assert fast._trie.n_nodes > 0 and fast._off_P == [0.3]
+    assert fast.engine.trie.n_nodes > 0 and fast.engine.off_grid == [(0.3, -0.3)]
 
 
 def test_summary_function_of_the_fast_path_is_the_direct_one() -> None:
@@ -291,6 +293,20 @@ def test_summary_function_of_the_fast_path_is_the_direct_one() -> None:
     x = rng.normal(size=2)
     for p in (0.0, 0.123, 0.5, 1.0):
         assert fast.summary_function(x)(p) == pytest.approx(direct.summary_function(x)(p), abs=1e-9)
+
+
+def test_the_engine_forecasts_as_algorithm_4_on_the_direct_sums() -> None:
+    """K29Engine.forecast is the anticorrelation search on the direct summary function, round by round."""
+    engine, direct = K29Engine(make_kernel(SUM_KERNEL), tol=2.0**-34), KernelDF(kernel=SUM_KERNEL, fast=False)
+    direct.reset(np.random.default_rng(0))
+    rng = np.random.default_rng(8)
+    for _ in range(300):
+        x = rng.normal(size=2)
+        p = engine.forecast(x)
+        assert p == pytest.approx(anticorrelation_search(direct.summary_function(x), tol=2.0**-34), abs=1e-9)
+        y = float(rng.random() < 1.0 / (1.0 + np.exp(-x[0])))
+        engine.update(x, p, y - p)
+        direct.update(x, p, y)
 
 
 # ----------------------------------------------------------------------------- the oblivious fast path
@@ -335,9 +351,8 @@ def test_oblivious_fast_path_leaves_the_forecaster_in_the_step_loops_state() -> 
     x = np.array([1.0, 0.2, -0.3])
     # exact: the same operations in the same order on either path (see above)
     assert runs[0].forecaster.predict(x) == runs[1].forecaster.predict(x)
-    assert runs[0].forecaster._n == runs[1].forecaster._n == 500
-    np.testing.assert_array_equal(runs[0].forecaster._v, runs[1].forecaster._v)
-    tries = [r.forecaster._trie for r in runs]
+    np.testing.assert_array_equal(runs[0].forecaster.engine.v, runs[1].forecaster.engine.v)
+    tries = [r.forecaster.engine.trie for r in runs]
     assert tries[0].n_nodes == tries[1].n_nodes
     np.testing.assert_array_equal(tries[0].nodes[: tries[0].n_nodes], tries[1].nodes[: tries[1].n_nodes])
 
