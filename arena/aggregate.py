@@ -322,33 +322,35 @@ def leaderboard(
     board["half"] = np.where(board["fewest"] >= 2, half / board["n_natures"], np.nan)
     board["ci_low"], board["ci_high"] = board["mean"] - board["half"], board["mean"] + board["half"]
     board["rank"] = board.groupby(cell)["signed"].rank(method="min").astype("Int64")
-    # the worst case over natures: the largest signed seed mean (NaN signed: a metric not ranked)
-    worst = st.loc[st["signed"].notna()].sort_values("signed", ascending=False, kind="stable")
-    worst = worst.groupby([*cell, "forecaster"], sort=False).head(1)[[*cell, "forecaster", "mean", "nature", "signed"]]
-    board = board.merge(
-        worst.rename(columns={"mean": "worst", "nature": "worst_nature", "signed": "worst_signed"}),
-        on=[*cell, "forecaster"],
-        how="left",
-    )
+    board = board.merge(_worst_cases(st, cell), on=[*cell, "forecaster"], how="left")
     board["worst_rank"] = board.groupby(cell)["worst_signed"].rank(method="min").astype("Int64")
     board = board.sort_values([*cell, "rank", "forecaster"]).reset_index(drop=True)
-    return board[
-        [
-            *cell,
-            "forecaster",
-            "n_natures",
-            "mean",
-            "half",
-            "ci_low",
-            "ci_high",
-            "exact",
-            "rank",
-            "mean_rank",
-            "worst",
-            "worst_nature",
-            "worst_rank",
-        ]
-    ]
+    return board[[*cell, *_BOARD_COLUMNS]]
+
+
+#: The columns of :func:`leaderboard` after the game, T and metric.
+_BOARD_COLUMNS = (
+    "forecaster",
+    "n_natures",
+    "mean",
+    "half",
+    "ci_low",
+    "ci_high",
+    "exact",
+    "rank",
+    "mean_rank",
+    "worst",
+    "worst_nature",
+    "worst_rank",
+)
+
+
+def _worst_cases(st: pd.DataFrame, cell: list[str]) -> pd.DataFrame:
+    """Each forecaster's worst case over natures per ``cell``: the largest signed seed mean (NaN signed: a metric
+    not ranked), as ``worst`` (its mean), ``worst_nature`` and ``worst_signed``."""
+    worst = st.loc[st["signed"].notna()].sort_values("signed", ascending=False, kind="stable")
+    worst = worst.groupby([*cell, "forecaster"], sort=False).head(1)[[*cell, "forecaster", "mean", "nature", "signed"]]
+    return worst.rename(columns={"mean": "worst", "nature": "worst_nature", "signed": "worst_signed"})
 
 
 def paired(summary: pd.DataFrame, metric: str) -> pd.DataFrame:

@@ -110,46 +110,7 @@ def certificate_margins(
             _no_data(ax, "certificates")
             return fig
         for i, (name, cert) in enumerate(rows):
-            sel = (ratios["forecaster"] == name) & (ratios["certificate"] == cert)
-            part = ratios.loc[sel, "ratio"].to_numpy(float)
-            style = styles[name]
-            jitter = 0.25 * (np.arange(len(part)) % 5 - 2) / 2  # points of one row spread over its height
-            fail = (ratios.loc[sel, "verdict"] == "fails").to_numpy()
-            x = np.maximum(part, -1.0)
-            ax.scatter(
-                x[~fail],
-                (i + jitter)[~fail],
-                s=9,
-                color=style["color"],
-                marker=style["marker"],
-                alpha=0.7,
-                linewidths=0,
-                gid=f"ratio:{name}:{cert}",
-            )
-            if fail.any():  # failures in red: the point a reader must see
-                ax.scatter(
-                    x[fail],
-                    (i + jitter)[fail],
-                    s=16,
-                    color=FAIL_COLOR,
-                    marker="x",
-                    linewidths=1.0,
-                    gid=f"fails:{name}:{cert}",
-                    zorder=3,
-                )
-            low = part < -1
-            if low.any():  # clipped: drawn at -1 with a black edge, said in the axis label
-                ax.scatter(
-                    np.full(low.sum(), -1.0),
-                    (i + jitter)[low],
-                    s=12,
-                    facecolors="none",
-                    marker=style["marker"],
-                    edgecolors="black",
-                    linewidths=0.6,
-                    gid=f"clipped:{name}:{cert}",
-                    clip_on=False,
-                )
+            _draw_row(ax, ratios, i, name, cert, styles[name])
             if i and rows[i - 1][0] != name:
                 ax.axhline(i - 0.5, color="0.85", linewidth=0.5, zorder=0)
         ax.axvline(1.0, color=_BOUND_COLOR, linestyle="--", linewidth=0.9, gid="bound")
@@ -160,7 +121,7 @@ def certificate_margins(
             tick.set_color(styles[n]["color"])
         ax.tick_params(axis="y", length=0)
         ax.set_ylim(len(rows) - 0.5, -0.5)
-        low, high = ratios["ratio"].min(), ratios["ratio"].max()
+        high = ratios["ratio"].max()
         if high > 10:  # failures far past the bound: linear up to 1, logarithmic beyond, so both stay readable
             ax.set_xscale("symlog", linthresh=1.0, linscale=1.0)
             ax.set_xlim(-1.08, high * 3)
@@ -191,3 +152,47 @@ def certificate_margins(
                 fontsize=7,
             )
     return fig
+
+
+def _draw_row(ax: Axes, ratios: pd.DataFrame, i: int, name: str, cert: str, style: Mapping[str, str]) -> None:
+    """Row ``i`` of the certificates figure: forecaster ``name``'s certificate ``cert``, a point per matchup
+    (spread over the row's height), failures as red crosses, ratios under -1 drawn at -1 with a black edge."""
+    sel = (ratios["forecaster"] == name) & (ratios["certificate"] == cert)
+    part = ratios.loc[sel, "ratio"].to_numpy(float)
+    jitter = 0.25 * (np.arange(len(part)) % 5 - 2) / 2  # points of one row spread over its height
+    fail = (ratios.loc[sel, "verdict"] == "fails").to_numpy()
+    x = np.maximum(part, -1.0)
+    ax.scatter(
+        x[~fail],
+        (i + jitter)[~fail],
+        s=9,
+        color=style["color"],
+        marker=style["marker"],
+        alpha=0.7,
+        linewidths=0,
+        gid=f"ratio:{name}:{cert}",
+    )
+    if fail.any():  # failures in red: the point a reader must see
+        ax.scatter(
+            x[fail],
+            (i + jitter)[fail],
+            s=16,
+            color=FAIL_COLOR,
+            marker="x",
+            linewidths=1.0,
+            gid=f"fails:{name}:{cert}",
+            zorder=3,
+        )
+    low = part < -1
+    if low.any():  # clipped: drawn at -1 with a black edge, said in the axis label
+        ax.scatter(
+            np.full(low.sum(), -1.0),
+            (i + jitter)[low],
+            s=12,
+            facecolors="none",
+            marker=style["marker"],
+            edgecolors="black",
+            linewidths=0.6,
+            gid=f"clipped:{name}:{cert}",
+            clip_on=False,
+        )

@@ -158,6 +158,16 @@ def _rows_figure(groups: list, finals: list[dict], alpha: float, metric: str, ti
     T = int(max(f["t"] for f in finals))
     top.set_xlabel(f"{metric}: A \u2212 B at t = {T}\n(bar: its CS; left of 0: A better)", fontsize=6.5)
     fig.suptitle("\n".join(_lines(title, COLUMN_WIDTH)), fontsize=8)
+    _verdict_legend(fig, finals)
+    if bottom is None:
+        return fig
+    _draw_e_processes(bottom, groups, finals, one_nature)
+    _e_axes(bottom, alpha, gray_note=True)
+    return fig
+
+
+def _verdict_legend(fig: Figure, finals: list[dict]) -> None:
+    """The legend of the verdicts drawn, below the figure."""
     present = [v for v in _VERDICT_COLORS if any(f["verdict"] == v for f in finals)]  # the verdicts drawn
     handles = [
         Line2D(
@@ -183,8 +193,11 @@ def _rows_figure(groups: list, finals: list[dict], alpha: float, metric: str, ti
         handlelength=1.4,
         columnspacing=0.8,
     )
-    if bottom is None:
-        return fig
+
+
+def _draw_e_processes(bottom, groups: list, finals: list[dict], one_nature: bool) -> None:
+    """The e-processes of each nature: in its verdict's color and named at their end where there is a verdict,
+    else in gray."""
     for ((nature, seed), g), f in zip(groups, finals, strict=False):  # finals come in the groups' order (_finals)
         if not np.isfinite(g["e_a_better"]).any():
             continue
@@ -216,8 +229,6 @@ def _rows_figure(groups: list, finals: list[dict], alpha: float, metric: str, ti
                 ha="left",
                 annotation_clip=False,
             )
-    _e_axes(bottom, alpha, gray_note=True)
-    return fig
 
 
 def _row_name(final: dict, by_seed: bool) -> str:

@@ -83,33 +83,7 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
         fontsize = 6 * min(1.0, max(cell / 0.053 * 0.92, 3) / longest)
         # no resampling: one flat cell per value (in PDF the 11 x 9 pixels themselves)
         im = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, norm=norm, aspect="auto", interpolation="none")
-        for (i, j), (text, any_f) in cells.items():
-            v, fc, nat = values[i, j], rows[i], cols[j]
-            if any_f:
-                ax.add_patch(
-                    Rectangle(
-                        (j - 0.5, i - 0.5),
-                        1,
-                        1,
-                        fill=False,
-                        hatch="///",
-                        edgecolor="0.3",
-                        linewidth=0,
-                        gid=f"forfeit:{fc}:{nat}",
-                    )
-                )
-            light = np.isfinite(v) and np.mean(cmap(norm(v))[:3]) < 0.5
-            ax.text(
-                j,
-                i,
-                text,
-                ha="center",
-                va="center",
-                fontsize=fontsize,
-                color="white" if light else "black",
-                gid=f"value:{fc}:{nat}",
-                in_layout=False,
-            )  # inside its cell: nothing to lay out
+        _draw_cells(ax, cells, values, rows, cols, cmap, norm, fontsize)
         ax.set_xticks(
             range(len(cols)), [c.replace("_", " ") for c in cols], rotation=35, ha="right", rotation_mode="anchor"
         )
@@ -119,15 +93,7 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
         ax.tick_params(length=0)
         for s in ax.spines.values():
             s.set_visible(False)
-        cb = fig.colorbar(im, ax=ax, fraction=0.06, pad=0.02, extend=extend)
-        if isinstance(norm, SymLogNorm):  # 0, then the decades of the log part (none inside the linear sliver)
-            k = np.arange(np.ceil(np.log10(norm.linthresh)), np.floor(np.log10(norm.vmax)) + 1)
-            cb.set_ticks([0.0, *10.0**k])
-        if isinstance(norm, (LogNorm, SymLogNorm)):  # decades written as on every log axis, in the cells' unit
-            cb.ax.yaxis.set_major_formatter(_DecadeFormatter(scale))
-        elif scale != 1.0:  # the colorbar in the cells' unit
-            cb.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, pos: f"{v / scale:g}"))
-        cb.set_label("mean over seeds" + unit + note, fontsize=6.5)
+        cb = _colorbar(fig, ax, im, norm, extend, scale, unit + note)
         way = {"min": "; lower is better", "max": "; higher is better"}.get(direction(metric) or "", "")
         T = f", T = {int(summary['T'].max())}" if "T" in summary and summary["T"].notna().any() else ""
         title = f"{METRIC_LABELS.get(metric, metric)} ({metric}){T}, mean over seeds{way}"
@@ -137,6 +103,51 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
             ax.set_title(title, fontsize=7, loc="left")
         cb.ax.tick_params(labelsize=6)
     return fig
+
+
+def _draw_cells(ax: Axes, cells: dict, values: np.ndarray, rows: list, cols: list, cmap, norm, fontsize: float) -> None:
+    """Each cell's text (white on a dark color), hatched where a seed forfeited."""
+    for (i, j), (text, any_f) in cells.items():
+        v, fc, nat = values[i, j], rows[i], cols[j]
+        if any_f:
+            ax.add_patch(
+                Rectangle(
+                    (j - 0.5, i - 0.5),
+                    1,
+                    1,
+                    fill=False,
+                    hatch="///",
+                    edgecolor="0.3",
+                    linewidth=0,
+                    gid=f"forfeit:{fc}:{nat}",
+                )
+            )
+        light = np.isfinite(v) and np.mean(cmap(norm(v))[:3]) < 0.5
+        ax.text(
+            j,
+            i,
+            text,
+            ha="center",
+            va="center",
+            fontsize=fontsize,
+            color="white" if light else "black",
+            gid=f"value:{fc}:{nat}",
+            in_layout=False,
+        )  # inside its cell: nothing to lay out
+
+
+def _colorbar(fig: Figure, ax: Axes, im, norm: Normalize, extend: str, scale: float, label: str):
+    """The heatmap's colorbar, in the cells' unit (``scale``), its decades as on every log axis."""
+    cb = fig.colorbar(im, ax=ax, fraction=0.06, pad=0.02, extend=extend)
+    if isinstance(norm, SymLogNorm):  # 0, then the decades of the log part (none inside the linear sliver)
+        k = np.arange(np.ceil(np.log10(norm.linthresh)), np.floor(np.log10(norm.vmax)) + 1)
+        cb.set_ticks([0.0, *10.0**k])
+    if isinstance(norm, (LogNorm, SymLogNorm)):  # decades written as on every log axis, in the cells' unit
+        cb.ax.yaxis.set_major_formatter(_DecadeFormatter(scale))
+    elif scale != 1.0:  # the colorbar in the cells' unit
+        cb.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, pos: f"{v / scale:g}"))
+    cb.set_label("mean over seeds" + label, fontsize=6.5)
+    return cb
 
 
 def _color_norm(finite: np.ndarray, scale: float = 1.0) -> tuple[Normalize, str, str]:

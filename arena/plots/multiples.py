@@ -141,78 +141,89 @@ def curves_by_nature(
         if logy and span is None:  # this figure's own: its means (and the guarantee), its bounds
             span = _log_span(np.r_[stats["mean"].to_numpy(float), k29 if per_t else []], bounds, bound_scale)
         floor = span[0] if logy and span is not None else None
-        g = _MULTIPLES
         ncols = max(1, min(ncols, len(natures)))
-        nrows = math.ceil(len(natures) / ncols)
-        wgap = g["wgap"] if logy else g["wgap_own"]
-        side = (FULL_WIDTH - g["left"] - g["right"] - (ncols - 1) * wgap) / ncols
         axes = _multiples_panels(natures, ncols, logy)
-        fig = axes[0].figure
-        entries, floored = [], []
-        for ax, nat in zip(axes, natures, strict=False):
-            part = stats.loc[stats["nature"] == nat]
-            extra = _draw_curves(
-                ax,
-                part,
-                "t",
-                logy,
-                styles,
-                bounds.loc[bounds["nature"] == nat],
-                scale=bound_scale,
-                floor=floor,
-                merge=False,
-            )
-            if per_t:
-                ax.plot(t, k29, color=_BOUND_COLOR, linewidth=0.6, gid="reference:k29")
-            if not logy:
-                ax.axhline(0.0, color="0.7", linewidth=0.5, zorder=0)
-            if logy:
-                floored += _floor_note(ax, part["mean"], floor)
-            entries += [*zip(*reversed(ax.get_legend_handles_labels()), strict=False), *((lab, h) for h, lab in extra)]
+        seen = _draw_multiples(axes, natures, stats, bounds, styles, metric, floor, (t, k29))
         if logy and span is not None and np.isfinite(span[1]):  # the panels share the y axis: one call sets them all
             axes[0].set_ylim(floor / 1.25 if floor else None, span[1] * 1.3)
         for ax in axes:
             _decades(ax)
-        seen: dict[str, object] = {}  # every forecaster once, every bound once (named by its forecasters)
-        for lab, h in entries:
-            seen.setdefault(lab, h)
-        if per_t:
-            seen["\u221a(8t/3) / t \u221d 1/\u221at (K29 guarantee)"] = Line2D(
-                [], [], color=_BOUND_COLOR, linewidth=0.6
-            )
-        for h, lab in floored[:1]:  # the mark of values under the shared floor: one entry for every panel
-            seen[lab] = h
-        legend_cols = 5
-        n = _seeds(stats)
         heading = _lines(
-            f"{_BY_NATURE_TITLES[metric]}, " + (f"{title} " if title else "") + f"({_seed_note(n)})", FULL_WIDTH
+            f"{_BY_NATURE_TITLES[metric]}, " + (f"{title} " if title else "") + f"({_seed_note(_seeds(stats))})",
+            FULL_WIDTH,
         )
-        head = g["title"] + 0.14 * (len(heading) - 1)
-        top = head + g["legend_row"] * math.ceil(len(seen) / legend_cols) + 0.16
-        height = g["bottom"] + nrows * g["height"] + (nrows - 1) * g["hgap"] + top
-        fig.set_size_inches(FULL_WIDTH, height)
-        for i, ax in enumerate(axes):
-            r, c = divmod(i, ncols)
-            ax.set_position(
-                (
-                    (g["left"] + c * (side + wgap)) / FULL_WIDTH,
-                    (height - top - r * (g["height"] + g["hgap"]) - g["height"]) / height,
-                    side / FULL_WIDTH,
-                    g["height"] / height,
-                )
-            )
-        fig.legend(
-            list(seen.values()),
-            list(seen),
-            loc="upper center",
-            ncol=legend_cols,
-            bbox_to_anchor=(0.5, 1 - head / height),
-            **_LEGEND_STYLE,
-        )
-        fig.supxlabel("round t (log scale)", y=0.04 / height, fontsize=8, va="bottom")
+        fig = axes[0].figure
+        _lay_out_multiples(fig, axes, ncols, logy, seen, heading)
         fig.supylabel(ylabel, x=0.04 / FULL_WIDTH, fontsize=8, ha="left")
-        fig.suptitle("\n".join(heading), y=1 - 0.04 / height, va="top", fontsize=8)
+        fig.suptitle("\n".join(heading), y=1 - 0.04 / fig.get_figheight(), va="top", fontsize=8)
     return fig
+
+
+def _draw_multiples(axes, natures, stats, bounds, styles, metric, floor, k29) -> dict:
+    """Each nature's curves in its panel (``k29``: the guarantee's t and values, drawn with smCE/t); the
+    legend's entries: every forecaster once, every bound once (named by its forecasters), the guarantee, and
+    the mark of values under the shared floor once for every panel."""
+    per_t, _, bound_scale, logy, _ = _BY_NATURE[metric]
+    entries, floored = [], []
+    for ax, nat in zip(axes, natures, strict=True):
+        part = stats.loc[stats["nature"] == nat]
+        extra = _draw_curves(
+            ax,
+            part,
+            "t",
+            logy,
+            styles,
+            bounds.loc[bounds["nature"] == nat],
+            scale=bound_scale,
+            floor=floor,
+            merge=False,
+        )
+        if per_t:
+            ax.plot(*k29, color=_BOUND_COLOR, linewidth=0.6, gid="reference:k29")
+        if not logy:
+            ax.axhline(0.0, color="0.7", linewidth=0.5, zorder=0)
+        if logy:
+            floored += _floor_note(ax, part["mean"], floor)
+        entries += [*zip(*reversed(ax.get_legend_handles_labels()), strict=False), *((lab, h) for h, lab in extra)]
+    seen: dict[str, object] = {}
+    for lab, h in entries:
+        seen.setdefault(lab, h)
+    if per_t:
+        seen["\u221a(8t/3) / t \u221d 1/\u221at (K29 guarantee)"] = Line2D([], [], color=_BOUND_COLOR, linewidth=0.6)
+    for h, lab in floored[:1]:
+        seen[lab] = h
+    return seen
+
+
+def _lay_out_multiples(fig: Figure, axes: list[Axes], ncols: int, logy: bool, seen: dict, heading: list[str]) -> None:
+    """The figure's height and its panels' places (:data:`_MULTIPLES`), the legend above them, the x label."""
+    g, legend_cols = _MULTIPLES, 5
+    nrows = math.ceil(len(axes) / ncols)
+    wgap = g["wgap"] if logy else g["wgap_own"]
+    side = (FULL_WIDTH - g["left"] - g["right"] - (ncols - 1) * wgap) / ncols
+    head = g["title"] + 0.14 * (len(heading) - 1)
+    top = head + g["legend_row"] * math.ceil(len(seen) / legend_cols) + 0.16
+    height = g["bottom"] + nrows * g["height"] + (nrows - 1) * g["hgap"] + top
+    fig.set_size_inches(FULL_WIDTH, height)
+    for i, ax in enumerate(axes):
+        r, c = divmod(i, ncols)
+        ax.set_position(
+            (
+                (g["left"] + c * (side + wgap)) / FULL_WIDTH,
+                (height - top - r * (g["height"] + g["hgap"]) - g["height"]) / height,
+                side / FULL_WIDTH,
+                g["height"] / height,
+            )
+        )
+    fig.legend(
+        list(seen.values()),
+        list(seen),
+        loc="upper center",
+        ncol=legend_cols,
+        bbox_to_anchor=(0.5, 1 - head / height),
+        **_LEGEND_STYLE,
+    )
+    fig.supxlabel("round t (log scale)", y=0.04 / height, fontsize=8, va="bottom")
 
 
 def _multiples_panels(natures: list[str], ncols: int, logy: bool) -> list[Axes]:

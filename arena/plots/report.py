@@ -88,18 +88,13 @@ def report(
     - ``certificates``: every certificate's value over its bound (:func:`certificate_margins`);
     - ``table.tex``: :func:`latex_table` of the game's :data:`HEADLINE_METRICS`.
 
-    A leaderboard needs two forecasters or two natures: a single matchup gets smCE/T (and the
-    curves its forecaster certifies a bound on), reliability and certificates only. Each figure
-    comes in every one of ``formats``; a figure without data is skipped. Unless a single matchup, the figures a
-    paper needs (:func:`arena.plots.plan.paper_jobs`) also go to ``out_dir/paper/`` in ``paper_formats`` (none:
-    no ``paper/``), with each game's LaTeX table; a figure in both folders is drawn once. The ``comparison``'s
-    figure ``compare__<A>__<B>__T<T>`` per game and T goes to ``figures/``; then ``summary.md``
-    (:func:`markdown_page`) and ``index.html`` (:func:`arena.plots.html.index_page`), written once every figure
-    is. Only figures whose inputs changed are drawn (:func:`arena.plots.draw.to_draw`). Files of ``figures/`` and
-    ``paper/`` that this report did not produce are stale, and removed. Progress is printed unless ``quiet``.
-
-    With ``paper``, only the handful of figures a paper needs go to ``out_dir/paper/``, named for
-    it, in ``formats``, with each game's LaTeX table; nothing else is written.
+    A single matchup gets no leaderboard (one cell). Unless a single matchup, the figures a paper needs
+    (:func:`arena.plots.plan.paper_jobs`) also go to ``out_dir/paper/`` in ``paper_formats`` (none: no
+    ``paper/``), drawn once for both folders; with ``paper``, only they are written. The ``comparison``'s figure
+    ``compare__<A>__<B>__T<T>`` goes to ``figures/``; ``summary.md`` (:func:`markdown_page`) and ``index.html``
+    (:func:`arena.plots.html.index_page`) are written once every figure is. Only figures whose inputs changed are
+    drawn (:func:`arena.plots.draw.to_draw`); files of ``figures/`` and ``paper/`` this report did not produce are
+    removed.
 
     Parameters
     ----------
