@@ -13,19 +13,28 @@ Perdomo & Recht, §2-§10; errata: docs/ERRATA.md.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Any, NamedTuple
 
 from arena.certificates import MAX_TOL, Certificate, checkpoints, no_rounds
 from arena.games import binary, certificates
 from arena.kernels import make_kernel
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-__all__ = ["CERTIFICATES", "Certificate", "Referee", "check_tolerance", "checkpoints"]
+__all__ = ["CERTIFICATES", "Certificate", "Referee", "Score", "check_tolerance", "checkpoints"]
 
 #: Certificate name -> function(run, referee) -> Certificate, over every registered game.
 CERTIFICATES = certificates()
+
+
+class Score(NamedTuple):
+    """A recorded game, scored: what :meth:`Referee.score` returns."""
+
+    #: Metric name -> value, for the result row.
+    summary: dict[str, float]
+    #: Certificate name -> Certificate, for every certificate the forecaster claims.
+    certificates: dict[str, Certificate]
+    #: A DataFrame (t, metric, value) or its rows as tuples (the binary game: the runner's result builds
+    #: the frame when it is read).
+    curves: Any
 
 
 class Referee:
@@ -100,13 +109,10 @@ class Referee:
         of forecasts rounded to {0, 1/N, ..., 1} (see :func:`arena.games.binary.metrics`)."""
         return binary.metrics(self, X, p, y, y_prob, grid)
 
-    def score(self, game, rec, forecaster) -> tuple[dict[str, float], dict[str, Certificate], pd.DataFrame | list]:
-        """Metrics, certificates and curves of a recorded game (the game scores, the referee checks the claims).
-
-        The curves are a DataFrame (t, metric, value) or its rows as tuples (the binary game: the
-        runner's :class:`arena.runner.Result` builds the frame when it is read)."""
-        summary, curves, scorable = game.score(self, rec, forecaster)
-        return summary, self.certificates(game, rec, forecaster, scorable), curves
+    def score(self, game, rec, forecaster) -> Score:
+        """Metrics, certificates and curves of a recorded game (the game scores, the referee checks the claims)."""
+        scored = game.score(self, rec, forecaster)
+        return Score(scored.summary, self.certificates(game, rec, forecaster, scored.scorable), scored.curves)
 
     def certificates(self, game, rec, forecaster, scorable: dict) -> dict[str, Certificate]:
         """The forecaster's claimed certificates; ``scorable``: name -> a function scoring it on this run."""

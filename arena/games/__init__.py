@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-from arena.games.base import GAMES, Game, bind, get_game, plays, register_game
+from arena.games.base import GAMES, Game, GameScore, bind, get_game, plays, register_game
 from arena.games.binary import BinaryGame
 from arena.games.decision import DecisionGame
 from arena.games.experts import AdviceContext, ExpertsGame
@@ -90,6 +90,7 @@ __all__ = [
     "DecisionGame",
     "ExpertsGame",
     "Game",
+    "GameScore",
     "QuantileGame",
     "bind",
     "certificates",

@@ -10,8 +10,20 @@ Perdomo & Recht, §2-§10.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar, NamedTuple
+
+
+class GameScore(NamedTuple):
+    """What a game's scorer returns to the referee."""
+
+    #: Metric name -> value, for the result row.
+    summary: dict[str, float]
+    #: The curves: a DataFrame (t, metric, value) or its rows as tuples.
+    curves: Any
+    #: Certificate name -> a zero-argument function that scores that certificate on this run.
+    scorable: dict[str, Callable[[], Any]]
 
 
 @dataclass(frozen=True)
@@ -54,9 +66,9 @@ class Game:
         :attr:`records_atoms` is set."""
         raise NotImplementedError(f"game {self.name!r} records no atoms; set records_atoms only with law_at_atoms")
 
-    def score(self, referee, rec, forecaster) -> tuple[dict, object, dict]:
-        """The game's scorer: (summary metrics, curves, certificate name -> a zero-argument function
-        that scores that certificate on this run), for :meth:`arena.referee.Referee.score`.
+    def score(self, referee, rec, forecaster) -> GameScore:
+        """The game's scorer: the summary metrics, the curves and the certificates it can score on this
+        run, for :meth:`arena.referee.Referee.score`.
 
         ``referee`` carries the settings (M, ece_bins, oi_kernel, n_checkpoints); ``rec`` is the
         recorded game, ``forecaster`` the player (its ``claims`` and kernel)."""
@@ -128,6 +140,6 @@ def plays(game: Game, plugin) -> bool:
     return game.name in games or any(g in games for g in game.accepts)
 
 
-def bind(certificates: dict, run, referee) -> dict:
+def bind(certificates: dict, run, referee) -> dict[str, Callable[[], Any]]:
     """Certificate name -> a zero-argument function scoring it on ``run`` (what a game's scorer returns)."""
     return {name: (lambda fn=fn: fn(run, referee)) for name, fn in certificates.items()}

@@ -39,7 +39,7 @@ from arena.certificates import (
     smce_bound,
 )
 from arena.fastfs import fs_quadratic, fs_slack_sum
-from arena.games.base import Game, bind
+from arena.games.base import Game, GameScore, bind
 from arena.kernels import FermiSobolev, Kernel, cross_sums, kernel_gap
 from arena.lazy import LazyModule
 from arena.metrics import calibration as cal
@@ -83,7 +83,7 @@ class BinaryGame(Game):
         run.smce_whole, run.fs_q = summary["smce"], fs_q
         if run.same_p:
             run.smce_internal = summary["smce"]
-        return summary, curve_rows(referee, rec, forecaster.claims, run), bind(CERTIFICATES, run, referee)
+        return GameScore(summary, curve_rows(referee, rec, forecaster.claims, run), bind(CERTIFICATES, run, referee))
 
 
 class BinaryRun:

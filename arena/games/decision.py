@@ -67,7 +67,7 @@ from arena.certificates import (
     judged,
     not_applicable,
 )
-from arena.games.base import bind
+from arena.games.base import GameScore, bind
 from arena.games.binary import CERTIFICATES as BINARY_CERTIFICATES
 from arena.games.binary import GRID_METRICS, BinaryGame, BinaryRun
 from arena.games.binary import METRICS as BINARY_METRICS
@@ -277,7 +277,7 @@ class DecisionGame(BinaryGame):
             [binary_curves(referee, rec, binary_claims, binary_run), decision_curves(run, referee.n_checkpoints)],
             ignore_index=True,
         )
-        return summary, curves, certs
+        return GameScore(summary, curves, certs)
 
 
 _EPS = np.finfo(float).eps

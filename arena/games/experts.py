@@ -78,7 +78,7 @@ from functools import cached_property, partial
 import numpy as np
 
 from arena.certificates import MAX_TOL, Certificate, checkpoints, experts_regret_bound, judged, not_applicable
-from arena.games.base import bind
+from arena.games.base import GameScore, bind
 from arena.games.binary import CERTIFICATES as BINARY_CERTIFICATES
 from arena.games.binary import METRICS as BINARY_METRICS
 from arena.games.binary import BinaryGame, BinaryRun
@@ -264,7 +264,7 @@ class ExpertsGame(BinaryGame):
             **bind(BINARY_CERTIFICATES, BinaryRun(rec, forecaster, referee.max_tol), referee),
             **bind(CERTIFICATES, run, referee),
         }
-        return summary, experts_curves(run, referee.n_checkpoints), certs
+        return GameScore(summary, experts_curves(run, referee.n_checkpoints), certs)
 
 
 def _validated_advice(nature, t: int, x: np.ndarray, who: str, p: float) -> np.ndarray:

@@ -45,7 +45,7 @@ from typing import ClassVar
 import numpy as np
 
 from arena.certificates import Certificate, checkpoints, judged, not_applicable, quantile_marginal_bound
-from arena.games.base import Game, bind
+from arena.games.base import Game, GameScore, bind
 from arena.lazy import LazyModule
 from arena.protocols import OutcomeLaw, ProtocolError
 
@@ -141,7 +141,9 @@ class QuantileGame(Game):
 
     def score(self, referee, rec, forecaster):
         run = QuantileRun(self, rec, forecaster)
-        return quantile_metrics(run), quantile_curves(run, referee.n_checkpoints), bind(CERTIFICATES, run, referee)
+        return GameScore(
+            quantile_metrics(run), quantile_curves(run, referee.n_checkpoints), bind(CERTIFICATES, run, referee)
+        )
 
     def law_at_atoms(self, answer, forecast, y: float) -> tuple[float, float, float, float]:
         """(F(lo), F(hi), L, expected pinball loss) of this round for the referee.
