@@ -17,6 +17,7 @@ import pandas as pd
 
 from arena.aggregate import ACROSS, current_tables, write_tables
 from arena.plots.jobs import digest
+from arena.plots.plan import stored_families
 from arena.plots.report import Comparison, check_formats
 from arena.plots.report import report as draw_report
 from arena.results import code_version, collect, planned, stored_ids, write_atomic, write_table, write_text_atomic
@@ -80,8 +81,7 @@ def families(summary: pd.DataFrame) -> dict[str, str]:
     if summary is None or "forecaster" not in summary:
         return {}
     names = summary["forecaster"].astype(str)
-    stored = summary["forecaster_family"] if "forecaster_family" in summary else pd.Series(None, index=summary.index)
-    out = {n: str(f) for n, f in zip(names, stored, strict=True) if isinstance(f, str) and f}
+    out = stored_families(summary)
     plugin = summary["forecaster_plugin"] if "forecaster_plugin" in summary else summary["forecaster"]
     pairs = {n: p for n, p in zip(names, plugin.astype(str), strict=True) if n not in out}
     if not pairs:
