@@ -1,9 +1,12 @@
 """The oblivious fast path: against a nature whose outcomes ignore the forecasts, every round at once.
 
-A forecaster may offer ``play_oblivious(X, y, u) -> (p_mean, p, p_internal)``: the
-contexts, outcomes and forecast uniforms are drawn first, with the same streams in the same
-order as the environment's rounds, and the forecaster plays every round at once (K29 in
-compiled code). The recorded game is identical to the step loop's.
+A forecaster may offer ``play_oblivious(X, y, u) -> (p_mean, p, p_internal)``. Against an
+oblivious nature the rounds' contexts and outcomes do not depend on the forecasts, so they are
+drawn first by the rules of :mod:`arena.rules`, batched: nature's answers a chunk of rounds at a
+time, the outcome coin's uniforms of a run of Bernoulli laws in one call, the forecast coin's
+uniforms of every round in one call (the very numbers of one call a round). The forecaster then
+plays every round at once (K29 in compiled code), realizing its forecasts with those uniforms.
+The recorded game is identical to the step loop's.
 """
 
 from __future__ import annotations
@@ -16,46 +19,51 @@ import numpy as np
 
 from arena.env import ForecastEnv
 from arena.games import Game
-from arena.protocols import Bernoulli, Forecast, Forecaster, Nature, OutcomeLaw
+from arena.protocols import Bernoulli, Forecast, Forecaster, Nature
 from arena.results import PLUGIN_ERRORS
+from arena.rules import bernoulli_outcome, takes_uniform
 from arena.watchdog import Watchdog
+
+#: Rounds whose answers are held at once (bounded memory whatever T).
+CHUNK = 1 << 14
 
 
 class Declined(Exception):
     """The oblivious fast path cannot reproduce this game; the step loop plays it."""
 
 
-def play_oblivious(env: ForecastEnv, fc: Forecaster, dog: Watchdog | None = None) -> float | None:
-    """Play all rounds at once against an oblivious nature; the forecaster's seconds, or None.
-
-    None when the fast path does not apply or anything is off the protocol: the step loop
-    then plays the game (from the start) and reports any forfeit at its round. Under a time
-    limit, nature's calls are timed one by one and ``play_oblivious`` gets T times the limit.
-    """
-    nature, game = env.nature, env.game
+def applies(env: ForecastEnv, fc: Forecaster) -> bool:
+    """Whether the fast path may play this game: an oblivious nature that observes nothing, the binary game's
+    plain rules (outcomes are bits, contexts shown and scored as they are), no Forecast objects kept, and a
+    forecaster that offers ``play_oblivious`` now."""
+    game, nature = env.game, env.nature
     plain_game = (
         game.name == "binary"
-        and getattr(env.recorder, "atoms", None) is None
+        and not game.records_atoms
         and all(
             getattr(type(game), m) is getattr(Game, m) for m in ("present_context", "scored_context", "outcome_prob")
         )
     )
-    if (
-        nature.adaptive
-        or env.keep_forecasts
-        or not plain_game  # outcomes are checked as bits below
-        or type(nature).observe is not Nature.observe
-        or not callable(fc.play_oblivious)
-        or not fc.can_play_oblivious
-    ):
-        return None
+    return bool(
+        plain_game
+        and not nature.adaptive
+        and not env.keep_forecasts
+        and type(nature).observe is Nature.observe
+        and callable(fc.play_oblivious)
+        and fc.can_play_oblivious
+    )
+
+
+def play_oblivious(env: ForecastEnv, fc: Forecaster, dog: Watchdog | None = None) -> float | None:
+    """Play every round of a game that was just reset and that the fast path :func:`applies` to; the
+    forecaster's seconds, or None when anything is off the protocol (the streams may be spent: the step loop
+    plays the game again from a reset, and reports any forfeit at its round). Under a time limit, nature's
+    calls are timed one by one and ``play_oblivious`` gets T times the limit."""
     try:
-        X, y, y_prob = _oblivious_outcomes(env, timed=dog is not None)
+        X, y, y_prob = rounds(env, timed=dog is not None)
     except PLUGIN_ERRORS:  # noqa: BLE001 (the step loop reproduces the error at its round)
-        env.t = -1
         return None
-    u = env._draw_rng.random(env.T)  # the same numbers as T single draws
-    env.t = -1  # streams consumed: a fallback must reset
+    u = env.streams.forecast.random(env.T)  # every round's forecast coin
     limit = dog.limit if dog is not None else None
     if dog is not None:
         dog.pause()
@@ -77,110 +85,68 @@ def play_oblivious(env: ForecastEnv, fc: Forecaster, dog: Watchdog | None = None
     lo, hi = env.game.forecast_low, env.game.forecast_high
     if any(a.shape != y.shape for a in (p_mean, p, p_int)) or not np.all((p >= lo) & (p <= hi)):
         return None
-    rec, seen = env.recorder, {}
-    for name, a in zip(
-        ("X", "p_mean", "p", "p_internal", "y", "y_prob"), (X, p_mean, p, p_int, y, y_prob), strict=True
-    ):
-        # the recorder takes the arrays (a copy would cost as much memory again); a view of another array is
-        # copied, and one handed out twice (K29's announced, realized and internal forecasts are one) is
-        # kept once, read-only, so that no write to one column can change another
-        if id(a) in seen:
-            a = seen[id(a)]
-            a.flags.writeable = False
-        elif not a.flags.owndata:
-            a = seen.setdefault(id(a), a.copy())
-        else:
-            seen[id(a)] = a
-        setattr(rec, name, a)
-    rec.n, rec.forecasts = env.T, None
-    env.t = env.T + 1
+    env.record_all({"X": X, "p_mean": p_mean, "p": p, "p_internal": p_int, "y": y, "y_prob": y_prob})
     return t_fc
 
 
-_law_p = operator.attrgetter("p")
+def rounds(env: ForecastEnv, timed: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Contexts, outcomes and P(y = 1) of every round of a game just reset, drawn as its step loop draws them.
 
-
-def _oblivious_outcomes(env: ForecastEnv, timed: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Contexts, outcomes and P(y = 1) of every round, drawn as ForecastEnv.step draws them.
-
-    Nature's stream runs context(t), respond(t) in round order (an oblivious nature ignores
-    the forecast it is shown); the outcome stream gives one uniform per Bernoulli law or
-    plain outcome (batched) and its own draws to any other law, in round order. ``timed``: a
-    time limit watches nature's calls (each call marks ``env.progress``).
+    Nature's stream runs context(t), respond(t) in round order (an oblivious nature ignores the forecast it is
+    shown); the outcome coin runs in round order too (:func:`outcomes`). ``timed``: a time limit watches
+    nature's calls (each call marks ``env.progress``). Raises :class:`Declined` when an outcome is not a bit.
     """
-    nature, T, d = env.nature, env.T, env.nature.context_dim
-    X = np.zeros((T, d))
-    y = probs = coin = None  # lists (cheaper per round than arrays), made when a round needs them (make_lists)
-    y_prob = np.full(T, np.nan)
-    rng, shown, x, progress = env._outcome_rng, Forecast.point(0.5), env._x, env.progress
-    raw, pending, first = None, 0, 0  # pending: the first round whose single uniform is not drawn yet
-
-    def make_lists() -> None:
-        nonlocal y, probs, coin
-        y, probs, coin = [0.0] * T, [0.0] * T, [False] * T
-
-    def draw_pending(stop: int) -> None:
-        s = slice(pending, stop)
-        uniform, c, q = rng.random(stop - pending), np.array(coin[s], dtype=bool), np.array(probs[s])
-        y[s] = np.where(c, np.where(uniform < q, 1.0, 0.0), y[s]).tolist()
-        y_prob[s] = np.where(c, 1.0 - (1.0 - q), np.nan)  # 1 - Bernoulli.cdf(0)
-
-    def take(i: int, answer) -> None:
-        """Round i's answer: a Bernoulli law waits for its uniform; another law draws now, in order."""
-        nonlocal pending
-        if type(answer) is Bernoulli:
-            probs[i], coin[i] = answer.p, True
-        elif isinstance(answer, OutcomeLaw):
-            draw_pending(i)
-            y[i], y_prob[i] = float(answer.sample(rng)), 1.0 - answer.cdf(0.0)
-            pending = i + 1
-        else:
-            y[i] = float(answer)
-
-    if type(nature).context is Nature.context and not timed:  # no contexts: respond is the only call
-        i, chunk, q = 0, 1 << 14, np.empty(T)
-        while i < T:  # answers a chunk at a time, in a comprehension (quicker than the loop below)
-            stop = min(i + chunk, T)
-            answers = list(map(nature.respond, range(i + 1, stop + 1), repeat(x), repeat(shown)))
-            if pending == 0 and first == 0:  # Bernoulli laws so far: their p in an array
-                law = answers[0]
-                # the same law every round (an i.i.d. nature): its p, without a list of it
-                same = type(law) is Bernoulli and all(map(operator.is_, answers, repeat(law)))
-                if same or set(map(type, answers)) == {Bernoulli}:
-                    q[i:stop] = law.p if same else list(map(_law_p, answers))
-                    i = stop
-                    continue
-            if first == 0:  # the rounds before this chunk were all Bernoulli laws: to the lists
-                make_lists()
-                probs[:i], coin[:i], first = q[:i].tolist(), [True] * i, T
-            for j, answer in enumerate(answers, start=i):  # other laws: in round order, as below
-                take(j, answer)
-            i = stop
-        if first == 0:  # every round a Bernoulli law: draw_pending(T) on arrays, in place (no temporaries)
-            np.subtract(1.0, np.subtract(1.0, q, out=y_prob), out=y_prob)  # 1 - (1 - q), as draw_pending
-            uniform = rng.random(T)
-            uniform[:] = uniform < q  # y: 1.0 where the uniform is below p, else 0.0 (in the uniforms' array)
-            return X, uniform, y_prob
-        first = T  # every round is answered
-    else:
-        make_lists()
-    for i in range(first, T):
-        if i:
-            progress[3] = i  # context (for the time limit)
-            new = nature.context(i + 1)
-            if new is not raw:  # natures without contexts return the same empty array
-                raw, x = new, np.asarray(new, dtype=np.float64).reshape(-1)
-                if x.size != d:
-                    raise Declined
-        if d:
-            X[i] = x
-        progress[1] = i + 1  # respond
-        take(i, nature.respond(i + 1, x, shown))
-    draw_pending(T)
-    y = np.array(y, dtype=np.float64)
-    if not (np.all(np.isfinite(X)) and np.all((y == 0.0) | (y == 1.0))):
+    nature, T, x = env.nature, env.T, env.context
+    X, y, y_prob = np.zeros((T, x.size)), np.empty(T), np.empty(T)
+    shown, progress = Forecast.point(0.5), env.progress
+    contexts = timed or type(nature).context is not Nature.context
+    for start in range(0, T, CHUNK):
+        stop = min(start + CHUNK, T)
+        if contexts:  # one round at a time: context (checked by the environment), then respond
+            answers = []
+            for t in range(start + 1, stop + 1):
+                if t > 1:
+                    progress[3] = t - 1  # context (of round t, fetched in round t - 1)
+                    x = env.fetch_context(t)
+                X[t - 1] = x
+                progress[1] = t  # respond
+                answers.append(nature.respond(t, x, shown))
+        else:  # no contexts: respond is the only call (in a comprehension, quicker than the loop)
+            answers = list(map(nature.respond, range(start + 1, stop + 1), repeat(x), repeat(shown)))
+        y[start:stop], y_prob[start:stop] = outcomes(answers, env.streams.outcome, env.game)
+    if not np.all((y == 0.0) | (y == 1.0)):
         raise Declined  # the step loop names the bad round
     return X, y, y_prob
 
 
-__all__ = ["Declined", "play_oblivious"]
+def outcomes(answers: list, rng: np.random.Generator, game: Game) -> tuple[np.ndarray, np.ndarray]:
+    """The outcome coin of consecutive rounds (:func:`arena.rules.draw_outcome`, batched): the outcomes and
+    P(y = 1) drawn from nature's answers in round order, the uniforms of a run of answers that take one each
+    drawn in one call."""
+    n = len(answers)
+    law = answers[0] if n else None
+    if type(law) is Bernoulli and all(map(operator.is_, answers, repeat(law))):  # one law every round (i.i.d.)
+        return bernoulli_outcome(rng.random(n), law.p), np.full(n, game.outcome_prob(law))
+    y, y_prob, start = np.empty(n), np.full(n, np.nan), 0
+    for i, answer in enumerate(answers):
+        if not takes_uniform(answer):  # a law that samples the stream itself: the uniforms before it first
+            _uniforms(answers, start, i, rng, game, y, y_prob)
+            y[i], y_prob[i] = answer.sample(rng), game.outcome_prob(answer)
+            start = i + 1
+    _uniforms(answers, start, n, rng, game, y, y_prob)
+    return y, y_prob
+
+
+def _uniforms(answers: list, start: int, stop: int, rng, game: Game, y: np.ndarray, y_prob: np.ndarray) -> None:
+    """Rounds ``start .. stop - 1``, whose answers take one uniform each (Bernoulli laws, plain outcomes)."""
+    if start == stop:
+        return
+    for answer, u in zip(answers[start:stop], rng.random(stop - start).tolist(), strict=True):
+        if type(answer) is Bernoulli:
+            y[start], y_prob[start] = bernoulli_outcome(u, answer.p), game.outcome_prob(answer)
+        else:
+            y[start] = float(answer)
+        start += 1
+
+
+__all__ = ["Declined", "applies", "outcomes", "play_oblivious", "rounds"]

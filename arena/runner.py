@@ -24,8 +24,8 @@ from pathlib import Path
 from arena.env import ForecastEnv, Recorder
 from arena.lazy import LazyModule
 from arena.matchup import Matchup, build_matchup, check_length
-from arena.oblivious import play_oblivious
-from arena.protocols import Forecaster, Nature, ProtocolError
+from arena.oblivious import applies, play_oblivious
+from arena.protocols import Forecaster, Nature
 from arena.referee import Certificate, Referee
 from arena.results import PLUGIN_ERRORS, Forfeit, result_row
 from arena.seeding import forecaster_rng
@@ -92,10 +92,6 @@ class Result:
 
 # the field ``curves`` reads through this property (the dataclass's __init__ assigns it through the setter)
 Result.curves = property(Result._get_curves, Result._set_curves, doc="long table (t, metric, value)")
-
-
-def _who_broke(exc: BaseException) -> str:
-    return "forecaster" if isinstance(exc, ProtocolError) and str(exc).startswith("forecaster") else "nature"
 
 
 def play(
@@ -199,9 +195,7 @@ def play_matchup(
         finally:
             if dog is not None:
                 dog.stop()
-    if env.recorder is None:  # a reset failed before the record was made: an empty one
-        env._recorder = _empty_recorder(env)
-    rec = env.recorder.view()  # (writes the rounds still buffered: part of the game's time)
+    rec = env.recorder.view()
     t_game = time.perf_counter() - start
     summary, certs, curves = m.referee.score(g, rec, fc)
     t_ref = time.perf_counter() - start - t_game
@@ -216,18 +210,6 @@ def play_matchup(
     return Result(g.name, fc, env.nature, T, seed, rec, summary, certs, curves, seconds, forfeit)
 
 
-def _empty_recorder(env: ForecastEnv) -> Recorder:
-    """The record of a game that ended before its first round (its dimensions as far as nature says)."""
-
-    def dim(name: str) -> int:
-        try:
-            return int(getattr(env.nature, name))
-        except Exception:  # noqa: BLE001 (a nature whose reset failed may not know its dimensions)
-            return 0
-
-    return Recorder(env.T, dim("context_dim"), False, atoms=env.game.records_atoms, group_dim=dim("group_dim"))
-
-
 def _play_game(
     env: ForecastEnv, fc: Forecaster, seed: int, fast_path: bool, dog: Watchdog | None
 ) -> tuple[float, Forfeit | None]:
@@ -238,20 +220,18 @@ def _play_game(
         try:
             x, _ = env.reset(seed=seed)  # nature's first context is timed too
         except PLUGIN_ERRORS as exc:  # nature's reset or first context failed: round 0, no round played
-            return 0.0, Forfeit(_who_broke(exc), 0, f"reset raised {type(exc).__name__}: {exc}")
-        t_fc = None
-        if fast_path:
+            return 0.0, Forfeit("nature", 0, f"reset raised {type(exc).__name__}: {exc}")
+        if fast_path and applies(env, fc):
             try:
                 t_fc = play_oblivious(env, fc, dog)
                 if t_fc is not None and dog is not None:
                     dog.stop()
             except Timeout:  # over its budget: the step loop replays the game, each call timed
                 dog.caught()
-                t_fc, env.t = None, -1
-        if t_fc is not None:
-            return t_fc, None
-        if env.t != 1:  # the fast path gave up after playing: replay from the start
-            if dog is not None:
+                t_fc = None
+            if t_fc is not None:
+                return t_fc, None
+            if dog is not None:  # the fast path gave up: the step loop replays the game from the start
                 dog.pause()
             fc.reset(forecaster_rng(seed, fc.name))
             x, _ = env.reset(seed=seed)
@@ -261,30 +241,35 @@ def _play_game(
 
 
 def _play_steps(env: ForecastEnv, fc: Forecaster, x, dog: Watchdog | None = None) -> tuple[float, Forfeit | None]:
-    """The step loop: predict, the environment's round (``env.play_round``: ``env.step`` without
-    Gymnasium's reward and info), update. Returns the forecaster's seconds and any forfeit."""
+    """The step loop: the forecaster predicts, the environment checks the forecast (:meth:`ForecastEnv.announce`)
+    and plays the round (:meth:`ForecastEnv.play_round`), the forecaster updates. Returns the forecaster's seconds
+    and any forfeit, which names the plugin whose call failed."""
     forfeit, t_fc, t = None, 0.0, 1
-    clock, predict, play_round, update = time.perf_counter, fc.predict, env.play_round, fc.update  # looked up once
-    progress = env.progress  # the round of each call, for the watchdog (a store costs a few ns)
+    clock, progress = time.perf_counter, env.progress  # progress: the round of each call, for the watchdog
     try:
         for t in range(1, env.T + 1):
             progress[0] = t  # predict
             t0 = clock()
             try:
-                f = predict(x)
+                f = fc.predict(x)
             except PLUGIN_ERRORS as exc:  # a misbehaving plugin forfeits; the rounds played are kept
                 forfeit = Forfeit("forecaster", t, f"predict raised {type(exc).__name__}: {exc}")
                 break
             t1 = clock()
             try:
-                x_next, p, y, _ = play_round(f)
+                f = env.announce(f)
             except PLUGIN_ERRORS as exc:
-                forfeit = Forfeit(_who_broke(exc), t, f"{type(exc).__name__}: {exc}")
+                forfeit = Forfeit("forecaster", t, f"{type(exc).__name__}: {exc}")
+                break
+            try:
+                x_next, p, y, _ = env.play_round(f)
+            except PLUGIN_ERRORS as exc:
+                forfeit = Forfeit("nature", t, f"{type(exc).__name__}: {exc}")
                 break
             progress[4] = t  # update
             t2 = clock()
             try:
-                update(x, p, y)
+                fc.update(x, p, y)
             except PLUGIN_ERRORS as exc:
                 forfeit = Forfeit("forecaster", t, f"update raised {type(exc).__name__}: {exc}")
                 break

@@ -1,7 +1,7 @@
 """The time limit of a game's plugin calls: a watchdog thread that stops a call running too long.
 
 The loop stores the round of each call in a list, one cell per kind of call
-(:data:`arena.env.CALLS`); the watchdog only reads it, so a timed call costs one store.
+(:data:`arena.rules.CALLS`); the watchdog only reads it, so a timed call costs one store.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import signal
 import threading
 import time
 
-from arena.env import CALLS
+from arena.rules import CALLS
 from arena.results import Forfeit
 
 
@@ -24,7 +24,7 @@ class Watchdog:
     """Stops a plugin call that runs past ``limit`` seconds, at almost no cost per call.
 
     The loop stores the round of every call it makes in ``progress`` (one cell per kind of
-    call, :data:`arena.env.CALLS`); a daemon thread looks at the cells every ``limit / 4``
+    call, :data:`arena.rules.CALLS`); a daemon thread looks at the cells every ``limit / 4``
     seconds. When they have not changed for ``limit`` seconds, the latest call (the greatest
     round, then the latest kind within it) has run at least that long: the thread raises
     :class:`Timeout` in the playing thread. In the main thread it sends SIGALRM, whose
