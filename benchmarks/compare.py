@@ -46,6 +46,7 @@ import argparse
 import csv
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -131,7 +132,10 @@ def run_snippet(python: Path, code: str, cwd: Path) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def wall(cmd: list[str], cwd: Path, env: dict | None = None) -> float:
+def wall_and_cpu(cmd: list[str], cwd: Path | None, env: dict | None = None) -> tuple[float, float]:
+    """Wall-clock seconds of ``cmd`` and the CPU seconds (user + system) of it and its worker processes: on a
+    machine shared with other work the CPU time varies less than the wall time."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     done = subprocess.run(
         cmd,
@@ -142,10 +146,15 @@ def wall(cmd: list[str], cwd: Path, env: dict | None = None) -> float:
         env=None if env is None else {**os.environ, **env},
     )
     seconds = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode:  # what the command said, before the traceback that stops the benchmark
         sys.stderr.write(done.stderr[-4000:])
         done.check_returncode()
-    return seconds
+    return seconds, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+
+
+def wall(cmd: list[str], cwd: Path, env: dict | None = None) -> float:
+    return wall_and_cpu(cmd, cwd, env)[0]
 
 
 def turns(sides: dict, rounds: int) -> dict[str, list]:

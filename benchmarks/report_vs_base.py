@@ -23,34 +23,21 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from compare import build_base  # the one way the base commit is built (this script's folder is on sys.path)
+# the one way the base commit is built, and a command timed (this script's folder is on sys.path)
+from compare import build_base, wall_and_cpu
 from run import _cpu  # the benchmark suite's CPU name
 
 from arena.supervise import cores  # the cores this process may use
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _timed(cmd: list[str]) -> tuple[float, float]:
-    """Wall-clock seconds of ``cmd`` and the CPU seconds (user + system) of it and its worker processes:
-    on a machine shared with other work the CPU time varies less than the wall time."""
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    subprocess.run(
-        cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "MPLBACKEND": "Agg"}
-    )
-    wall = time.perf_counter() - t0
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+_AGG = {"MPLBACKEND": "Agg"}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -86,8 +73,8 @@ def main(argv: list[str] | None = None) -> None:
                     copy,
                     ignore=shutil.ignore_patterns("figures", "paper", "summary.md", "index.html", "compare_top.*"),
                 )
-                times[who].append(_timed([str(exe), str(copy), *extra]))
-            times["ours_warm"].append(_timed([str(ours), str(tmp / f"ours{k}")]))
+                times[who].append(wall_and_cpu([str(exe), str(copy), *extra], None, _AGG))
+            times["ours_warm"].append(wall_and_cpu([str(ours), str(tmp / f"ours{k}")], None, _AGG))
     wall = {k: statistics.median(w for w, _ in v) for k, v in times.items()}
     cpu = {k: statistics.median(c for _, c in v) for k, v in times.items()}
     name = _cpu()
