@@ -14,6 +14,7 @@ import pandas as pd
 
 from arena.games import GAMES, Game, get_game, plays
 from arena.protocols import Forecast, Forecaster, Nature
+from arena.referee import Score
 from arena.runner import Result, play
 
 DEFAULT_T = 60
@@ -63,17 +64,8 @@ class _NullReferee:
     def accepts(self, forecaster) -> None:
         """Any search tolerance: nothing is certified."""
 
-    def score(self, game, rec, forecaster):
-        return {}, {}, self.curves(rec, forecaster)
-
-    def metrics(self, *args, **kwargs):
-        return {}
-
-    def certificates(self, rec, forecaster):
-        return {}
-
-    def curves(self, rec, forecaster):
-        return pd.DataFrame(columns=["t", "metric", "value"])
+    def score(self, game, rec, forecaster) -> Score:
+        return Score({}, {}, pd.DataFrame(columns=["t", "metric", "value"]))
 
 
 def class_of(plugin) -> type:
