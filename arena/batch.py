@@ -53,7 +53,7 @@ import numpy as np
 import pandas as pd
 
 from arena.games import Game, get_game, plays
-from arena.protocols import Forecast, Forecaster, Nature, OutcomeLaw
+from arena.protocols import ExpertsForecaster, ExpertsNature, Forecast, Forecaster, Nature, OutcomeLaw
 from arena.registry import make_forecaster, make_nature
 from arena.seeding import derive_rng
 
@@ -85,7 +85,7 @@ def draw(nature: Nature, game: Game, n: int, seed: int, start: int = 0) -> tuple
     Nature must already be reset (its stream gives the contexts and any hidden state); the
     outcomes come from a stream derived from ``seed``.
     """
-    if nature.second_guessing:
+    if isinstance(nature, ExpertsNature) and nature.second_guessing:
         raise ValueError(
             f"online-to-batch: nature {nature.name!r} has second-guessing experts, whose advice "
             "depends on the forecast: there is no fixed class of predictors to compare with"
@@ -129,7 +129,10 @@ def _forecast_risk(loss, forecasts, test: Sample) -> float:
     for k, f in enumerate(forecasts):
         if isinstance(f, Forecast):
             one = Sample(test.X[k : k + 1], test.y[k : k + 1], test.q[k : k + 1])
-            total[k] = sum(w * float(expected_losses(loss, np.array([pt]), one)[0]) for pt, w in zip(f.points, f.probs))
+            total[k] = sum(
+                w * float(expected_losses(loss, np.array([pt]), one)[0])
+                for pt, w in zip(f.points, f.probs, strict=True)
+            )
         else:
             total[k] = np.nan
     points = np.array([np.nan if isinstance(f, Forecast) else float(f) for f in forecasts])
@@ -181,7 +184,7 @@ def comparator_risks(game: Game, test: Sample, M: float = 1.0) -> dict[str, floa
 
 def _bound(forecaster: Forecaster, game: Game, N: int, n: int) -> float:
     """§11: the expected excess risk over the best expert, log N / (rate n), for the certified forecasters."""
-    rate = forecaster.rate
+    rate = forecaster.rate if isinstance(forecaster, ExpertsForecaster) else None
     if game.name != "experts" or not isinstance(rate, (int, float)) or "experts_regret" not in forecaster.claims:
         return math.nan
     return math.log(N) / (rate * n)
@@ -323,29 +326,35 @@ def sweep(
             t0 = time.perf_counter()
             risks = prefix_risks(fc, g, train, test, seed)
             secs = time.perf_counter() - t0
-            for n in ns:
-                risk = float(np.mean(risks[:n]))
-                bound = _bound(fc, g, test.X.shape[1], n)
-                bounded = str(getattr(g, "loss", "squared")) == "squared"  # log-loss differences are unbounded
-                hp = high_probability_bound(bound, test.X.shape[1], n, delta) if bounded else math.nan
-                row = {
-                    "forecaster": label,
-                    "nature": nat.name,
-                    "game": g.name,
-                    "n": n,
-                    "seed": int(seed),
-                    "test_size": int(test_size),
-                    "risk": risk,
-                    "comparator": chosen,
-                    "excess_risk": risk - comps[chosen],
-                    "bound": bound,
-                    "bound_hp": hp,
-                    "delta": float(delta),
-                    "seconds": secs,
-                }
-                row.update({f"risk_{k}": v for k, v in comps.items()})
-                rows.append(row)
+            names = {"forecaster": label, "nature": nat.name, "game": g.name}
+            rows += _rows(names, int(seed), fc, g, ns, risks, test, comps, chosen, delta, secs)
     return pd.DataFrame(rows)
+
+
+def _rows(names: dict, seed: int, fc, g: Game, ns, risks, test: Sample, comps: dict, chosen: str, delta, secs):
+    """One forecaster's rows of a seed (:func:`sweep`), one per n."""
+    rows = []
+    for n in ns:
+        risk = float(np.mean(risks[:n]))
+        bound = _bound(fc, g, test.X.shape[1], n)
+        bounded = str(getattr(g, "loss", "squared")) == "squared"  # log-loss differences are unbounded
+        hp = high_probability_bound(bound, test.X.shape[1], n, delta) if bounded else math.nan
+        row = {
+            **names,
+            "n": n,
+            "seed": seed,
+            "test_size": len(test),
+            "risk": risk,
+            "comparator": chosen,
+            "excess_risk": risk - comps[chosen],
+            "bound": bound,
+            "bound_hp": hp,
+            "delta": float(delta),
+            "seconds": secs,
+        }
+        row.update({f"risk_{k}": v for k, v in comps.items()})
+        rows.append(row)
+    return rows
 
 
 def _choose(comparator: str, game: Game, test: Sample, comps: dict) -> str:

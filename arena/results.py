@@ -23,15 +23,12 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
 from arena.lazy import LazyModule
 from arena.seeding import stream_seeds
-
-if TYPE_CHECKING:
-    from arena.runner import Result
 
 # imported when a table is built or read: a worker that plays and stores matchups (JSON) loads neither
 pd = LazyModule("pandas")
@@ -301,8 +298,9 @@ class Provenance(NamedTuple):
     plugin_code: str
 
 
-def result_row(result: Result, provenance: Provenance | None = None) -> dict:
-    """One flat row of the results table: config, seeds, metrics, certificates, timing; with ``provenance``
+def result_row(result, provenance: Provenance | None = None) -> dict:
+    """One flat row of the results table from a :class:`arena.runner.Result` (this module never imports the
+    runner): config, seeds, metrics, certificates, timing; with ``provenance``
     (a tournament's matchup) the plan's labels name the plugins, whose own names go to ``*_plugin``."""
     from arena import __version__
 
