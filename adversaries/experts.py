@@ -37,7 +37,7 @@ import numpy as np
 from arena.games import get_game
 from arena.games.experts import LOSS_FUNCTIONS
 from arena.lazy import LazyModule
-from arena.protocols import Context, Forecast, Nature, OutcomeLaw
+from arena.protocols import Context, ExpertsNature, Forecast, Nature, OutcomeLaw
 from arena.registry import UnknownPluginError, make_nature, register
 from arena.validators import MAX_SIZE, check_count, check_positive, check_probability, check_real, check_vector
 
@@ -84,7 +84,7 @@ def _inner_nature(who: str, outcomes) -> Nature:
     return inner
 
 
-class ExpertPanel(Nature):
+class ExpertPanel(ExpertsNature):
     """Base class of the panels: N experts' advice as the context, outcomes from a wrapped nature.
 
     Subclasses implement :meth:`_advice` (the advice of round t from the wrapped nature's

@@ -28,12 +28,12 @@ import numpy as np
 from adversaries.replay import Replay, check_columns
 from arena.games import QuantileGame
 from arena.laws import Mixture, TruncatedNormal, TruncatedStudentT, Uniform, lipschitz_ramp
-from arena.protocols import EMPTY_CONTEXT, Context, Forecast, Nature
+from arena.protocols import EMPTY_CONTEXT, Context, Forecast, GroupNature
 from arena.registry import register
 from arena.validators import check_count, check_positive, check_real, check_vector
 
 
-class _QuantileNature(Nature):
+class _QuantileNature(GroupNature):
     games = ("quantile",)
     adaptive = False
     group_dim = 0
@@ -450,7 +450,7 @@ class LipschitzCDF(_QuantileNature):
 
 # ------------------------------------------------------------------------------- replays
 @register
-class QuantileReplay(Replay):
+class QuantileReplay(Replay, GroupNature):
     """Replays a numeric column of a CSV or Parquet file in the quantile game (oblivious).
 
     Round t plays row ``start + t - 1``. The context of round t is the row's

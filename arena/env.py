@@ -28,7 +28,7 @@ from gymnasium import spaces
 
 from arena.games import Game
 from arena.matchup import Matchup, build_matchup, check_length
-from arena.protocols import Forecast, Nature, ProtocolError
+from arena.protocols import Forecast, GroupNature, Nature, ProtocolError
 from arena.rules import CALLS, announce, draw_outcome, realize
 from arena.seeding import nature_streams
 
@@ -201,7 +201,8 @@ class ForecastEnv(gym.Env):
         self.nature.reset(nature_rng)
         self._d = int(self.nature.context_dim)
         self._who = f"nature {self.nature.name!r}"
-        self._recorder = self._new_recorder(self._d, int(self.nature.group_dim))
+        groups = int(self.nature.group_dim) if isinstance(self.nature, GroupNature) else 0
+        self._recorder = self._new_recorder(self._d, groups)
         self.progress[3] = 0  # context (of round 1; the context of round t + 1 is fetched in round t)
         self.context = self.fetch_context(1)
         self.t = 1

@@ -267,21 +267,10 @@ class Forecaster(ABC):
     #: The kernel k(z, z') of the forecaster's summary function S_t, for the kernel
     #: certificates (an :class:`arena.kernels.Kernel`); None: the forecaster has none.
     kernel_object = None
-    #: The grid {0, 1/N, ..., 1} the forecasts are rounded to (the referee adds the grid
-    #: calibration error); None: forecasts are not on a grid.
-    N: int | None = None
     #: The width of the forecaster's root search (the search-precision certificates allow
-    #: the slack such a width leaves); 0: an exact search, or none.
+    #: the slack such a width leaves, and the referee refuses a width looser than its
+    #: ``max_tol`` in every game); 0: an exact search, or none.
     tol: float = 0.0
-    #: The learning rate of an exponential-weights forecaster (λ of ℓ∞ DF, η of Hedge), for
-    #: the experts certificates; None: no rate.
-    rate: float | None = None
-    #: The Lipschitz constant in p of the second-guessing advice the forecaster last saw
-    #: (the experts search-precision certificate allows for it); 0: ordinary advice.
-    advice_lipschitz: float = 0.0
-    #: Whether a decision forecaster's search is randomized (the §5 guarantee against a
-    #: discontinuous action rule needs it); the default claims no deterministic search.
-    randomized: bool = True
 
     def reset(self, rng: np.random.Generator) -> None:
         """Clear all state; ``rng`` is the forecaster's only source of randomness."""
@@ -341,14 +330,6 @@ class Nature(ABC):
     context_dim: int = 0
     #: Longest horizon this nature can play (a replayed series), or None.
     length: int | None = None
-    #: Quantile game: how many trailing context coordinates are group indicators (the referee
-    #: reports coverage per group); 0: no groups.
-    group_dim: int = 0
-    #: Experts game: whether the experts see the announced forecast before they advise; then
-    #: ``advice(t, x, p) -> array`` gives their advice to p, a pure function of its arguments.
-    second_guessing: bool = False
-    #: Experts game: a bound on |d f_j / dp| of second-guessing advice (inf: none declared).
-    advice_lipschitz: float = math.inf
 
     def reset(self, rng: np.random.Generator) -> None:
         """Clear all state; ``rng`` drives contexts and any hidden state (not the outcome coin)."""
@@ -365,15 +346,64 @@ class Nature(ABC):
     def observe(self, t: int, p: float, y: float) -> None:
         """Learn the realized forecast and outcome of round ``t`` (adaptive natures)."""
 
+    def params(self) -> dict:
+        """Constructor parameters (recorded in every result row), read from the constructor's signature."""
+        return constructor_params(self)
+
+
+# ------------------------------------------------------------------------------ hooks of one game
+# A game reads these through isinstance: a plugin that does not subclass one has none of them.
+
+
+class RoundedForecaster(Forecaster):
+    """Binary and decision games (§8): forecasts revealed on the grid {0, 1/N, ..., 1}.
+
+    The referee adds the calibration error per grid point, and the ``rounded_calibration``
+    certificate holds with probability at least 1 - ``delta``.
+    """
+
+    N: int
+    delta: float
+
+
+class DecisionForecaster(Forecaster):
+    """Decision game (§5): whether the search is randomized (the guarantee against a discontinuous
+    action rule needs it); a forecaster that does not say claims no deterministic search."""
+
+    randomized: bool = True
+
+
+class ExpertsForecaster(Forecaster):
+    """Experts game (§9): what the experts certificates read of the forecaster."""
+
+    #: The learning rate of exponential weights (λ of ℓ∞ DF, η of Hedge); None: no rate.
+    rate: float | None = None
+    #: The Lipschitz constant in p of the second-guessing advice the forecaster last saw (the
+    #: search-precision allowance grows with it); 0: ordinary advice.
+    advice_lipschitz: float = 0.0
+
+
+class ExpertsNature(Nature):
+    """Experts game (§9): a panel of experts, possibly second-guessing (advising on the forecast)."""
+
+    #: Whether the experts see the announced forecast before they advise; then
+    #: ``advice(t, x, p) -> array`` gives their advice to p, a pure function of its arguments.
+    second_guessing: bool = False
+    #: A bound on |d f_j / dp| of second-guessing advice (inf: none declared).
+    advice_lipschitz: float = math.inf
+
     def advice(self, t: int, x: Context, p: float) -> np.ndarray:
-        """Experts game, second-guessing panels only: the experts' advice in round ``t`` to the forecast ``p``."""
+        """Second-guessing panels only: the experts' advice in round ``t`` to the forecast ``p``."""
         raise NotImplementedError(
             f"nature {self.name!r} does not second-guess: set second_guessing = True and define advice(t, x, p)"
         )
 
-    def params(self) -> dict:
-        """Constructor parameters (recorded in every result row), read from the constructor's signature."""
-        return constructor_params(self)
+
+class GroupNature(Nature):
+    """Quantile game (§10): the last ``group_dim`` context coordinates are group indicators (the
+    referee reports coverage per group)."""
+
+    group_dim: int = 0
 
 
 def constructor_params(obj) -> dict:

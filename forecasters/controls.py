@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from arena.kernels import FermiSobolev, make_kernel
-from arena.protocols import Context, Forecast
+from arena.protocols import Context, Forecast, RoundedForecaster
 from arena.registry import register
 from arena.search import DEFAULT_TOL, anticorrelation_search, two_point_search
 from forecasters.baselines import OGD, Constant, RunningMean
@@ -191,7 +191,7 @@ class OGDBrokenFlipped(OGD):
 
 
 @register
-class ConstantClaimsK29Rounded(Constant):
+class ConstantClaimsK29Rounded(Constant, RoundedForecaster):
     """Constant(1/2), a point of the grid {0, 1/N, ..., 1}, claiming the §8 rounded calibration."""
 
     name = "constant_claims_k29_rounded"

@@ -22,7 +22,7 @@ Perdomo & Recht, §5 (risk minimization) and §10 (Algorithm 6, the randomized s
 
 from __future__ import annotations
 
-from arena.protocols import Context, Forecast, Forecaster
+from arena.protocols import Context, DecisionForecaster, Forecast
 from arena.registry import register
 from arena.search import DEFAULT_TOL, anticorrelation_search, two_point_search
 
@@ -38,7 +38,7 @@ def expected_slack_width(t: int):
 
 
 @register
-class DecisionDF(Forecaster):
+class DecisionDF(DecisionForecaster):
     """Decision DF (§5) for the decision game's loss ℓ(a, y); the action is π(p_t).
 
     Parameters

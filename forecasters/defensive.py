@@ -24,7 +24,7 @@ from collections.abc import Callable
 import numpy as np
 
 from arena.kernels import FeatureKernel, FermiSobolev, Kernel, SumKernel, make_kernel
-from arena.protocols import Context, Forecast, Forecaster
+from arena.protocols import Context, Forecast, Forecaster, RoundedForecaster
 from arena.registry import register
 from arena.search import DEFAULT_TOL, MIN_TOL, anticorrelation_search
 from forecasters.fastk29 import K29Engine
@@ -306,7 +306,7 @@ def auto_grid(T: int) -> int:
 
 
 @register
-class K29Rounded(K29):
+class K29Rounded(K29, RoundedForecaster):
     """K29 revealed through unbiased randomized rounding to the grid {0, 1/N, ..., 1} (§8).
 
     ``N: auto`` takes N = ceil(T^(1/3)) for the horizon ``horizon`` (§8: calibration error of

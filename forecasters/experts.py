@@ -39,7 +39,7 @@ import numpy as np
 
 from arena.games.experts import EXPERT_LOSSES, LOSS_FUNCTIONS, advice_function, lipschitz_of
 from arena.logspace import log_softmax, logsumexp, logsumexp_rows
-from arena.protocols import Context, Forecaster
+from arena.protocols import Context, ExpertsForecaster
 from arena.registry import register
 from arena.search import DEFAULT_TOL, anticorrelation_search
 
@@ -112,7 +112,7 @@ def _check_tol(who: str, tol) -> float:
     return float(tol)
 
 
-class ExpertsForecaster(Forecaster):
+class ExpertsBase(ExpertsForecaster):
     """Base class: the experts' cumulative losses and the game's loss.
 
     Parameters
@@ -210,7 +210,7 @@ class ExpertsForecaster(Forecaster):
 
 
 @register
-class LinfDF(ExpertsForecaster):
+class LinfDF(ExpertsBase):
     """ℓ∞ defensive forecasting (§9 Algorithm 5) for the squared or the log loss.
 
     Guarantees max_j sum_t F_j <= log N: regret to every expert <= log N / λ (squared loss)
@@ -298,7 +298,7 @@ class LinfDF(ExpertsForecaster):
 
 
 @register
-class Aggregating(ExpertsForecaster):
+class Aggregating(ExpertsBase):
     """Vovk's aggregating algorithm: the Brier game (squared loss, η = 2) and the log loss (η = 1).
 
     Weights w_j ∝ exp(-η L_j); with g(y) = -(1/η) log sum_j w_j exp(-η ℓ(f_j, y)) the forecast
@@ -418,7 +418,7 @@ def _doubling_epoch(t: int) -> tuple[int, int]:
 
 
 @register
-class Hedge(ExpertsForecaster):
+class Hedge(ExpertsBase):
     """The exponentially weighted average forecaster p = sum_j w_j f_j, w_j ∝ exp(-η L_j).
 
     Parameters
@@ -510,7 +510,7 @@ class Hedge(ExpertsForecaster):
 
 
 @register
-class FollowTheLeader(ExpertsForecaster):
+class FollowTheLeader(ExpertsBase):
     """Follow the leader: the advice of the expert with the least loss so far (lowest index on ties).
 
     Examples
@@ -537,7 +537,7 @@ class FollowTheLeader(ExpertsForecaster):
 
 
 @register
-class UniformAverage(ExpertsForecaster):
+class UniformAverage(ExpertsBase):
     """The mean of the advice (the uniform mixture; no learning).
 
     Examples

@@ -24,7 +24,15 @@ import pytest
 import arena.certificates as certificates
 from arena import play
 from arena.games import ENV_IDS, GAMES, certificates as all_certificates, get_game, register_envs
-from arena.protocols import Forecaster, Nature
+from arena.protocols import (
+    DecisionForecaster,
+    ExpertsForecaster,
+    ExpertsNature,
+    Forecaster,
+    GroupNature,
+    Nature,
+    RoundedForecaster,
+)
 from arena.referee import CERTIFICATES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,10 +134,26 @@ def test_every_hook_the_framework_reads_is_declared_on_the_protocol():
     declared = set(dir(Forecaster)) | set(dir(Nature))
     undeclared = {hook for _, hook in _hook_reads() if hook not in declared}
     assert not undeclared, f"hooks read with getattr but not declared in arena.protocols: {sorted(undeclared)}"
-    for hook in ("kernel_object", "N", "tol", "rate", "play_oblivious", "predict_many", "weights_after", "claims"):
+    for hook in ("kernel_object", "tol", "play_oblivious", "predict_many", "weights_after", "claims"):
         assert hasattr(Forecaster, hook)
-    for hook in ("group_dim", "second_guessing", "advice_lipschitz", "context_dim", "length", "advice"):
+    for hook in ("context_dim", "length"):
         assert hasattr(Nature, hook)
+
+
+def test_the_hooks_of_one_game_sit_on_that_games_protocol():
+    """A hook that one game reads is declared on that game's protocol class, not on the shared base classes."""
+    one_game = {
+        RoundedForecaster: ("N", "delta"),
+        DecisionForecaster: ("randomized",),
+        ExpertsForecaster: ("rate", "advice_lipschitz"),
+        ExpertsNature: ("second_guessing", "advice_lipschitz", "advice"),
+        GroupNature: ("group_dim",),
+    }
+    for cls, hooks in one_game.items():
+        base = Forecaster if issubclass(cls, Forecaster) else Nature
+        for hook in hooks:
+            assert hook in cls.__annotations__ or hasattr(cls, hook), (cls.__name__, hook)
+            assert not hasattr(base, hook), (base.__name__, hook)
 
 
 def test_params_come_from_the_constructors_signature():

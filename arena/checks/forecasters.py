@@ -26,7 +26,7 @@ from arena.checks.play import (
 )
 from arena.checks.probes import ConstantProbe, ScriptedNature, binary_natures_play, default_natures, registered_natures
 from arena.games import Game
-from arena.protocols import Forecast, Forecaster
+from arena.protocols import ExpertsNature, Forecast, Forecaster, GroupNature
 from arena.runner import play
 
 
@@ -95,7 +95,9 @@ def _scripts(game: Game, T: int, context_dim: int, seed: int) -> tuple[dict, np.
     sources = [
         n
         for n in registered_natures(game)
-        if not n.adaptive and not n.second_guessing and (n.length is None or n.length >= T)
+        if not n.adaptive
+        and not (isinstance(n, ExpertsNature) and n.second_guessing)
+        and (n.length is None or n.length >= T)
     ]
     if not sources:
         raise NotApplicable(
@@ -116,7 +118,11 @@ def _scripts(game: Game, T: int, context_dim: int, seed: int) -> tuple[dict, np.
             raise NotApplicable(f"two plays of nature {source.name!r} gave the same outcome at round {s + 1}")
         return np.concatenate([y[:s], tail])
 
-    script = {"contexts": a.X.copy(), "games": (game.name,), "group_dim": int(source.group_dim)}
+    script = {
+        "contexts": a.X.copy(),
+        "games": (game.name,),
+        "group_dim": int(source.group_dim) if isinstance(source, GroupNature) else 0,
+    }
     return script, y, alter
 
 

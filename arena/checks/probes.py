@@ -10,11 +10,11 @@ import numpy as np
 
 from arena.checks.play import NotApplicable
 from arena.games import GAMES, Game, plays
-from arena.protocols import EMPTY_CONTEXT, Bernoulli, Forecast, Forecaster, Nature
+from arena.protocols import EMPTY_CONTEXT, Bernoulli, Forecast, Forecaster, GroupNature, Nature
 from arena.registry import NATURES, load_plugins
 
 
-class ScriptedNature(Nature):
+class ScriptedNature(GroupNature):
     """An oblivious nature that replays ``outcomes`` (and ``contexts``, one row per round).
 
     Without ``contexts`` it draws ``context_dim`` normal numbers per round from its own

@@ -45,7 +45,7 @@ from arena.lazy import LazyModule
 from arena.metrics import calibration as cal
 from arena.metrics.regret import regret_constant, regret_linear
 from arena.metrics.smce import smce, smce_both, smce_curve
-from arena.protocols import ProtocolError
+from arena.protocols import ProtocolError, RoundedForecaster
 
 pd = LazyModule("pandas")  # imported when a table is built: playing a game does not load pandas
 
@@ -78,12 +78,19 @@ class BinaryGame(Game):
         fs_q = fs_quadratic(rec.p, rec.y - rec.p, order) if len(rec.y) else 0.0  # fs_gap^2; K29's kernel gap too
         smce_pair = smce_both(rec.p, rec.y, order)
         del order  # freed before the other metrics allocate theirs
-        summary = metrics(referee, rec.X, rec.p, rec.y, rec.y_prob, grid=forecaster.N, fs_q=fs_q, smce_pair=smce_pair)
+        summary = metrics(
+            referee, rec.X, rec.p, rec.y, rec.y_prob, grid=rounding_grid(forecaster), fs_q=fs_q, smce_pair=smce_pair
+        )
         run = BinaryRun(rec, forecaster, referee.max_tol)  # shared by certificates and curves: sigma is computed once
         run.smce_whole, run.fs_q = summary["smce"], fs_q
         if run.same_p:
             run.smce_internal = summary["smce"]
         return GameScore(summary, curve_rows(referee, rec, forecaster.claims, run), bind(CERTIFICATES, run, referee))
+
+
+def rounding_grid(forecaster) -> int | None:
+    """N of a forecaster whose forecasts are rounded to {0, 1/N, ..., 1}; None for the others."""
+    return forecaster.N if isinstance(forecaster, RoundedForecaster) else None
 
 
 class BinaryRun:
@@ -301,6 +308,8 @@ def cert_rounded_calibration(run: BinaryRun) -> Certificate:
     |sum_t 1{p_t = n/N}(n/N - y_t)| <= sqrt(T)(sqrt((8N+2)/3) + sqrt(2 log(2(N+1)/delta))) + T/N.
 
     ``extra`` reports the printed bound (with T/(2N)) beside it."""
+    if not isinstance(run.forecaster, RoundedForecaster):
+        return not_applicable("rounded_calibration", f"forecaster {run.forecaster.name!r} declares no grid N")
     N, delta, T = run.forecaster.N, run.forecaster.delta, run.T
     err = cal.grid_calibration(run.p, run.y, N).max()
     return judged(

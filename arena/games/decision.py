@@ -69,12 +69,12 @@ from arena.certificates import (
 )
 from arena.games.base import GameScore, bind
 from arena.games.binary import CERTIFICATES as BINARY_CERTIFICATES
-from arena.games.binary import GRID_METRICS, BinaryGame, BinaryRun
+from arena.games.binary import GRID_METRICS, BinaryGame, BinaryRun, rounding_grid
 from arena.games.binary import METRICS as BINARY_METRICS
 from arena.games.binary import curves as binary_curves
 from arena.games.binary import metrics as binary_metrics
 from arena.lazy import LazyModule
-from arena.protocols import OutcomeLaw
+from arena.protocols import DecisionForecaster, OutcomeLaw
 
 pd = LazyModule("pandas")  # imported when a table is built: playing a game does not load pandas
 
@@ -267,7 +267,7 @@ class DecisionGame(BinaryGame):
 
     def score(self, referee, rec, forecaster):
         run = DecisionRun(self, rec, forecaster, referee.max_tol)
-        summary = binary_metrics(referee, rec.X, rec.p, rec.y, rec.y_prob, grid=forecaster.N)
+        summary = binary_metrics(referee, rec.X, rec.p, rec.y, rec.y_prob, grid=rounding_grid(forecaster))
         summary.update(decision_metrics(run))
         binary_run = BinaryRun(rec, forecaster, referee.max_tol)
         certs = {**bind(BINARY_CERTIFICATES, binary_run, referee), **bind(CERTIFICATES, run, referee)}
@@ -361,7 +361,8 @@ class DecisionRun:
     @property
     def search_ok(self) -> bool:
         """False for a deterministic search against a discontinuous π (no guarantee)."""
-        return self.game.continuous or bool(self.forecaster.randomized)
+        fc = self.forecaster
+        return self.game.continuous or not isinstance(fc, DecisionForecaster) or bool(fc.randomized)
 
 
 def _atoms(rec) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:

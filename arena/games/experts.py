@@ -85,7 +85,7 @@ from arena.games.binary import BinaryGame, BinaryRun
 from arena.games.binary import metrics as binary_metrics
 from arena.lazy import LazyModule
 from arena.logspace import log_softmax_rows, logsumexp_rows
-from arena.protocols import ProtocolError
+from arena.protocols import ExpertsForecaster, ExpertsNature, ProtocolError
 
 pd = LazyModule("pandas")  # imported when a table is built: playing a game does not load pandas
 
@@ -246,7 +246,7 @@ class ExpertsGame(BinaryGame):
                 f"{who} revealed no advice at t={t}; the experts game needs the N >= 1 experts' "
                 "forecasts as the context (use an expert panel, e.g. nature=expert_constants)"
             )
-        if nature.second_guessing:
+        if isinstance(nature, ExpertsNature) and nature.second_guessing:
             lip = float(nature.advice_lipschitz)
             return AdviceContext(x, partial(_validated_advice, nature, t, x.copy(), who), lip)
         return AdviceContext(_check_advice(x, x.size, who, t, "revealed"))
@@ -342,7 +342,7 @@ class ExpertsRun:
 
     @cached_property
     def rate(self) -> float | None:
-        r = self.forecaster.rate
+        r = self.forecaster.rate if isinstance(self.forecaster, ExpertsForecaster) else None
         return float(r) if isinstance(r, (int, float)) and r > 0 else None
 
     @cached_property
@@ -393,7 +393,7 @@ def _precision_allowance(run: ExpertsRun) -> np.ndarray:
     """Per round: what a search of the referee's largest width (``referee.max_tol``) may leave in σ_t,
     plus the potential's floating-point rounding."""
     tol = run.max_tol
-    lip = float(run.forecaster.advice_lipschitz)
+    lip = float(run.forecaster.advice_lipschitz) if isinstance(run.forecaster, ExpertsForecaster) else 0.0
     if run.loss == "log":
         own = np.where(run.y == 1.0, run.p, 1.0 - run.p)
         with np.errstate(divide="ignore", over="ignore"):
