@@ -186,8 +186,13 @@ class OutcomeLaw(ABC):
     mean : the law's mean; NaN (the default): unknown.
     """
 
-    lipschitz: float = math.inf
-    mean: float = math.nan
+    @property
+    def lipschitz(self) -> float:
+        return math.inf
+
+    @property
+    def mean(self) -> float:
+        return math.nan
 
     @abstractmethod
     def sample(self, rng: np.random.Generator) -> float: ...

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -47,7 +48,10 @@ from arena.metrics.regret import regret_constant, regret_linear
 from arena.metrics.smce import smce, smce_both, smce_curve
 from arena.protocols import ProtocolError, RoundedForecaster
 
-pd = LazyModule("pandas")  # imported when a table is built: playing a game does not load pandas
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = LazyModule("pandas")  # imported when a table is built: playing a game does not load pandas
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,13 @@ class BinaryRun:
         self.max_tol = float(max_tol)
 
     @property
+    def known_kernel(self) -> Kernel:
+        """The forecaster's kernel: the kernel certificates are scored only when it has one (see :attr:`premise`)."""
+        if self.kernel is None:
+            raise ValueError(f"forecaster {self.forecaster.name!r} has no kernel_object: no kernel certificate")
+        return self.kernel
+
+    @property
     def w(self) -> np.ndarray:
         """The residuals y_t - p_t of the internal forecasts (made when asked, not kept: 8 MB at a million rounds)."""
         return self.y - self.p_int
@@ -116,7 +127,7 @@ class BinaryRun:
         """(lip, sup): bounds on |dk/dp| and |k| over p in [0, 1] and the run's contexts (a priori in p)."""
         ones = np.ones(self.T)
         with np.errstate(over="ignore", invalid="ignore"):
-            return float(self.kernel.lip_p(self.X, ones)), float(self.kernel.sup_abs(self.X, ones))
+            return float(self.known_kernel.lip_p(self.X, ones)), float(self.known_kernel.sup_abs(self.X, ones))
 
     def allowance(self, t: int | None = None) -> float:
         """A(t, referee.max_tol): the slack the referee's largest tolerance explains in t rounds (fixed before
@@ -146,7 +157,7 @@ class BinaryRun:
     def diag(self) -> np.ndarray:
         """w_t^2 k(z_t, z_t) per round (made when asked, not kept: :attr:`diag_sum` is what most need)."""
         with np.errstate(over="ignore", invalid="ignore"):
-            return self.w**2 * self.kernel.diag(self.X, self.p_int)
+            return self.w**2 * self.known_kernel.diag(self.X, self.p_int)
 
     @cached_property
     def _diag_stats(self) -> tuple[float, bool]:
@@ -165,7 +176,7 @@ class BinaryRun:
         if type(self.kernel) is FermiSobolev:  # K29: not even S is made
             return fs_slack_sum(self.p_int, y=self.y)  # w_t = y_t - p_t made round by round
         w = self.w
-        x = w * cross_sums(self.kernel, self.X, self.p_int, w)
+        x = w * cross_sums(self.known_kernel, self.X, self.p_int, w)
         np.maximum(0.0, x, out=x)
         np.multiply(2.0, x, out=x)  # in place: the numbers of 2.0 * np.maximum(0.0, w * S)
         return float(x.sum())
@@ -202,7 +213,7 @@ def cert_kernel(run: BinaryRun) -> Certificate:
     if run.fs_q is not None and type(run.kernel) is FermiSobolev and run.same_p:
         gap = float(run.fs_q)  # kernel_gap of k_FS: fs_quadratic(p, y - p), computed for the summary's fs_gap
     else:
-        gap = kernel_gap(run.kernel, run.X, run.p_int, run.w)
+        gap = kernel_gap(run.known_kernel, run.X, run.p_int, run.w)
     return judged("kernel", gap, run.diag_sum + run.allowance(), extra=_slack_columns(run))
 
 

@@ -53,8 +53,9 @@ Perdomo & Recht, §5 (risk minimization) and §10 (the randomized search); certi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -76,7 +77,10 @@ from arena.games.binary import metrics as binary_metrics
 from arena.lazy import LazyModule
 from arena.protocols import DecisionForecaster, OutcomeLaw
 
-pd = LazyModule("pandas")  # imported when a table is built: playing a game does not load pandas
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = LazyModule("pandas")  # imported when a table is built: playing a game does not load pandas
 
 #: Named finite losses: rows are actions, columns ℓ(a, 0), ℓ(a, 1).
 PRESETS: dict[str, tuple[tuple[float, float], ...]] = {
@@ -138,8 +142,14 @@ class DecisionGame(BinaryGame):
     records_atoms = True
 
     name: str = "decision"
-    loss: str = "zero_one"
+    loss: DecisionLoss = DecisionLoss("zero_one")  # a loss name from the config, made a DecisionLoss here
     matrix: tuple | None = None
+    # the loss table and what the actions read of it, set in __post_init__ (no parameters)
+    _table: tuple | None = field(init=False, repr=False, compare=False)
+    _m: np.ndarray = field(init=False, repr=False, compare=False)
+    _d: np.ndarray = field(init=False, repr=False, compare=False)
+    _pref: np.ndarray = field(init=False, repr=False, compare=False)
+    _rows: tuple[tuple[int, float, float], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         if not isinstance(self.loss, str) or self.loss not in DECISION_LOSSES:
@@ -461,7 +471,7 @@ def decision_metrics(run: DecisionRun) -> dict[str, float]:
 
 
 def decision_curves(run: DecisionRun, n_checkpoints: int) -> pd.DataFrame:
-    rows = []
+    rows: list[tuple[int, str, float]] = []
     if not run.T:
         return pd.DataFrame(rows, columns=["t", "metric", "value"])
     claims = run.forecaster.claims

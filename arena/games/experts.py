@@ -74,6 +74,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -87,7 +88,10 @@ from arena.lazy import LazyModule
 from arena.logspace import log_softmax_rows, logsumexp_rows
 from arena.protocols import ExpertsForecaster, ExpertsNature, ProtocolError
 
-pd = LazyModule("pandas")  # imported when a table is built: playing a game does not load pandas
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = LazyModule("pandas")  # imported when a table is built: playing a game does not load pandas
 
 #: The losses of the experts game.
 EXPERT_LOSSES = ("squared", "log")
@@ -234,7 +238,7 @@ class ExpertsGame(BinaryGame):
     """
 
     name: str = "experts"
-    loss: str = "squared"
+    loss: ExpertLoss = ExpertLoss("squared")  # a loss name from the config, made an ExpertLoss here
 
     def __post_init__(self):
         object.__setattr__(self, "loss", ExpertLoss(check_loss_name("experts game", self.loss)))
@@ -399,7 +403,7 @@ def _precision_allowance(run: ExpertsRun) -> np.ndarray:
         with np.errstate(divide="ignore", over="ignore"):
             per = (1.0 + lip) * (tol / 2) / own
     else:
-        per = np.full(run.T, run.rate * (1.0 + 2.0 * lip) * tol)
+        per = np.full(run.T, (run.rate or 0.0) * (1.0 + 2.0 * lip) * tol)  # a rate: the callers checked
     return per + run.float_allowance
 
 
@@ -492,10 +496,11 @@ def experts_metrics(run: ExpertsRun) -> dict[str, float]:
 def experts_curves(run: ExpertsRun, n_checkpoints: int) -> pd.DataFrame:
     fc = run.forecaster
     claims = fc.claims
-    rows = []
+    rows: list[tuple[int, str, float]] = []
     if not run.T:
         return pd.DataFrame(rows, columns=["t", "metric", "value"])
-    if "experts_regret" in claims and run.rate:
+    rate = run.rate if "experts_regret" in claims else None
+    if rate:
         per = _precision_allowance(run)
         cum_slack = np.cumsum(np.where(np.isfinite(per), per, 0.0))
     else:
@@ -505,8 +510,8 @@ def experts_curves(run: ExpertsRun, n_checkpoints: int) -> pd.DataFrame:
     hedge_slack = np.cumsum(_hedge_slack(run)) if "hedge_regret" in claims else None
     for t in checkpoints(run.T, n_checkpoints):
         m = {"regret_experts": float(np.max(run.cum_gaps[t - 1])), "loss": float(cum_loss[t - 1] / t)}
-        if cum_slack is not None:
-            m["regret_experts_bound"] = experts_regret_bound(run.N, cum_slack[t - 1], run.rate)
+        if rate and cum_slack is not None:
+            m["regret_experts_bound"] = experts_regret_bound(run.N, cum_slack[t - 1], rate)
         if hedge_slack is not None:
             b, why = hedge_bound(run, int(t))
             if not why:

@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -49,7 +49,10 @@ from arena.games.base import Game, GameScore, bind
 from arena.lazy import LazyModule
 from arena.protocols import OutcomeLaw, ProtocolError
 
-pd = LazyModule("pandas")  # imported when a table is built: playing a game does not load pandas
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = LazyModule("pandas")  # imported when a table is built: playing a game does not load pandas
 
 _EPS = np.finfo(float).eps
 #: Rolling coverage uses a window of max(10, T // ROLLING_FRACTION) rounds.
@@ -417,7 +420,9 @@ def cert_group(run: QuantileRun) -> Certificate:
     )
     k_lo, k_hi = run.kernel.diag(run.X, run.atoms[:, 0]), run.kernel.diag(run.X, run.atoms[:, 1])
     tight = math.sqrt(float(np.sum(run.tau * k_lo * w2 + (1 - run.tau) * k_hi * w2)) + 2 * eps_sum)
-    values, realized, extra = {}, [], {}
+    values: dict[str, float] = {}
+    realized: list[float] = []
+    extra: dict[str, object] = {}
     functions = run.functions()
     norms = _min_norms(A, np.column_stack([np.concatenate([f, f]) for f in functions.values()]))
     for (fname, f), norm in zip(functions.items(), map(float, norms)):
@@ -429,7 +434,7 @@ def cert_group(run: QuantileRun) -> Certificate:
         extra[f"signed.{fname}"] = signed
     if not values:
         return not_applicable(name, "the kernel represents no group function", True)
-    worst = max(values, key=values.get)
+    worst = max(values, key=lambda name: values[name])
     value = values[worst]
     extra.update(
         {"realized": max(realized), "tight_bound": tight, "L": L, "functions": len(values), "worst_function": worst}
@@ -512,7 +517,7 @@ def group_certificate_table(summary: pd.DataFrame) -> pd.DataFrame:
 def quantile_curves(run: QuantileRun, n_checkpoints: int = 20) -> pd.DataFrame:
     """Coverage, coverage error (and its certified bound), pinball loss at log-spaced checkpoints,
     and rolling coverage at evenly spaced rounds (long format: t, metric, value)."""
-    rows = []
+    rows: list[tuple[int, str, float]] = []
     if run.T == 0:
         return pd.DataFrame(rows, columns=["t", "metric", "value"])
     cum_cov = np.cumsum(run.covered)

@@ -281,7 +281,8 @@ def smce_curve(
         t = int(ts[i])
         if t:
             n = _keep_below(order, n, t)
-            out[i] = _from_aggregate(*_aggregate_sorted(p, y, order[:n]), kind)
+            v, W = _aggregate_sorted(p, y, order[:n])
+            out[i] = _from_aggregate(v, W, kind)
     return out
 
 
