@@ -182,6 +182,13 @@ def bench_per_step(repeats: int, quick: bool) -> None:
             times[nature].append(overhead(nature, k))
         times["timed"].append(overhead("logistic", k, time_limit=60.0))  # the watchdog on
     over = {k: statistics.median(v) for k, v in times.items() if v}
+    _record_per_step(over, T)
+    if river and has_hedge:
+        bench_hedge(repeats, T, X, y)
+
+
+def _record_per_step(over: dict[str, float], T: int) -> None:
+    """Record the per-step medians ``over`` (seconds a step; ``river`` only where river is installed)."""
     t_ogd = over["ogd"]
     record("ogd predict+update per step", T, t_ogd, f"{t_ogd * 1e6:.2f} us/step")
     record("arena overhead per step vs logistic", T, over["logistic"], f"{over['logistic'] * 1e6:.2f} us/step")
@@ -198,7 +205,7 @@ def bench_per_step(repeats: int, quick: bool) -> None:
         f"{over['timed'] * 1e6:.2f} us/step",
         over["logistic"] / over["timed"],
     )
-    if not river:
+    if "river" not in over:
         record("river comparison", T, 0.0, "skipped: pip install river")
         return
     t_river = over["river"]
@@ -208,8 +215,6 @@ def bench_per_step(repeats: int, quick: bool) -> None:
     )
     record("ratio river linear / arena overhead (iid_bernoulli)", T, 0.0, "", t_river / over["iid_bernoulli"])
     record("ratio river linear / ogd", T, 0.0, "(>= 1 meets the target)", t_river / t_ogd)
-    if has_hedge:
-        bench_hedge(repeats, T, X, y)
 
 
 def bench_hedge(repeats, T, X, y):

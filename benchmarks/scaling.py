@@ -83,27 +83,8 @@ def one_run(launcher: str, n_jobs: int, T: int, tmp: Path, arena: Path | None = 
     return {"seconds": total, "start": first - t0, "play": last - first, "tail": t0 + total - last}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--T", type=int, default=10_000)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument(
-        "--workers",
-        type=int,
-        nargs="*",
-        default=None,
-        help="worker counts (default 1 2 4 ... up to the cores, and the cores)",
-    )
-    ap.add_argument("--launchers", nargs="*", default=["local"], help="Hydra launchers (local, joblib)")
-    base = ap.add_mutually_exclusive_group()
-    base.add_argument("--base", help="an earlier commit to run beside today's, taking turns (built once)")
-    base.add_argument("--base-python", type=Path, help="the Python of an environment holding the base already")
-    ap.add_argument(
-        "--scratch", type=Path, default=None, help="where --base is built (default $TMPDIR/arena-bench-BASE)"
-    )
-    args = ap.parse_args()
-    n_cores = cores()
-    workers = args.workers or sorted({*(2**k for k in range(n_cores.bit_length()) if 2**k <= n_cores), n_cores})
+def _sides(args) -> dict[str, Path]:
+    """Side name -> its arena command: today's, and the base's when asked for."""
     sides = {"today": arena_of(Path(sys.executable))}
     if args.base:
         from compare import build_base  # the one way the base commit is built
@@ -117,26 +98,12 @@ def main() -> None:
                 f"scaling: no arena command beside {args.base_python}: give the Python of an "
                 "environment where the arena is installed"
             )
-    print(
-        f"machine: {_cpu()}, {n_cores} cores; bench tournament (180 matchups) at T={args.T}, "
-        f"medians of {args.repeats}, taking turns" + (f"; sides: {', '.join(sides)}" if len(sides) > 1 else ""),
-        flush=True,
-    )
-    runs: dict[tuple[str, str, int], list[dict]] = {
-        (side, lc, n): [] for lc in args.launchers for n in workers for side in sides
-    }
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        for arena in sides.values():  # fills Numba's cache (and the OS's) for every later run
-            for launcher in args.launchers:
-                one_run(launcher, 1, min(args.T, 1000), tmp, arena)
-        for k in range(args.repeats):
-            for (side, launcher, n), rs in runs.items():
-                rs.append(one_run(launcher, n, args.T, tmp, sides[side]))
-                print(
-                    f"  run {k + 1}/{args.repeats}: {side}, {launcher} on {n} worker(s): {rs[-1]['seconds']:.2f} s",
-                    flush=True,
-                )  # as it goes: a run cut short by a time limit still says something
+    return sides
+
+
+def _table(runs: dict, sides: dict, workers: list[int], launchers: list[str], T: int, n_cores: int) -> list[dict]:
+    """Print the medians of ``runs`` (side, launcher, workers) -> runs, their speed-ups and the sides' ratios;
+    return them as rows."""
     rows = []
     print(
         f"{'side':<8} {'launcher':<8} {'workers':>7} {'seconds':>8} {'speed-up':>8} {'start':>6} {'play':>6} "
@@ -158,7 +125,7 @@ def main() -> None:
             {
                 "machine": _cpu(),
                 "cores": n_cores,
-                "T": args.T,
+                "T": T,
                 "side": side,
                 "launcher": launcher,
                 "workers": n,
@@ -167,10 +134,56 @@ def main() -> None:
             }
         )
     for side in list(sides)[1:]:
-        for launcher in args.launchers:
+        for launcher in launchers:
             for n in workers:
                 ratio = meds[(side, launcher, n)]["seconds"] / meds[("today", launcher, n)]["seconds"]
                 print(f"{side} / today, {launcher} on {n} worker(s): {ratio:.2f}x", flush=True)
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--T", type=int, default=10_000)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument(
+        "--workers",
+        type=int,
+        nargs="*",
+        default=None,
+        help="worker counts (default 1 2 4 ... up to the cores, and the cores)",
+    )
+    ap.add_argument("--launchers", nargs="*", default=["local"], help="Hydra launchers (local, joblib)")
+    base = ap.add_mutually_exclusive_group()
+    base.add_argument("--base", help="an earlier commit to run beside today's, taking turns (built once)")
+    base.add_argument("--base-python", type=Path, help="the Python of an environment holding the base already")
+    ap.add_argument(
+        "--scratch", type=Path, default=None, help="where --base is built (default $TMPDIR/arena-bench-BASE)"
+    )
+    args = ap.parse_args()
+    n_cores = cores()
+    workers = args.workers or sorted({*(2**k for k in range(n_cores.bit_length()) if 2**k <= n_cores), n_cores})
+    sides = _sides(args)
+    print(
+        f"machine: {_cpu()}, {n_cores} cores; bench tournament (180 matchups) at T={args.T}, "
+        f"medians of {args.repeats}, taking turns" + (f"; sides: {', '.join(sides)}" if len(sides) > 1 else ""),
+        flush=True,
+    )
+    runs: dict[tuple[str, str, int], list[dict]] = {
+        (side, lc, n): [] for lc in args.launchers for n in workers for side in sides
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        for arena in sides.values():  # fills Numba's cache (and the OS's) for every later run
+            for launcher in args.launchers:
+                one_run(launcher, 1, min(args.T, 1000), tmp, arena)
+        for k in range(args.repeats):
+            for (side, launcher, n), rs in runs.items():
+                rs.append(one_run(launcher, n, args.T, tmp, sides[side]))
+                print(
+                    f"  run {k + 1}/{args.repeats}: {side}, {launcher} on {n} worker(s): {rs[-1]['seconds']:.2f} s",
+                    flush=True,
+                )  # as it goes: a run cut short by a time limit still says something
+    rows = _table(runs, sides, workers, args.launchers, args.T, n_cores)
     write_rows(rows, ROOT / "benchmarks" / "results" / "scaling.csv")
 
 
