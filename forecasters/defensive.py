@@ -26,6 +26,7 @@ import numpy as np
 from arena.kernels import FeatureKernel, FermiSobolev, Kernel, SumKernel, make_kernel
 from arena.protocols import Context, Forecast, Forecaster, RoundedForecaster
 from arena.registry import register
+from arena.rules import realize
 from arena.search import DEFAULT_TOL, MIN_TOL, anticorrelation_search
 from forecasters.fastk29 import K29Engine
 
@@ -217,14 +218,13 @@ class KernelDF(Forecaster):
         against oblivious natures. Rounds, forecasts and state are exactly those of the predict/update loop.
 
         X : (T, d) contexts; y : (T,) outcomes; u : (T,) the uniforms that realize forecasts.
-        Returns (p_mean, p, p_internal) arrays, or None when the engine is not in use.
+        Returns (p_mean, p, p_internal) arrays, or None when the engine is not in use. A point
+        forecast is its own mean and realization: one array for all three.
         """
-        return self._play_oblivious(X, y, u, N=0)
-
-    def _play_oblivious(self, X, y, u, N: int):
         if not self.uses_fast_path:
             return None
-        return self.engine.play(X, np.asarray(y, float), np.asarray(u, float), N)
+        p = self.engine.play(X, np.asarray(y, float))
+        return p, p, p
 
 
 @register
@@ -386,7 +386,15 @@ class K29Rounded(K29, RoundedForecaster):
         super().update(x, self._p, y)  # the unrounded forecast, not the revealed one
 
     def play_oblivious(self, X, y, u):
-        out = self._play_oblivious(X, y, u, N=self.N)
-        if out is not None and len(out[2]):
-            self._p = float(out[2][-1])
-        return out
+        """The internal forecasts from the compiled engine (the updates use them, not the revealed ones),
+        each then rounded and realized by the round's rules, with the uniform of its round."""
+        out = super().play_oblivious(X, y, u)
+        if out is None:
+            return None
+        p_int = out[2]
+        forecasts = [self.round(p) for p in p_int.tolist()]
+        mean = np.array([f.mean for f in forecasts])
+        p = np.array([realize(f, v) for f, v in zip(forecasts, np.asarray(u, float).tolist(), strict=True)])
+        if len(p_int):
+            self._p = float(p_int[-1])
+        return mean, p, p_int

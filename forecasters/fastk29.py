@@ -18,7 +18,6 @@ Perdomo & Recht §3 (Alg. 2), §7 (Alg. 4) and §8 (K29); Vovk, Takemura & Shafe
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numba
@@ -59,46 +58,17 @@ def _accumulate(v, g, kind, p, w):
 
 
 @numba.njit(cache=True)
-def _play(meta, nodes, depth, n_halvings, c_fs, G, kind, v, y, u, N, out_mean, out_p, out_int, two_point):
-    """All rounds of kernel DF against known outcomes: search, reveal (rounded if N > 0), update.
+def _play(meta, nodes, depth, n_halvings, c_fs, G, kind, v, y, out_p):
+    """All rounds of kernel DF against known outcomes: search, then update with w = y - p.
 
-    Returns the first round whose forecast is off the key grid (the trie cannot store it),
-    or -1. The reveal repeats K29Rounded.round and Forecast.sample; two_point marks the rounds
-    whose announced mean is a two-atom mean (rounded to 15 digits afterwards, in Python).
+    Returns the first round whose forecast is off the key grid (the trie cannot store it), or -1.
     """
     T = y.shape[0]
     scale = 2.0**depth
     for t in range(T):
         a, b, c = _quadratic_coeffs(G[t], kind, v)
         p = trie_search(meta, nodes, depth, n_halvings, c_fs, a, b, c)
-        out_int[t] = p
-        if N > 0:
-            pn = p * N
-            near = math.floor(pn + 0.5)
-            if abs(pn - near) <= 8 * 2.220446049250313e-16 * max(1.0, pn):  # n/N times N off by an ulp
-                pn = near
-            lo = math.floor(pn)
-            if lo >= N:
-                out_p[t] = 1.0
-                out_mean[t] = 1.0
-            else:
-                frac = pn - lo
-                lo_pt = lo / N
-                hi_pt = (lo + 1.0) / N
-                prob_lo = min(max(1.0 - frac, 0.0), 1.0)
-                if prob_lo >= 1.0 or lo_pt == hi_pt:
-                    out_p[t] = lo_pt
-                    out_mean[t] = lo_pt
-                elif prob_lo <= 0.0:
-                    out_p[t] = hi_pt
-                    out_mean[t] = hi_pt
-                else:
-                    out_p[t] = lo_pt if u[t] < prob_lo else hi_pt
-                    out_mean[t] = lo_pt * prob_lo + hi_pt * (1.0 - prob_lo)
-                    two_point[t] = True
-        else:
-            out_p[t] = p
-            out_mean[t] = p
+        out_p[t] = p
         w = y[t] - p
         _accumulate(v, G[t], kind, p, w)
         if c_fs != 0.0 and w != 0.0:
@@ -246,42 +216,20 @@ class K29Engine:
         if self.c_fs and w != 0 and not self.trie.try_insert(p, w):
             self.off_grid.append((float(p), float(w)))
 
-    def play(self, X: np.ndarray, y: np.ndarray, u: np.ndarray, N: int = 0):
-        """Every round against outcomes known in advance: forecast, reveal, update; (mean, p, p_internal).
-
-        Row t of ``X`` is the context x_t. ``N > 0`` reveals each forecast through the randomized
-        rounding of ``K29Rounded`` with the uniform ``u[t]``; the announced means, realized and internal
-        forecasts are then three arrays (one array for all three when N = 0).
-        """
+    def play(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """The forecasts of every round against outcomes known in advance (forecast, then update with
+        w_t = y_t - p_t); row t of ``X`` is the context x_t."""
         if self.off_grid:
             raise ValueError("the engine holds points off its grid: play round by round")
         T = len(y)
         X = np.asarray(X, float).reshape(T, -1)
         phi = self._phi(X.shape[1])
         self.trie.reserve(2 * T + 2)
-        p_int = np.empty(T)
-        mean, p = (np.empty(T), np.empty(T)) if N > 0 else (p_int, p_int)
-        two_point = np.zeros(T if N > 0 else 0, dtype=np.bool_)  # written only when N > 0
+        p = np.empty(T)
         trie = self.trie
-        stopped = _play(
-            trie.meta,
-            trie.nodes,
-            trie.depth,
-            self.halvings,
-            self.c_fs,
-            np.ascontiguousarray(phi.g_rows(X), dtype=np.float64),
-            phi.kind,
-            self.v,
-            np.ascontiguousarray(y, dtype=np.float64),
-            np.ascontiguousarray(u, dtype=np.float64),
-            int(N),
-            mean,
-            p,
-            p_int,
-            two_point,
-        )
+        G = np.ascontiguousarray(phi.g_rows(X), dtype=np.float64)
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        stopped = _play(trie.meta, trie.nodes, trie.depth, self.halvings, self.c_fs, G, phi.kind, self.v, y, p)
         if stopped >= 0:  # cannot happen: the search only returns grid points
-            raise RuntimeError(f"forecast {p_int[stopped]!r} at round {stopped + 1} is off the key grid")
-        if two_point.any():  # Forecast.mean rounds a two-atom mean to 15 digits with Python's round
-            mean[two_point] = [round(m, 15) for m in mean[two_point].tolist()]
-        return mean, p, p_int
+            raise RuntimeError(f"forecast {p[stopped]!r} at round {stopped + 1} is off the key grid")
+        return p
