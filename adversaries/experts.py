@@ -184,7 +184,7 @@ class ExpertPanel(ExpertsNature):
         regret = []
         for y in (0.0, 1.0):
             r = 0.0
-            for p, w in zip(forecast.points, forecast.probs):
+            for p, w in zip(forecast.points, forecast.probs, strict=False):
                 f = float(self.advice(t, x, p)[leader])
                 a, b = float(loss(p, y)), float(loss(f, y))
                 r += w * (0.0 if a == b else a - b)  # inf - inf: both lose everything, no regret

@@ -182,7 +182,9 @@ class IidMixture(_QuantileNature):
 
     def reset(self, rng):
         super().reset(rng)
-        self._law = Mixture(tuple(self._normal(m, s) for m, s in zip(self.locs, self.scales)), self.weights)
+        self._law = Mixture(
+            tuple(self._normal(m, s) for m, s in zip(self.locs, self.scales, strict=True)), self.weights
+        )
 
     def respond(self, t, x, forecast):
         return self._law
@@ -317,7 +319,7 @@ class GroupNormal(_QuantileNature):
 
     def reset(self, rng):
         super().reset(rng)
-        self._laws = [self._normal(m, s) for m, s in zip(self.locs, self.scales)]
+        self._laws = [self._normal(m, s) for m, s in zip(self.locs, self.scales, strict=True)]
         self._cum = np.cumsum(self.probs)
 
     def context(self, t):
@@ -516,7 +518,7 @@ class QuantileReplay(Replay, GroupNature):
     def group_labels(self) -> list[str]:
         """``column=label`` for each group coordinate, in context order."""
         s = self._series()
-        return [f"{c}={v}" for c, levels in zip(self.group_columns, s.levels) for v in levels]
+        return [f"{c}={v}" for c, levels in zip(self.group_columns, s.levels, strict=True) for v in levels]
 
     def reset(self, rng):
         super().reset(rng)

@@ -312,11 +312,11 @@ class Mixture(ContinuousLaw):
         return max(c.high for c in self.components)
 
     def cdf(self, v):
-        return min(max(math.fsum(w * c.cdf(v) for c, w in zip(self.components, self.weights)), 0.0), 1.0)
+        return min(max(math.fsum(w * c.cdf(v) for c, w in zip(self.components, self.weights, strict=True)), 0.0), 1.0)
 
     def from_uniform(self, u):
         acc = 0.0
-        for c, w in zip(self.components, self.weights):
+        for c, w in zip(self.components, self.weights, strict=True):
             if w > 0 and u < acc + w:
                 return c.from_uniform(min(max((u - acc) / w, 0.0), math.nextafter(1.0, 0.0)))
             acc += w
@@ -325,14 +325,14 @@ class Mixture(ContinuousLaw):
 
     @property
     def lipschitz(self):
-        return math.fsum(w * c.lipschitz for c, w in zip(self.components, self.weights))
+        return math.fsum(w * c.lipschitz for c, w in zip(self.components, self.weights, strict=True))
 
     @property
     def mean(self):
-        return math.fsum(w * c.mean for c, w in zip(self.components, self.weights))
+        return math.fsum(w * c.mean for c, w in zip(self.components, self.weights, strict=True))
 
     def cdf_integral(self, v):
-        return math.fsum(w * c.cdf_integral(v) for c, w in zip(self.components, self.weights))
+        return math.fsum(w * c.cdf_integral(v) for c, w in zip(self.components, self.weights, strict=True))
 
 
 @dataclass(frozen=True)
@@ -357,7 +357,7 @@ class PiecewiseLinearCDF(ContinuousLaw):
         v, F = tuple(float(x) for x in self.knots), tuple(float(x) for x in self.values)
         if len(v) < 2 or len(v) != len(F):
             raise ValueError("PiecewiseLinearCDF: give at least two knots and one value per knot")
-        pairs = list(zip(v[:-1], v[1:], F[:-1], F[1:]))
+        pairs = list(zip(v[:-1], v[1:], F[:-1], F[1:], strict=True))
         if not all(map(math.isfinite, v)) or any(b < a for a, b, _, _ in pairs):
             raise ValueError(f"PiecewiseLinearCDF: knots {v!r} must be finite and non-decreasing")
         if F[0] != 0.0 or F[-1] != 1.0 or any(Fb < Fa for _, _, Fa, Fb in pairs):

@@ -100,7 +100,7 @@ def minimax_table(stats: pd.DataFrame, metrics: Sequence[str], way: dict[str, st
         # forecasters x natures (NaN where a forecaster did not play a nature); what pivot_table gives, at a
         # tenth of its cost (a tournament has a table per game, T and metric)
         grid = part.groupby(["forecaster", "nature"], sort=True)["mean"].mean().unstack("nature")
-        ids = dict(zip(cell, key if isinstance(key, tuple) else (key,)))
+        ids = dict(zip(cell, key if isinstance(key, tuple) else (key,), strict=True))
         complete = np.isfinite(grid.to_numpy(float)).all(axis=1)
         left = grid.loc[complete]
         for name in grid.index[~complete]:
@@ -119,11 +119,11 @@ def minimax_table(stats: pd.DataFrame, metrics: Sequence[str], way: dict[str, st
         x, y, v = solve_zero_sum(sign * left.to_numpy(float))
         out += [
             {**ids, "side": "forecaster", "name": n, "weight": w, "value": sign * v, "note": ""}
-            for n, w in zip(left.index, x)
+            for n, w in zip(left.index, x, strict=True)
         ]
         out += [
             {**ids, "side": "nature", "name": n, "weight": w, "value": sign * v, "note": ""}
-            for n, w in zip(left.columns, y)
+            for n, w in zip(left.columns, y, strict=True)
         ]
     cols = [*cell, "side", "name", "weight", "value", "note"]
     return pd.DataFrame(out, columns=cols) if out else pd.DataFrame(columns=cols)

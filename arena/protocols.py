@@ -91,14 +91,14 @@ class Forecast:
     def mean(self) -> float:
         if len(self.points) == 1:  # a point (mean and sample run every round: no nested property)
             return self.points[0]
-        return round(math.fsum(p * w for p, w in zip(self.points, self.probs)), 15)
+        return round(math.fsum(p * w for p, w in zip(self.points, self.probs, strict=False)), 15)
 
     def sample(self, u: float) -> float:
         """The atom selected by a uniform draw ``u`` in [0, 1) (inverse CDF)."""
         if len(self.points) == 1:
             return self.points[0]
         acc = 0.0
-        for p, w in zip(self.points, self.probs):
+        for p, w in zip(self.points, self.probs, strict=False):
             acc += w
             if u < acc:
                 return p
@@ -107,7 +107,7 @@ class Forecast:
     def __str__(self) -> str:
         if self.is_point:
             return f"{self.points[0]:.12g}"
-        return " ".join(f"{p:.12g}@{w:.6g}" for p, w in zip(self.points, self.probs))
+        return " ".join(f"{p:.12g}@{w:.6g}" for p, w in zip(self.points, self.probs, strict=False))
 
 
 def as_forecast(value: Forecast | float, low: float, high: float, who: str = "forecaster") -> Forecast:
@@ -348,7 +348,7 @@ class Nature(ABC):
     def respond(self, t: int, x: Context, forecast: Forecast) -> OutcomeLaw | float:
         """The outcome, or its law, for round ``t``; oblivious natures ignore ``forecast``."""
 
-    def observe(self, t: int, p: float, y: float) -> None:
+    def observe(self, t: int, p: float, y: float) -> None:  # noqa: B027 (an optional verb: nothing by default)
         """Learn the realized forecast and outcome of round ``t`` (adaptive natures)."""
 
     def params(self) -> dict:

@@ -271,7 +271,7 @@ class OGD(Forecaster):
         if type(x) is _NDARRAY and x.shape == self._xshape and x.dtype is _F64:  # the list path, _z inlined
             z = [1.0, *x.tolist()] if self._pad else x.tolist()
             raw = 0.0  # _dot inlined (a call costs as much as the sum)
-            for wi, zi in zip(self._w, z):
+            for wi, zi in zip(self._w, z, strict=False):
                 raw += wi * zi
         else:
             z, w = self._z(x), self._w
@@ -334,6 +334,6 @@ def _dot(a: list, b: list) -> float:
     11.0
     """
     total = 0.0
-    for ai, bi in zip(a, b):
+    for ai, bi in zip(a, b, strict=False):
         total += ai * bi
     return total

@@ -62,7 +62,8 @@ K29_CLAIMS = ("kernel", "search_precision", "smce")
 @register
 class K29BrokenRoundedUpdate(K29Rounded):
     """K29 with rounding that updates with the *revealed* rounded forecast instead of its internal one
-    (the protocol's step 5, arena/protocols.py: that breaks its kernel certificate), while announcing the internal one."""
+    (the protocol's step 5, arena/protocols.py: that breaks its kernel certificate), while announcing the
+    internal one."""
 
     name = "k29_broken_rounded_update"
     can_play_oblivious = False  # play through predict/update, where the defect is

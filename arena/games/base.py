@@ -106,10 +106,10 @@ def get_game(name: str | Game, **params) -> Game:
     --------
     >>> get_game("binary").forecast_high
     1.0
-    >>> get_game("binary", _target_="arena.games.quantile.QuantileGame")
+    >>> get_game("binary", _target_="arena.games.quantile.QuantileGame")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: game 'binary': _target_='arena.games.quantile.QuantileGame' is not the class of that game; give _target_: arena.games.binary.BinaryGame
+    ValueError: game 'binary': _target_='arena.games.quantile.QuantileGame' is not the class of that game; ...
     """
     if isinstance(name, Game):
         return name

@@ -129,10 +129,10 @@ class DecisionGame(BinaryGame):
     >>> g = DecisionGame()
     >>> g.action(0.49), g.action(0.5), g.loss(0.7, 0.0), g.B
     (0, 1, 1.0, 1.0)
-    >>> DecisionGame(loss="matrix", matrix=[[0, 1, 2]])
+    >>> DecisionGame(loss="matrix", matrix=[[0, 1, 2]])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: decision game: matrix has shape (1, 3); expected one row [loss(a, 0), loss(a, 1)] per action, i.e. shape (K, 2) with K >= 1; e.g. matrix: [[0, 1], [1, 0]] (rows are actions, columns the losses when y = 0 and y = 1)
+    ValueError: decision game: matrix has shape (1, 3); expected one row [loss(a, 0), loss(a, 1)] per action, ...
     """
 
     #: Forecasters and natures of the binary game play this game too.
@@ -214,7 +214,7 @@ class DecisionGame(BinaryGame):
         risks = [(1.0 - p) * m0 + p * m1 for _, m0, m1 in self._rows]
         best = min(risks)
         cut = best + 1e-12 * (1.0 + abs(best))
-        return next(k for (k, _, _), r in zip(self._rows, risks) if r <= cut)
+        return next(k for (k, _, _), r in zip(self._rows, risks, strict=True) if r <= cut)
 
     def diff(self, p: float) -> float:
         """ℓ(π(p), 1) - ℓ(π(p), 0) for one forecast (see :meth:`diffs`)."""

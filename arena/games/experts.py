@@ -231,10 +231,10 @@ class ExpertsGame(BinaryGame):
     >>> g = ExpertsGame(loss="log")
     >>> g.loss == "log", round(g.loss(0.5, 1.0), 6)
     (True, 0.693147)
-    >>> ExpertsGame(loss="hinge")
+    >>> ExpertsGame(loss="hinge")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: experts game: loss='hinge' is not a loss of the experts game; expected one of 'squared', 'log', e.g. loss: squared
+    ValueError: experts game: loss='hinge' is not a loss of the experts game; expected one of 'squared', 'log', ...
     """
 
     name: str = "experts"
@@ -380,8 +380,9 @@ def cert_experts_regret(run: ExpertsRun) -> Certificate:
     value = float(np.max(run.regret()))
     sigma = float(np.sum(run.slack))
     per = _precision_allowance(run)
-    # a round where the forecaster gave its outcome probability 0 (log loss) has no finite allowance: its loss is
-    # +inf, and no allowance rescues a regret of +inf; it adds nothing (the regret to an expert who lost +inf too is -inf)
+    # a round where the forecaster gave its outcome probability 0 (log loss) has no finite allowance: its loss
+    # is +inf, and no allowance rescues a regret of +inf; it adds nothing (the regret to an expert who lost +inf
+    # too is -inf)
     A = float(np.sum(np.where(np.isfinite(per), per, 0.0)))
     bound = experts_regret_bound(run.N, A, run.rate)
     return judged(

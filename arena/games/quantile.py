@@ -425,7 +425,7 @@ def cert_group(run: QuantileRun) -> Certificate:
     extra: dict[str, object] = {}
     functions = run.functions()
     norms = _min_norms(A, np.column_stack([np.concatenate([f, f]) for f in functions.values()]))
-    for (fname, f), norm in zip(functions.items(), map(float, norms)):
+    for (fname, f), norm in zip(functions.items(), map(float, norms), strict=True):
         if not math.isfinite(norm) or norm == 0:
             continue
         signed = float(np.sum(f * (run.expected_cov - run.q))) / norm
@@ -502,7 +502,7 @@ def group_certificate_table(summary: pd.DataFrame) -> pd.DataFrame:
         value, bound = float(means.abs().max()), float(part[prefix + "bound"].mean())
         rows.append(
             {
-                **dict(zip(keys, key if isinstance(key, tuple) else (key,))),
+                **dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True)),
                 "value": value,
                 "bound": bound,
                 "holds": bool(value <= bound),
