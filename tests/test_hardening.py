@@ -423,18 +423,18 @@ def test_a_full_or_read_only_disk_is_one_line_and_loses_nothing(tmp_path, code, 
     assert len(pd.read_parquet(out / "summary.parquet")) == 12
 
 
-# ----------------------------------------------------------------------------- the README, as printed
+# ------------------------------------------------------------------- the getting-started page, as printed
 
 
 def _readme_section_blocks(title: str) -> list[str]:
     import re
 
-    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    text = (Path(__file__).resolve().parent.parent / "docs" / "getting-started.md").read_text()
     section = text.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
     return re.findall(r"```python\n(.*?)```", section, flags=re.S)
 
 
-def test_the_readme_python_blocks_run_as_printed_in_a_fresh_process(tmp_path):
+def test_the_getting_started_python_blocks_run_as_printed_in_a_fresh_process(tmp_path):
     blocks = _readme_section_blocks("Playing from Python")
     assert len(blocks) == 3 and any('gym.make("arena.env:arena/Binary-v0"' in b for b in blocks)
     for block in blocks:  # each alone: the Gymnasium one does not import arena itself

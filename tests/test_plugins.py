@@ -1,14 +1,14 @@
-"""Plugins from outside the project, as a user adds them (README "Add your own adversary").
+"""Plugins from outside the project, as a user adds them (docs/plugins.md, "A nature").
 
 A user's Nature subclass in their own module and a YAML file in their own config folder run
 in a tournament through Hydra's search path; a pip-installed plugin package does the same
 through two entry points (``arena.plugins``, ``arena.configs``) and the arena's one Hydra
 search-path plugin; the conformance checks run on the user's class. The commands are the
-README's, run in a shell in a scratch directory (each pays a few seconds of imports).
+page's, run in a shell in a scratch directory (each pays a few seconds of imports).
 
 References
 ----------
-The README's plugin section: nothing in the project needs editing to add a plugin; the public
+The plugins page (docs/plugins.md): nothing in the project needs editing to add a plugin; the public
 conformance suite; one-line errors.
 """
 
@@ -34,11 +34,11 @@ BIN = Path(sys.executable).parent
 # ------------------------------------------------------------------ README: your own adversary
 
 def readme_files() -> dict[str, str]:
-    """The README's code blocks that name their file in a comment among their first two lines, as printed:
+    """The plugins page's code blocks that name their file in a comment among their first two lines, as printed:
     file name -> the block's text (a user copies the whole block)."""
     import re
 
-    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    text = (Path(__file__).resolve().parent.parent / "docs" / "plugins.md").read_text()
     files = {}
     for block in re.findall(r"```(?:python|yaml|toml)\n(.*?)```", text, flags=re.S):
         for line in block.splitlines()[:2]:
@@ -134,7 +134,7 @@ hydra:
       shard: range(0,${tournament.shards})
 """
 
-#: The README's `pip install ./my-arena-plugin`, into a scratch folder instead of the environment.
+#: The plugins page's `pip install ./my-arena-plugin`, into a scratch folder instead of the environment.
 PIP_INSTALL = f'"{BIN / "pip"}" install -q --no-deps --no-build-isolation --target site ./my-arena-plugin'
 PACKAGE_TOURNAMENT = "arena tournament=streaks"
 PACKAGE_LIST = "arena-list natures tournaments"
@@ -147,7 +147,7 @@ def _write(root: Path, files: dict[str, str]) -> None:
 
 
 def test_the_readme_shows_the_files_and_commands_these_tests_use() -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    readme = (Path(__file__).resolve().parent.parent / "docs" / "plugins.md").read_text()
     assert MINE_YAML.startswith("# @package _global_\n")  # Hydra reads the directive only there
     assert "_target_: my_natures.MyNature" in MY_NATURE_YAML and "class MyNature(Nature)" in MY_NATURES
     for command in (TOURNAMENT, MATCHUP, CHECK, LIST):
