@@ -40,7 +40,7 @@ class ProtocolError(ValueError):
     """A plugin broke the game protocol (a NaN forecast, an outcome out of range, ...)."""
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class Forecast:
     """A finite distribution over forecast points; a point forecast has one atom.
 
@@ -64,11 +64,6 @@ class Forecast:
     probs: tuple[float, ...] = (1.0,)
     internal: float | None = field(default=None, compare=False)
 
-    def __init__(self, points: tuple[float, ...], probs: tuple[float, ...] = (1.0,), internal: float | None = None):
-        # the frozen dataclass's __init__, without its three object.__setattr__ calls (a Forecast is built every round)
-        attrs = self.__dict__
-        attrs["points"], attrs["probs"], attrs["internal"] = points, probs, internal
-
     @classmethod
     def point(cls, p: float) -> Forecast:
         return cls((float(p),), (1.0,))
@@ -89,13 +84,13 @@ class Forecast:
 
     @property
     def mean(self) -> float:
-        if len(self.points) == 1:  # a point (mean and sample run every round: no nested property)
+        if self.is_point:
             return self.points[0]
         return round(math.fsum(p * w for p, w in zip(self.points, self.probs, strict=False)), 15)
 
     def sample(self, u: float) -> float:
         """The atom selected by a uniform draw ``u`` in [0, 1) (inverse CDF)."""
-        if len(self.points) == 1:
+        if self.is_point:
             return self.points[0]
         acc = 0.0
         for p, w in zip(self.points, self.probs, strict=False):
@@ -210,7 +205,7 @@ class OutcomeLaw(ABC):
         return q * (self.mean - p) + self.cdf_integral(p)
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class Bernoulli(OutcomeLaw):
     """y = 1 with probability ``p``; one uniform draw per sample (paired comparisons).
 
@@ -229,10 +224,11 @@ class Bernoulli(OutcomeLaw):
 
     p: float
 
-    def __init__(self, p: float):
-        if not 0.0 <= p <= 1.0:  # NaN fails too
-            raise ProtocolError(f"Bernoulli(p={p!r}): p must be a probability in [0, 1]; fix the nature that built it")
-        self.__dict__["p"] = p  # as the frozen dataclass's __init__, quicker: many natures build one a round
+    def __post_init__(self):
+        if not 0.0 <= self.p <= 1.0:  # NaN fails too
+            raise ProtocolError(
+                f"Bernoulli(p={self.p!r}): p must be a probability in [0, 1]; fix the nature that built it"
+            )
 
     def sample(self, rng: np.random.Generator) -> float:
         return 1.0 if rng.random() < self.p else 0.0
