@@ -1,6 +1,6 @@
 """One results directory, one plan: the lock a tournament run holds on its results directory.
 
-A tournament run (:func:`arena.tournament.start_tournament`) claims its results directory before
+A tournament run (:func:`arena.jobs.start_tournament`) claims its results directory before
 any matchup is played (:func:`claim`):
 
 * it takes an exclusive lock on ``<dir>/.arena.lock`` (the `filelock
@@ -56,7 +56,8 @@ def holder(out_dir: Path) -> dict:
 
 def _who(info: dict) -> str:
     since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(info["since"])) if "since" in info else "?"
-    return f"arena pid {info.get('pid', '?')} on {info.get('host', '?')} (since {since}, {info.get('matchups', '?')} matchups)"
+    matchups = info.get("matchups", "?")
+    return f"arena pid {info.get('pid', '?')} on {info.get('host', '?')} (since {since}, {matchups} matchups)"
 
 
 def claim(out_dir: Path, plan: dict, replace: bool = False) -> bool:
@@ -85,7 +86,7 @@ def claim(out_dir: Path, plan: dict, replace: bool = False) -> bool:
             raise ConfigError(
                 f"{out_dir} is in use by {_who(other)} with another plan; wait for it to finish, "
                 "or give this run its own directory with tournament_name=NAME or results_root=DIR"
-            )
+            ) from None
         _HELD[key] = lock
     try:
         old = read_plan(out_dir)

@@ -11,8 +11,8 @@ import signal
 import threading
 import time
 
-from arena.rules import CALLS
 from arena.results import Forfeit
+from arena.rules import CALLS
 
 
 class Timeout(BaseException):
