@@ -251,7 +251,7 @@ def check_fast_path_matches_step_loop(
             play_checked(check, g, make(), copy.deepcopy(nature), T_n, seed, keep_forecasts=False, fast_path=fast)
             for fast in (True, False)
         ]
-        diff = first_difference(*runs, forecasts=False)
+        diff = first_difference(runs[0], runs[1], forecasts=False)
         if diff is not None:
             raise CheckFailure(
                 f"{check}: {plugin_label(forecaster)}'s play_oblivious recorded a different game from the step loop's "

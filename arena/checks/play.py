@@ -8,6 +8,7 @@ import copy
 import random
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -82,7 +83,7 @@ def nature_label(nature) -> str:
     return repr(nature) if isinstance(nature, str) else repr(getattr(nature, "name", "?"))
 
 
-def factory(plugin, params: dict | None, kind: type, check: str) -> Callable[[], object]:
+def factory(plugin, params: dict | None, kind: type, check: str) -> Callable[[], Any]:
     """A function returning a fresh, unplayed copy of the plugin."""
     if isinstance(plugin, type):
         if not issubclass(plugin, kind):

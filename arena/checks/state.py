@@ -49,7 +49,7 @@ def _check_same_seed(plugin, make, kind: str, partners: Sequence, game: Game, T:
             else:
                 fc, nature = copy.deepcopy(partner), make()
             runs.append(play_checked(check, game, fc, nature, horizon(T, nature), seed, global_seed=global_seed))
-        diff = first_difference(*runs)
+        diff = first_difference(runs[0], runs[1])
         if diff is not None:
             other = f"nature {partner.name!r}" if kind == "forecaster" else f"forecaster {partner.name!r}"
             raise CheckFailure(
