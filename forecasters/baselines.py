@@ -234,106 +234,38 @@ class OGD(Forecaster):
 
     def reset(self, rng):
         super().reset(rng)
-        self._w = None  # a list of floats up to _SHORT weights, else a numpy array
+        self._w: np.ndarray | None = None  # the weights, sized at the first context
         self._t = 0
         self._pad = self.intercept and not self.paper  # z = [1, x]
         self._fixed = self.schedule == "fixed" or self.paper  # lr_t = lr
-        self._zbuf = None
-        self._xshape = None  # the shape of a context the list path takes as it is: (d,), once w is a list
-        self._last = None  # (x, z, <w, z>) of the latest predict: update reuses them (w has not moved since)
 
-    def _z(self, x):
-        """z = [1, x] (``intercept``) or x: a list when short, else an array."""
-        if type(x) is not _NDARRAY or x.ndim != 1 or x.dtype is not _F64:
-            x = np.asarray(x, float).reshape(-1)
-        w = self._w
-        if w is None:
-            n = x.size + self._pad
-            w = self._w = [0.0] * n if n <= _SHORT else np.zeros(n)
-            if n <= _SHORT:
-                self._xshape = x.shape
-        if len(w) != x.size + self._pad:  # zip would drop the extra terms silently
+    def _z(self, x) -> np.ndarray:
+        """z = [1, x] (``intercept``) or x."""
+        x = np.asarray(x, float).reshape(-1)
+        z = np.concatenate(((1.0,), x)) if self._pad else x
+        if self._w is None:
+            self._w = np.zeros(z.size)
+        if len(self._w) != z.size:
             raise ValueError(
-                f"ogd: a context of {x.size} numbers after {len(w) - self._pad} in earlier rounds; "
+                f"ogd: a context of {x.size} numbers after {len(self._w) - self._pad} in earlier rounds; "
                 "give every round a context of the same length"
             )
-        if type(w) is list:
-            return [1.0, *x.tolist()] if self._pad else x.tolist()
-        if not self._pad:
-            return x
-        z = self._zbuf  # [1, x] refilled every call: no array built per round
-        if z is None:
-            z = self._zbuf = np.ones(len(w))
-        z[1:] = x
         return z
 
     def predict(self, x):
-        if type(x) is _NDARRAY and x.shape == self._xshape and x.dtype is _F64:  # the list path, _z inlined
-            z = [1.0, *x.tolist()] if self._pad else x.tolist()
-            raw = 0.0  # _dot inlined (a call costs as much as the sum)
-            for wi, zi in zip(self._w, z, strict=False):
-                raw += wi * zi
-        else:
-            z, w = self._z(x), self._w
-            # w @ z (matmul calls the same dot for two vectors) at half its overhead
-            raw = _dot(w, z) if type(w) is list else float(w.dot(z))
-        self._last = (x, z, raw)
+        z = self._z(x)
+        raw = float(self._w.dot(z))
         if self.clip or self.paper:  # paper: announced clipped into the game's [0, 1]; the update and the
-            # bound use the unclipped p_t. min(max(raw, 0.0), 1.0) (NaN and -0.0 alike) without the two calls
-            return 0.0 if raw < 0.0 else 1.0 if raw > 1.0 else raw  # noqa: FURB136
+            return min(max(raw, 0.0), 1.0)  # bound use the unclipped p_t
         return raw
 
     def update(self, x, p, y):
         self._t += 1
-        last, self._last = self._last, None
-        if last is not None and last[0] is x:  # predict's z and <w, z> for this x
-            _, z, raw = last
-        else:
-            z = self._z(x)
-            raw = _dot(self._w, z) if type(self._w) is list else float(self._w.dot(z))
-        lr = self.lr if self._fixed else self.lr / math.sqrt(self._t)  # as np.sqrt
-        c = lr * (raw - float(y))  # a Python float: numpy scalars in the list would cost 5x a step
-        w = self._w
-        if type(w) is list:
-            sq = 0.0  # ||w||^2 as _dot(w, w) adds it, in the same pass
-            for i, zi in enumerate(z):
-                wi = w[i] = w[i] - c * zi  # in place, the numpy path's w_i - (c z_i)
-                sq += wi * wi
-            if self.paper:
-                return  # no projection
-            norm = math.sqrt(sq)
-            if norm > self.M:
-                scale = self.M / norm
-                for i, wi in enumerate(w):
-                    w[i] = wi * scale
-            return
-        w -= c * z  # in place: the same w_i - (c z_i) as w - c z
+        z = self._z(x)
+        lr = self.lr if self._fixed else self.lr / math.sqrt(self._t)
+        self._w -= lr * (float(self._w.dot(z)) - float(y)) * z  # w_t - lr_t (<w_t, z_t> - y_t) z_t
         if self.paper:
             return  # no projection
-        norm = math.sqrt(w.dot(w))  # np.linalg.norm of a vector (the same dot), without its checks
+        norm = math.sqrt(self._w.dot(self._w))
         if norm > self.M:
-            w *= self.M / norm
-
-
-_F64, _NDARRAY = np.dtype(np.float64), np.ndarray  # module globals: one lookup each, not two
-
-#: OGD keeps up to this many weights in a Python list: for so few numbers, numpy's cost per call
-#: outweighs the arithmetic (a step 2x faster at 4 weights; the two break even near 20; 2026-11-26).
-#: Up to 15 terms OpenBLAS's ddot (numpy's dot of two float vectors) adds the products one by one
-#: from 0.0, as :func:`_dot` does, so both paths announce the same forecasts, to the bit
-#: (tests/test_baselines_direct.py compares them on either side of the switch).
-_SHORT = 15
-
-
-def _dot(a: list, b: list) -> float:
-    """sum_i a_i b_i, added left to right from 0.0 (``sum`` is not: Python 3.12 compensates it).
-
-    Examples
-    --------
-    >>> _dot([1.0, 2.0], [3.0, 4.0])
-    11.0
-    """
-    total = 0.0
-    for ai, bi in zip(a, b, strict=False):
-        total += ai * bi
-    return total
+            self._w *= self.M / norm
