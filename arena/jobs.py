@@ -25,6 +25,7 @@ from omegaconf import DictConfig, OmegaConf
 from arena.errors import ConfigError
 from arena.lazy import LazyModule
 from arena.plan import matchup_key, planned_ids, plugin_targets, resolved_config, shard_of
+from arena.progress import Progress
 from arena.results import CRASH, PLAN_FILE, code_version, is_done, planned, plugin_code, read_stored, stored_ids
 
 pd = LazyModule("pandas")  # for a stored row (arena-rerun): a worker that plays and stores matchups does not load it
@@ -80,7 +81,7 @@ def play_shard(cfg: DictConfig, out_dir: Path) -> None:
     :mod:`arena.supervise`), printing each one's line with the tournament's progress."""
     from arena.supervise import play_supervised
 
-    progress = Progress(out_dir, int(cfg.tournament.shards)) if (out_dir / PLAN_FILE).is_file() else None
+    progress = MatchupCount(out_dir, int(cfg.tournament.shards)) if (out_dir / PLAN_FILE).is_file() else None
     if progress and progress.code_version != code_version():
         print(
             f"[arena] warning: the code changed since this tournament started ({progress.code_version} -> "
@@ -159,25 +160,20 @@ def stored_text(out_dir: Path | None) -> str:
     return f" ({counts[0]} of {counts[1]} stored)" if counts else ""
 
 
-def _clock(seconds: float) -> str:
-    seconds = int(round(seconds))
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-
-
 #: One 16-byte record (the time, as text) per matchup finished in this run, appended by every job.
 PROGRESS_FILE = ".progress"
 _RECORD = 16
 
 
-class Progress:
-    """Matchups done out of the tournament's total, elapsed time and an estimate of the time left.
+class MatchupCount:
+    """Matchups done out of the tournament's total, counted across its jobs, and an estimate of the time left.
 
     Every job of a sweep (on any launcher, on a shared filesystem) appends a record to the results
     directory's :data:`PROGRESS_FILE` when it stores a matchup, under a lock (a file beside it), and reads
     the count from the file's size: the figures are the whole tournament's, each count is printed
     once, and no directory is listed. The time left is estimated from the pace since the first
     matchup of this run finished (the start-up before it does not count), once every job had
-    time to finish one.
+    time to finish one. The line is :class:`arena.progress.Progress`'s.
     """
 
     def __init__(self, out_dir: Path, shards: int = 1):
@@ -185,8 +181,9 @@ class Progress:
 
         self.out_dir, self.shards = Path(out_dir), shards
         info = read_plan(out_dir)
-        self.total, self.started, self.done_at_start = len(info["ids"]), info["started"], info["done_at_start"]
+        self.total, self.done_at_start = len(info["ids"]), info["done_at_start"]
         self.code_version = info["code_version"]
+        self.printer = Progress(self.total, started=info["started"])
 
     def finished(self) -> str:
         """Count one more matchup stored by this job; the progress line."""
@@ -199,12 +196,8 @@ class Progress:
             first = float(f.read(_RECORD) or now)
         done = min(self.done_at_start + played, self.total)
         workers = min(self.shards, os.cpu_count() or 1)
-        left = ""
-        if played > workers and done < self.total:
-            left = f", ~{_clock((now - first) / (played - 1) * (self.total - done))} left"
-        return (
-            f"{done}/{self.total} ({100 * done / max(self.total, 1):.0f}%) {_clock(now - self.started)} elapsed{left}"
-        )
+        left = (now - first) / (played - 1) * (self.total - done) if played > workers and done < self.total else None
+        return self.printer.line(done, left, now)
 
 
 def start_tournament(cfg: DictConfig, out_dir: Path) -> dict:

@@ -453,7 +453,7 @@ def test_arena_help_is_the_arenas_own():
 
 
 def test_progress_counts_each_matchup_once_without_listing_the_results(tmp_path, monkeypatch):
-    from arena.jobs import PROGRESS_FILE, Progress
+    from arena.jobs import PROGRESS_FILE, MatchupCount
 
     (tmp_path / "plan.json").write_text(json.dumps({"ids": [f"m{i}" for i in range(100)], "started": time.time() - 60,
                                                     "done_at_start": 10, "code_version": "x"}))
@@ -464,7 +464,7 @@ def test_progress_counts_each_matchup_once_without_listing_the_results(tmp_path,
 
     monkeypatch.setattr(os, "listdir", no_listing)
     monkeypatch.setattr(os, "scandir", no_listing)
-    progress = Progress(tmp_path, shards=2)
+    progress = MatchupCount(tmp_path, shards=2)
     lines = [progress.finished() for _ in range(5)]
     assert [ln.split()[0] for ln in lines] == [f"{n}/100" for n in range(11, 16)]
     assert "left" not in lines[0]  # no estimate from the start-up (60 s here) before any matchup finished
