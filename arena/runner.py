@@ -3,7 +3,8 @@
 :func:`play` is the Python entry point for notebooks; the command line calls it once per
 matchup and turns the :class:`Result` into a row of the results table.
 
-The loop is plain Python over the plugin verbs (predict, step, update), so plugins never
+The loop is plain Python over the plugin verbs: the forecaster predicts, the environment checks
+the forecast and plays the round by :mod:`arena.rules`, the forecaster updates; plugins never
 see how the game is driven. Against an oblivious nature a forecaster may offer
 ``play_oblivious(X, y, u) -> (p_mean, p, p_internal)``: the runner then draws the
 contexts, outcomes and forecast uniforms first, with the same streams in the same order
