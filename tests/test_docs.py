@@ -83,13 +83,20 @@ ALL = [b for page in PAGES for b in blocks(page)]
 
 
 def _env() -> dict[str, str]:
-    return {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "MPLBACKEND": "Agg",
-            "HYDRA_FULL_ERROR": "0", "PYTHONDONTWRITEBYTECODE": "1"}
+    return {
+        **os.environ,
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "MPLBACKEND": "Agg",
+        "HYDRA_FULL_ERROR": "0",
+    }
 
 
 def _run(block: Block, cwd: Path) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-c", block.text] if block.lang == "python" else ["bash", "-e", "-o", "pipefail", "-c",
-                                                                                 block.text]
+    command = (
+        [sys.executable, "-c", block.text]
+        if block.lang == "python"
+        else ["bash", "-e", "-o", "pipefail", "-c", block.text]
+    )
     return subprocess.run(command, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=300, check=False)
 
 
@@ -161,7 +168,13 @@ def test_the_site_builds_without_a_warning(tmp_path: Path) -> None:
     mkdocs = shutil.which("mkdocs", path=str(BIN)) or shutil.which("mkdocs")
     if mkdocs is None:
         pytest.skip("mkdocs is not installed (pip install -e '.[docs]')")
-    proc = subprocess.run([mkdocs, "build", "--strict", "--site-dir", str(tmp_path / "site")], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300, check=False)
+    proc = subprocess.run(
+        [mkdocs, "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (tmp_path / "site" / "index.html").exists()
