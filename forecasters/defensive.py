@@ -177,20 +177,20 @@ class KernelDF(Forecaster):
 
     def reset(self, rng):
         super().reset(rng)
-        self.engine = K29Engine(self._k, self.tol) if self._engine_applies else None
+        self._engine = K29Engine(self._k, self.tol) if self._engine_applies else None
         self._sums = _DirectSums(self._k)
 
     def summary_function(self, x: Context) -> Callable[[float], float]:
         """S_t(.) for context x, given the history so far."""
-        return self.engine.summary(x) if self.engine is not None else self._sums.summary(x)
+        return self._engine.summary(x) if self._engine is not None else self._sums.summary(x)
 
     def predict(self, x: Context) -> float:
-        if self.engine is not None:
-            return self.engine.forecast(x)
+        if self._engine is not None:
+            return self._engine.forecast(x)
         return anticorrelation_search(self.summary_function(x), tol=self.tol)
 
     def update(self, x, p, y):
-        (self.engine if self.engine is not None else self._sums).update(x, p, y - p)
+        (self._engine if self._engine is not None else self._sums).update(x, p, y - p)
 
     @property
     def claims(self) -> tuple[str, ...]:
@@ -201,12 +201,17 @@ class KernelDF(Forecaster):
         return self._k
 
     @property
+    def engine(self) -> K29Engine | None:
+        """The compiled engine the forecaster delegates to since its last reset (None: the direct sums)."""
+        return getattr(self, "_engine", None)
+
+    @property
     def uses_fast_path(self) -> bool:
         """True while the compiled search is in use: it stops, for good, when ``update`` receives a p off
         the search's dyadic grid (a value no search returned)."""
-        if not hasattr(self, "engine"):  # before reset: whether it will be
+        if not hasattr(self, "_engine"):  # before reset: whether it will be
             return self._engine_applies
-        return self.engine is not None and not self.engine.off_grid
+        return self._engine is not None and not self._engine.off_grid
 
     @property
     def can_play_oblivious(self) -> bool:
@@ -223,7 +228,7 @@ class KernelDF(Forecaster):
         """
         if not self.uses_fast_path:
             return None
-        p = self.engine.play(X, np.asarray(y, float))
+        p = self._engine.play(X, np.asarray(y, float))
         return p, p, p
 
 
