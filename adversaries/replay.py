@@ -358,6 +358,51 @@ def _group_codes(
     return out, tuple(levels)
 
 
+def data_file(path: str) -> AbstractContextManager[Path]:
+    """A context manager yielding a data file's path on disk; ``pkg:<package>/<file>`` is a shipped file."""
+    if path.startswith("pkg:"):
+        package, _, rel = path[4:].partition("/")
+        return resources.as_file(resources.files(package).joinpath(rel))
+    return nullcontext(Path(path).expanduser())
+
+
+def read_series(
+    path: str,
+    column: str,
+    context_columns: tuple = (),
+    start: int = 0,
+    binary: bool = True,
+    group_columns: tuple = (),
+) -> _Series:
+    """The checked column ``column`` (``.y``) and ``context_columns`` (``.x``) of a data file from row
+    ``start`` on, read once per file version; the one reader of the replay natures and forecasters."""
+    with data_file(path) as file:
+        stat = file.stat() if file.is_file() else None
+        stamp = (stat.st_mtime_ns, stat.st_size) if stat else (None, None)
+        return _load(str(file), stamp, path, column, tuple(context_columns), start, binary, tuple(group_columns))
+
+
+def read_keys(path: str, key: str, start: int = 0) -> list:
+    """The values of column ``key`` of a data file from row ``start`` on, as read (labels, not numbers);
+    a missing value names its row."""
+    with data_file(path) as file:
+        df = _read(file, path, key)
+        available = [str(c) for c in df.columns]
+        if key not in available:
+            raise ValueError(
+                f"replay: file {path!r} has no key column {key!r}.{did_you_mean(key, available)} "
+                f"Available columns: {', '.join(map(repr, available)) or 'none'}"
+            )
+        values = df[df.columns[available.index(key)]].iloc[start:]
+        missing = np.flatnonzero(values.isna().to_numpy())
+        if missing.size:
+            raise ValueError(
+                f"replay: {_where(file, path, key, start + int(missing[0]))}: the key is missing; "
+                "fill it or drop that row"
+            )
+        return [v.item() if hasattr(v, "item") else v for v in values]
+
+
 def check_intercept(who: str, intercept) -> bool:
     """``intercept`` as a bool, or a one-line error.
 
@@ -449,29 +494,15 @@ class Replay(Nature):
     group_columns: tuple[str, ...] = ()
 
     def _file(self) -> AbstractContextManager[Path]:
-        """A context manager yielding the file's path on disk; ``pkg:<package>/<file>`` is a shipped file."""
-        if self.path.startswith("pkg:"):
-            package, _, rel = self.path[4:].partition("/")
-            return resources.as_file(resources.files(package).joinpath(rel))
-        return nullcontext(Path(self.path).expanduser())
+        return data_file(self.path)
 
     def _series(self) -> _Series:
         """The checked series, read once per nature (and cached per file version across natures)."""
         series = getattr(self, "_cache", None)
         if series is None:
-            with self._file() as path:
-                stat = path.stat() if path.is_file() else None
-                stamp = (stat.st_mtime_ns, stat.st_size) if stat else (None, None)
-                series = _load(
-                    str(path),
-                    stamp,
-                    self.path,
-                    self.column,
-                    self.context_columns,
-                    self.start,
-                    self.binary_outcomes,
-                    self.group_columns,
-                )
+            series = read_series(
+                self.path, self.column, self.context_columns, self.start, self.binary_outcomes, self.group_columns
+            )
             self._cache = series
         return series
 
