@@ -31,6 +31,7 @@ RUN = {"python", "bash", "sh", "console"}
 #: why a block may be left out of the test; anything else fails
 REASONS = {
     "the install, which CI runs",
+    "the install and the default tournament: minutes",
     "installs a package",
     "needs a Ray or SLURM cluster",
     "a benchmark: minutes on every core",
