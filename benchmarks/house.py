@@ -10,7 +10,8 @@ a commit, which :func:`compare.build_base` builds into such a folder (``$TMPDIR/
 Each turn runs, in fresh processes, this tree then the base:
 
 - ``k29``: ``arena.play("binary", "k29", "iid_bernoulli", T=10**6, seed=0)`` in a new process (Numba's cache
-  warm, as after any first run): the play call itself, and the whole process (imports included);
+  warm, as after any first run): the play call itself (wall-clock and CPU seconds), and the whole process
+  (imports included);
 - ``default run``: ``arena results_root=<a new folder>``, the default tournament end to end, its report included
   (wall-clock seconds, and the CPU seconds of its processes, which vary less on a machine shared with other work).
 
@@ -38,13 +39,13 @@ from run import _cpu, write_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# one JSON line: the seconds of the play call (the first in its process)
+# one JSON line: the wall-clock and CPU seconds of the play call (the first in its process)
 _PLAY = """
 import json, time
 import arena
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 arena.play("binary", "k29", "iid_bernoulli", T=10**6, seed=0)
-print(json.dumps({"play": time.perf_counter() - t0}))
+print(json.dumps({"play": time.perf_counter() - t0, "play_cpu": time.process_time() - c0}))
 """
 
 
@@ -90,6 +91,7 @@ def main(argv: list[str] | None = None) -> None:
         }
     figures = {
         "K29 play at T=1e6: the play call": ("k29", "play"),
+        "K29 play at T=1e6: the play call's CPU seconds": ("k29", "play_cpu"),
         "K29 play at T=1e6: the whole process": ("k29", "process"),
         "arena (default run, report included)": ("default run", "wall"),
         "arena (default run): CPU seconds of its processes": ("default run", "cpu"),
