@@ -317,7 +317,7 @@ def compare_main(argv: list[str] | None = None) -> None:
         "--alpha",
         type=float,
         default=0.05,
-        help="level: 1 - alpha confidence, e-value threshold 1/alpha (default 0.05)",
+        help="level: 1 - alpha confidence, each direction tested at alpha/2 (e-value 2/alpha; default 0.05)",
     )
     ap.add_argument("--game", help="the game, when A and B play several")
     ap.add_argument("--nature", action="append", help="only this nature (repeatable)")

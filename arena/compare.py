@@ -7,7 +7,9 @@ matchup replayed from its stored config through :func:`arena.matchup.matchup_fro
 :func:`arena.runner.play_matchup`, which is deterministic) give each forecaster's score at every
 round; :mod:`arena.sequential` turns the differences into a confidence sequence for the running
 mean difference and two e-processes, one against "A is no better than B", one against "B is no
-better than A".
+better than A". The verdict (:func:`arena.sequential.verdict`) tests each direction at alpha / 2 (an
+e-value of 2/alpha) and also asks the (1 - alpha) confidence sequence to agree: a wrong verdict has
+chance at most alpha, ties included, and the verdict never contradicts the interval printed beside it.
 
 Scores (lower is better; :data:`SCORES`): ``brier`` (p - y)^2 in [0, 1]; ``log_loss`` with the
 referee's clipping (in [0, -log 1e-6]); ``pinball`` (quantile game: in [0, max(q, 1-q)(ymax - ymin)]);
@@ -51,8 +53,9 @@ CURVE_POINTS = 60
 REPLAY_BUDGET = 60.0
 
 
-def _score(p: np.ndarray, y: np.ndarray, metric: str, game: dict) -> tuple[np.ndarray, float, float]:
-    """Per-round score of realized forecasts p against outcomes y, with bounds that hold every round."""
+def round_scores(p: np.ndarray, y: np.ndarray, metric: str, game: dict) -> tuple[np.ndarray, float, float]:
+    """Per-round score of realized forecasts p against outcomes y, with bounds that hold every round; ``game``:
+    the game's parameters (:func:`game_params`)."""
     if game.get("name") == "quantile":
         from arena.games.quantile import pinball
 
@@ -86,8 +89,8 @@ def pair_scores(
     forecaster's residuals ``a``, ``b`` and their bounds ``r_lo``, ``r_hi``.
     """
     game = game or {"name": "binary"}
-    sa, lo, hi = _score(np.asarray(p_a, float), np.asarray(y_a, float), metric, game)
-    sb, _, _ = _score(np.asarray(p_b, float), np.asarray(y_b, float), metric, game)
+    sa, lo, hi = round_scores(np.asarray(p_a, float), np.asarray(y_a, float), metric, game)
+    sb, _, _ = round_scores(np.asarray(p_b, float), np.asarray(y_b, float), metric, game)
     out = {"values": sa - sb, "lo": lo - hi, "hi": hi - lo}
     if metric == "calibration":
         out.update(a=sa, b=sb, r_lo=lo, r_hi=hi)
@@ -152,7 +155,8 @@ def per_round(out_dir: Path, row: pd.Series) -> tuple[np.ndarray, np.ndarray, st
     return rec.p[: rec.n].copy(), rec.y[: rec.n].copy(), source
 
 
-def _game_params(row: pd.Series) -> dict:
+def game_params(row: pd.Series) -> dict:
+    """The game's name and parameters of a stored matchup's row (its config)."""
     game = {"name": row.get("game", "binary")}
     if isinstance(row.get("config"), str):
         game.update(json.loads(row["config"]).get("game", {}))
@@ -205,8 +209,9 @@ def compare(
 
     ``final``: one row per (nature, seed): ``n`` rounds, ``mean`` difference A - B at the end,
     ``low``, ``high`` (the confidence sequence there), ``e_a_better``, ``e_b_better`` (the
-    e-values there), ``verdict`` and ``decided_at`` (:func:`verdict`: the first round where an
-    e-value reached 1/alpha),
+    e-values there), ``verdict`` and ``decided_at`` (:func:`verdict`: the verdict at the last round, where
+    an e-value is at least 2/alpha and the confidence sequence excludes 0 on the same side, and the round
+    from which it has held),
     ``pairing`` ("common outcomes" when both saw the same outcomes, else "common random numbers")
     and ``source``. ``curves``: the same quantities at log-spaced rounds t.
     """
@@ -232,7 +237,7 @@ def compare(
             continue
         (pa, ya, src_a), (pb, yb, src_b) = (per_round(out_dir, r.iloc[0]) for r in (ra, rb))
         n = min(len(pa), len(pb))
-        d = pair_scores(pa[:n], pb[:n], ya[:n], yb[:n], metric, _game_params(ra.iloc[0]))
+        d = pair_scores(pa[:n], pb[:n], ya[:n], yb[:n], metric, game_params(ra.iloc[0]))
         seq = sequential_comparison(d, alpha)
         keep = np.unique(np.concatenate([checkpoints(n, CURVE_POINTS), [n]])).astype(int) - 1
         ids = {
@@ -285,7 +290,7 @@ def top_pairs(out_dir: Path | str, summary: pd.DataFrame, alpha: float = 0.05) -
             a, b = board["forecaster"].iloc[0], board["forecaster"].iloc[1]
             seed = int(s.loc[s["T"] == T, "seed"].min()) if "seed" in s else None
             try:
-                cost = _replay_seconds(
+                cost = replay_seconds(
                     out_dir,
                     s.loc[
                         (s["T"] == T)
@@ -324,7 +329,7 @@ def top_pairs(out_dir: Path | str, summary: pd.DataFrame, alpha: float = 0.05) -
     return pd.concat(finals, ignore_index=True), pd.concat(curves, ignore_index=True)
 
 
-def _replay_seconds(out_dir: Path | str, rows: pd.DataFrame) -> float:
+def replay_seconds(out_dir: Path | str, rows: pd.DataFrame) -> float:
     """The seconds the matchups of ``rows`` without a stored trace took when played (their timing)."""
     timing = [c for c in ("seconds_forecaster", "seconds_arena", "seconds_referee") if c in rows]
     if "matchup_id" not in rows or not timing:
@@ -358,7 +363,10 @@ __all__ = [
     "compare",
     "format_table",
     "pair_scores",
+    "game_params",
     "per_round",
+    "replay_seconds",
+    "round_scores",
     "sequential_comparison",
     "top_pairs",
     "verdict",

@@ -122,10 +122,11 @@ def _psi_e(lam, c: float):
     return (-np.log1p(-c * lam) - c * lam) / c**2
 
 
-def e_process(x, lo: float, hi: float) -> np.ndarray:
+def e_process(x, lo: float, hi: float, at=None) -> np.ndarray:
     """An e-process against the weak null "the running mean of E[x_t | past] is <= 0 at every t".
 
-    x_t in [lo, hi] with lo < 0 (along the last axis). Positive x is evidence against the null.
+    x_t in [lo, hi] with lo < 0 (along the last axis). Positive x is evidence against the null. ``at``: the
+    0-based rounds to return (all by default; a few rounds of a long game need no mixture at every round).
     E_t = (1/J) sum_j exp(lambda_j S_t - psi_E(lambda_j) V_t), S_t = sum_{i<=t} x_i, with c = hi - lo,
     c lambda_j = 2^-j (j = 1..J): each term is bounded under the null by a nonnegative
     supermartingale started at 1, so P(exists t: E_t >= 1/alpha) <= alpha (Ville's inequality).
@@ -134,34 +135,57 @@ def e_process(x, lo: float, hi: float) -> np.ndarray:
     c = hi - lo
     lam = 2.0 ** -np.arange(1, GRID + 1) / c
     s, v = np.cumsum(x, axis=-1), _intrinsic_time(x, lo, hi)
+    if at is not None:
+        s, v = s[..., at], v[..., at]
     log_terms = lam * s[..., None] - _psi_e(lam, c) * v[..., None]
     top = log_terms.max(axis=-1, keepdims=True)
     with np.errstate(over="ignore"):
         return np.exp(top[..., 0] + np.log(np.mean(np.exp(log_terms - top), axis=-1)))
 
 
-def verdict(seq: pd.DataFrame, alpha: float) -> tuple[str, float]:
-    """The verdict of a :func:`sequential_comparison` and the round it was reached: "A better" or
-    "B better" at the first round where an e-process reaches 1/alpha (for calibration: where the
-    confidence sequence excludes 0), else "undecided" (and NaN). Stopping at the first crossing
-    is what anytime validity allows: the chance of a wrong verdict is at most alpha.
+def threshold(alpha: float) -> float:
+    """The e-value at which a one-sided e-process decides: 2/alpha. Each direction ("A better", "B better")
+    spends alpha / 2, so that a tie, where both nulls hold, gives a wrong verdict with chance at most alpha.
 
     Examples
     --------
-    >>> seq = pd.DataFrame({"t": [1, 2, 3], "low": -1.0, "high": 1.0, "e_a_better": [1.0, 25.0, 3.0],
-    ...                     "e_b_better": [0.5, 0.1, 0.1]})
-    >>> verdict(seq, 0.05)
-    ('A better', 2.0)
+    >>> threshold(0.05)
+    40.0
     """
+    return 2 / alpha
+
+
+def verdict(seq: pd.DataFrame, alpha: float) -> tuple[str, float]:
+    """The verdict of a :func:`sequential_comparison` at its last round and the round from which it has held:
+    "A better" where the e-process against "A is no better than B" is at least :func:`threshold` (2/alpha)
+    *and* the (1 - alpha) confidence sequence lies below 0 (for calibration, which has no e-process: where
+    the confidence sequence lies below 0), "B better" in the mirror case, else "undecided" (and NaN).
+
+    Guarantee: each one-sided e-process crosses 2/alpha under its null with chance at most alpha / 2
+    (Ville's inequality), at any round, so the chance of a wrong verdict is at most alpha, also when the two
+    forecasters tie exactly (both nulls hold), whatever round the comparison stops at. Requiring the
+    confidence sequence to agree (an intersection: it can only remove verdicts) means the verdict never
+    contradicts the interval printed beside it; the round given is the first from which both held without
+    interruption, so stopping there would have given the same verdict.
+
+    Examples
+    --------
+    >>> seq = pd.DataFrame({"t": [1, 2, 3, 4], "low": -1.0, "high": [1.0, -0.1, 0.2, -0.1],
+    ...                     "e_a_better": [1.0, 45.0, 50.0, 60.0], "e_b_better": [0.5, 0.1, 0.1, 0.1]})
+    >>> verdict(seq, 0.05)  # the interval held 0 at round 3: decided from round 4
+    ('A better', 4.0)
+    >>> verdict(seq.assign(e_a_better=30.0), 0.05)  # 1/alpha < 30 < 2/alpha: no verdict
+    ('undecided', nan)
+    """
+    a, b = (seq["high"] < 0).to_numpy(copy=True), (seq["low"] > 0).to_numpy(copy=True)
     if seq["e_a_better"].notna().any():
-        a, b = seq["e_a_better"] >= 1 / alpha, seq["e_b_better"] >= 1 / alpha
-    else:
-        a, b = seq["high"] < 0, seq["low"] > 0
-    either = (a | b).to_numpy()
-    if not either.any():
-        return "undecided", math.nan
-    i = int(np.argmax(either))
-    return ("A better" if a.iloc[i] else "B better"), float(seq["t"].iloc[i])
+        a &= (seq["e_a_better"] >= threshold(alpha)).to_numpy()
+        b &= (seq["e_b_better"] >= threshold(alpha)).to_numpy()
+    for said, held in (("A better", a), ("B better", b)):
+        if len(held) and held[-1]:
+            start = len(held) - int(np.argmin(held[::-1])) if not held.all() else 0
+            return said, float(seq["t"].iloc[start])
+    return "undecided", math.nan
 
 
-__all__ = ["confidence_sequence", "e_process", "stitching_boundary", "verdict"]
+__all__ = ["confidence_sequence", "e_process", "stitching_boundary", "threshold", "verdict"]

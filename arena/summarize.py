@@ -32,6 +32,10 @@ _COMPARE_CURVES = ".compare_top_curves.parquet"
 #: The columns of a comparison's table that the pages read (:func:`arena.compare.top_pairs`).
 _COMPARE_COLUMNS = ("game", "T", "metric", "forecaster_a", "forecaster_b", "nature", "verdict")
 _AGGREGATES = ("summary", "curves", "reliability")
+#: Every ordered pair's e-value and claims, and each family's tiers (:func:`arena.pairs.every_pair`).
+PAIRS, TIERS = "pairs", "tiers"
+#: What the pairs' tables were made from and their digests, as for the top pair's comparison.
+_PAIRS_STAMP = ".pairs.json"
 
 
 def summarize(
@@ -57,6 +61,8 @@ def report(out_dir: Path | str, tables: Mapping[str, pd.DataFrame] | None = None
     summary = tables.get("summary")
     summary = summary if summary is not None else pd.DataFrame()
     comparison = None if options.get("paper") or summary.empty else top_comparison(out_dir, summary)
+    if not (options.get("paper") or summary.empty):
+        pair_claims(out_dir, summary)
     return draw_report(out_dir, tables, comparison=comparison, families=families(summary), **options)
 
 
@@ -123,6 +129,33 @@ def top_comparison(out_dir: Path, summary: pd.DataFrame) -> Comparison:
     return Comparison(final, curves, table)
 
 
+def pair_claims(out_dir: Path, summary: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every ordered pair's e-value and e-BH / e-Bonferroni claims and each game and T's tiers
+    (:func:`arena.pairs.every_pair`), written as ``pairs`` and ``tiers`` (.parquet and .csv) beside the summary;
+    kept, like the top pair's comparison, while the summary and the code are the same and the tables are the
+    ones written. A family that could not be compared has one row in ``pairs`` with the reason (``error``)."""
+    from arena.pairs import every_pair
+
+    key = digest(summary, code_version())
+    names = {name: out_dir / f"{name}.parquet" for name in (PAIRS, TIERS)}
+    try:
+        stamp = json.loads((out_dir / _PAIRS_STAMP).read_text())
+        if stamp.get("key") == key and all(stamp.get(n) == _sha256(p) for n, p in names.items()):
+            return pd.read_parquet(names[PAIRS]), pd.read_parquet(names[TIERS])
+    except Exception:  # noqa: BLE001  (missing, unreadable, altered: compared again)
+        pass
+    (out_dir / _PAIRS_STAMP).unlink(missing_ok=True)
+    pairs, tiers = every_pair(out_dir, summary)
+    if pairs.empty:
+        return pairs, tiers
+    for name, table in ((PAIRS, pairs), (TIERS, tiers)):
+        write_table(table, out_dir, name)
+    if "error" not in pairs:
+        stamp = {"key": key, **{n: _sha256(p) for n, p in names.items()}}
+        write_text_atomic(json.dumps(stamp), out_dir / _PAIRS_STAMP)
+    return pairs, tiers
+
+
 def _kept_comparison(out_dir: Path, key: str) -> Comparison | None:
     """The comparison that the stamp of ``out_dir`` (a results directory: untrusted) records for ``key``, when its
     tables are the ones it wrote (their SHA-256), the CSV is there too, and the table has the pages' columns."""
@@ -160,6 +193,9 @@ def _say_where(out_dir: Path, tables: dict, figures: list, only: set[str] | None
             f"[arena]   {', '.join(ACROSS)}: not written for a single matchup (no two forecasters to compare, "
             "no forecaster x nature game to solve)"
         )
+    for name in (PAIRS, TIERS):
+        if name not in tables and (out_dir / f"{name}.parquet").is_file():
+            print(f"[arena]   {name}: {out_dir / f'{name}.parquet'} (+ .csv)")
     if figures:
         folder = out_dir.resolve() / ("paper" if paper else "figures")
         inside = sum(1 for f in figures if folder in Path(f).resolve().parents)  # not summary.md, index.html
@@ -171,4 +207,14 @@ def _say_where(out_dir: Path, tables: dict, figures: list, only: set[str] | None
         print(f"[arena]   read first: {(out_dir / 'summary.md').resolve()} (the verdicts, with the figures)")
 
 
-__all__ = ["COMPARE", "families", "read_tables", "report", "summarize", "top_comparison"]
+__all__ = [
+    "COMPARE",
+    "PAIRS",
+    "TIERS",
+    "families",
+    "pair_claims",
+    "read_tables",
+    "report",
+    "summarize",
+    "top_comparison",
+]

@@ -19,7 +19,7 @@ from arena.cli import compare_main as main
 from arena.compare import compare, pair_scores, per_round, sequential_comparison
 from arena.minimax import minimax_table, solve_zero_sum
 from arena.plots import latex_table, markdown_summary
-from arena.sequential import confidence_sequence, e_process, stitching_boundary
+from arena.sequential import confidence_sequence, e_process, stitching_boundary, verdict
 
 ALPHA = 0.05
 REPS, HORIZON = 500, 1000
@@ -458,3 +458,92 @@ def test_ctrl_c_ends_a_comparison_at_once(stored, tmp_path):
     assert proc.returncode == 130 and time.monotonic() - t0 < 15, err[-2000:]
     assert err.strip().splitlines()[-1].startswith("interrupted:"), err[-2000:]
     assert not Path(f"/proc/{proc.pid}").exists() or proc.poll() is not None
+
+
+# --------------------------------------------------------------- the verdict's level and its interval
+def _verdicts(x: np.ndarray, alpha: float = ALPHA) -> list[tuple[str, float, int]]:
+    """The verdict of each row of x (differences A - B in [-1, 1]) and the index of its decision round."""
+    cs = confidence_sequence(x, -2.0, 2.0, alpha)
+    ea, eb = e_process(-x, -2.0, 2.0), e_process(x, -2.0, 2.0)
+    t = np.arange(1, x.shape[1] + 1)
+    out = []
+    for r in range(len(x)):
+        seq = pd.DataFrame(
+            {"t": t, "low": cs["low"][r], "high": cs["high"][r], "e_a_better": ea[r], "e_b_better": eb[r]}
+        )
+        said, at = verdict(seq, alpha)
+        out.append((said, at, cs))
+    return out
+
+
+def test_each_direction_is_tested_at_half_alpha():
+    """An e-value between 1/alpha and 2/alpha is no verdict: under an exact tie both one-sided nulls hold, and
+    thresholds of 1/alpha on both would give a wrong verdict with chance up to 2 alpha."""
+    seq = pd.DataFrame({"t": [1, 2], "low": -1.0, "high": -0.5, "e_a_better": [1.0, 1.5 / ALPHA], "e_b_better": 0.1})
+    assert verdict(seq, ALPHA) == ("undecided", pytest.approx(math.nan, nan_ok=True))
+    assert verdict(seq.assign(e_a_better=2 / ALPHA), ALPHA) == ("A better", 1.0)
+    assert verdict(seq.assign(high=0.1, low=0.05, e_a_better=0.1, e_b_better=2 / ALPHA), ALPHA) == ("B better", 1.0)
+
+
+def test_wrong_verdicts_under_an_exact_tie_stay_under_alpha():
+    """400 ties of extreme variance (differences +-1, or rarely +-1 among zeros): no more than alpha wrong."""
+    rng = np.random.default_rng(11)
+    sign = np.where(rng.random((400, 2000)) < 0.5, 1.0, -1.0)
+    sparse = sign * (rng.random((400, 2000)) < 0.05)
+    for x in (sign, sparse):
+        wrong = np.mean([said != "undecided" for said, _, _ in _verdicts(x)])
+        assert wrong <= ALPHA + MC
+
+
+def test_the_verdict_never_disagrees_with_the_confidence_sequence():
+    """Extreme-variance differences (+-1) with small gaps either way: a verdict holds with the interval
+    excluding 0 on its side from its round to the last (the interval printed beside it), and no verdict is
+    withheld where the interval and the e-value both say so at the end."""
+    rng = np.random.default_rng(5)
+    seen = set()
+    for gap in (-0.1, -0.03, 0.0, 0.03, 0.1):
+        x = np.where(rng.random((200, 3000)) < 0.5 + gap / 2, 1.0, -1.0)  # mean difference gap
+        ea, eb = e_process(-x, -2.0, 2.0), e_process(x, -2.0, 2.0)
+        for r, (said, at, cs) in enumerate(_verdicts(x)):
+            seen.add(said)
+            low, high = cs["low"][r], cs["high"][r]
+            if said == "A better":
+                i = int(at) - 1
+                assert (high[i:] < 0).all() and (ea[r, i:] >= 2 / ALPHA).all()
+            elif said == "B better":
+                i = int(at) - 1
+                assert (low[i:] > 0).all() and (eb[r, i:] >= 2 / ALPHA).all()
+            else:
+                assert not (high[-1] < 0 and ea[r, -1] >= 2 / ALPHA)
+                assert not (low[-1] > 0 and eb[r, -1] >= 2 / ALPHA)
+    assert seen == {"A better", "B better", "undecided"}  # the check can fail
+
+
+def test_the_report_writes_every_pair_and_the_tiers_beside_the_summary(stored, tmp_path, monkeypatch):
+    """pairs.csv: both ordered pairs of k29 and running_mean on their 2 natures x 2 seeds (one replayed, one
+    from traces), with e-values, claims and rounds; tiers.csv: one tier per forecaster. Kept while nothing changes."""
+    import shutil
+
+    import arena.pairs
+    from arena.pairs import every_pair
+    from arena.summarize import report
+
+    monkeypatch.setenv("ARENA_PLOT_JOBS", "1")
+    out = tmp_path / "results"
+    shutil.copytree(stored[0], out)
+    report(out, quiet=True)
+    pairs, tiers = pd.read_csv(out / "pairs.csv"), pd.read_csv(out / "tiers.csv")
+    assert {(r.forecaster_a, r.forecaster_b) for r in pairs.itertuples()} == {
+        ("k29", "running_mean"),
+        ("running_mean", "k29"),
+    }
+    assert set(pairs.columns) >= {"game", "T", "metric", "e_value", "e_bh", "e_bh_at", "e_bonferroni", "m"}
+    assert set(pairs["T"]) == {150} and set(pairs["metric"]) == {"brier"} and set(pairs["m"]) == {2}
+    assert list(tiers.columns[:5]) == ["game", "T", "metric", "forecaster", "tier"]
+    assert sorted(tiers["forecaster"]) == ["k29", "running_mean"] and set(tiers["tier"]) <= {1, 2}
+    # the same as computed directly from the stored results
+    direct, _ = every_pair(out, stored[1])
+    assert np.allclose(pairs["e_value"], direct["e_value"])
+    # kept: a report with nothing new does not compare again
+    monkeypatch.setattr(arena.pairs, "every_pair", lambda *a, **k: pytest.fail("compared again"))
+    report(out, quiet=True)

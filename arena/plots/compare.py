@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from arena.plots.style import _RC, COLUMN_WIDTH, FIGSIZE, METRIC_LABELS, PALETTE, _lines, _new_figure, _plain_log_ticks
-from arena.sequential import verdict
+from arena.sequential import threshold, verdict
 
 #: The colors of a comparison's verdicts (:func:`arena.compare.verdict`).
 _VERDICT_COLORS = {"A better": PALETTE[0], "B better": PALETTE[1], "undecided": "0.6"}
@@ -35,7 +35,7 @@ def comparison_figure(curves: pd.DataFrame, alpha: float = 0.05, final: pd.DataF
     Up to :data:`_MAX_CURVES` curves, two panels against rounds t (log axis), one color per curve:
     above, the running mean difference A - B of the score with its confidence sequence as a band
     (below zero: A is better); below, the e-process against "A is no better than B" (solid) and
-    against "B is no better than A" (dotted) on a log axis, with the threshold 1/alpha dashed.
+    against "B is no better than A" (dotted) on a log axis, with the threshold 2/alpha dashed.
 
     With more, the curves would overlap: above, one row per nature, the confidence sequence at the
     last round as an interval around the mean difference, colored by the verdict (A better, B
@@ -237,14 +237,14 @@ def _row_name(final: dict, by_seed: bool) -> str:
 
 
 def _e_axes(ax, alpha: float, gray_note: bool = False) -> None:
-    """The e-value panel's axes: log scales, the threshold 1/alpha dashed and named, the labels; or a note
+    """The e-value panel's axes: log scales, the threshold 2/alpha dashed and named, the labels; or a note
     where there is no e-process (calibration)."""
     if ax.lines:
         ax.set_yscale("log")
-        ax.axhline(1 / alpha, color="0.3", linestyle="--", linewidth=0.8, gid="threshold")
+        ax.axhline(threshold(alpha), color="0.3", linestyle="--", linewidth=0.8, gid="threshold")
         ax.annotate(
-            f"1/\u03b1 = {1 / alpha:g}: a verdict",
-            (0.02, 1 / alpha),
+            f"2/\u03b1 = {threshold(alpha):g}: a verdict",
+            (0.02, threshold(alpha)),
             xycoords=ax.get_yaxis_transform(),
             xytext=(0, 1.5),
             textcoords="offset points",
