@@ -75,11 +75,11 @@ def bernoulli_outcome(u, p):
 def draw_outcome(answer, rng: np.random.Generator, game, who: str, t: int) -> tuple[float, float]:
     """Step 3 of round t: the outcome drawn from nature's answer on the outcome stream ``rng``, checked by the
     game, and P(y = 1) under the answer (NaN for a plain outcome)."""
-    if not takes_uniform(answer):
-        return game.check_outcome(answer.sample(rng), who, t), game.outcome_prob(answer)
-    u = rng.random()
     if type(answer) is Bernoulli:
-        return game.check_outcome(bernoulli_outcome(u, answer.p), who, t), game.outcome_prob(answer)
+        return game.check_outcome(bernoulli_outcome(rng.random(), answer.p), who, t), game.outcome_prob(answer)
+    if isinstance(answer, OutcomeLaw):
+        return game.check_outcome(answer.sample(rng), who, t), game.outcome_prob(answer)
+    rng.random()  # a plain outcome takes its uniform too (takes_uniform): the coin stays aligned
     return game.check_outcome(answer, who, t), math.nan
 
 
