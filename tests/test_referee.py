@@ -468,3 +468,19 @@ def test_certificate_is_a_plain_record() -> None:
 def test_referee_counts_must_be_positive_integers(key, value):
     with pytest.raises(ValueError, match=rf"referee: {key}=.* must be a positive integer, e.g. {key}: \d+"):
         Referee(**{key: value})
+
+
+def test_the_scores_are_named_tuples():
+    """A game's scorer hands the referee a GameScore, the referee returns a Score: callers read them by name."""
+    from arena.games import GameScore, get_game
+
+    r = play("binary", "k29", "iid_bernoulli", T=200, seed=0)
+    game, referee = get_game("binary"), Referee()
+    scored = game.score(referee, r.recorder, r.forecaster)
+    assert isinstance(scored, GameScore) and scored._fields == ("summary", "curves", "scorable")
+    assert set(scored.scorable) >= set(r.forecaster.claims)
+    score = referee.score(game, r.recorder, r.forecaster)
+    assert score._fields == ("summary", "certificates", "curves")
+    assert score.summary["smce"] == r.summary["smce"] and score.certificates["smce"].holds
+    summary, certificates, curves = score  # unpacking in the order of the fields
+    assert summary is score.summary and certificates is score.certificates and curves is score.curves
