@@ -175,14 +175,12 @@ def alpha_rank(payoff: np.ndarray, alpha: float = ALPHA, m: int = POPULATION) ->
     eta = 1.0 / max(1, (F - 1) + (N - 1))
     C = np.zeros((F * N, F * N))
     idx = np.arange(F * N).reshape(F, N)
-    for i in range(F):
-        for j in range(N):
-            for k in range(F):
-                if k != i:
-                    C[idx[i, j], idx[k, j]] = eta * fixation(alpha * (A[i, j] - A[k, j]), m)
-            for k in range(N):
-                if k != j:
-                    C[idx[i, j], idx[i, k]] = eta * fixation(alpha * (A[i, k] - A[i, j]), m)
+    i, k, j = np.meshgrid(np.arange(F), np.arange(F), np.arange(N), indexing="ij")  # forecaster i -> k, nature j
+    move = i != k
+    C[idx[i, j][move], idx[k, j][move]] = eta * fixation(alpha * (A[i, j] - A[k, j]), m)[move]
+    i, j, k = np.meshgrid(np.arange(F), np.arange(N), np.arange(N), indexing="ij")  # nature j -> k, forecaster i
+    move = j != k
+    C[idx[i, j][move], idx[i, k][move]] = eta * fixation(alpha * (A[i, k] - A[i, j]), m)[move]
     np.fill_diagonal(C, 1.0 - C.sum(axis=1))
     pi = stationary(C).reshape(F, N)
     return AlphaRank(pi.sum(axis=1), pi.sum(axis=0), pi)
@@ -209,11 +207,17 @@ def alpha_rank_one_population(payoff: np.ndarray, alpha: float = ALPHA, m: int =
 
 
 def stationary(C: np.ndarray) -> np.ndarray:
-    """The stationary distribution pi = pi C of a row-stochastic matrix (a least-squares solve of
-    (C^T - I) pi = 0 with sum pi = 1)."""
+    """The stationary distribution pi = pi C of a row-stochastic matrix: (C^T - I) pi = 0 with one equation
+    replaced by sum pi = 1 (a least-squares solve where that system is singular: a reducible chain)."""
     n = len(C)
-    lhs = np.vstack([C.T - np.eye(n), np.ones((1, n))])
-    pi = np.linalg.lstsq(lhs, np.r_[np.zeros(n), 1.0], rcond=None)[0]
+    lhs = C.T - np.eye(n)
+    lhs[-1] = 1.0
+    rhs = np.zeros(n)
+    rhs[-1] = 1.0
+    try:
+        pi = np.linalg.solve(lhs, rhs)
+    except np.linalg.LinAlgError:
+        pi = np.linalg.lstsq(np.vstack([C.T - np.eye(n), np.ones((1, n))]), np.r_[np.zeros(n), 1.0], rcond=None)[0]
     pi = np.clip(pi, 0.0, None)
     return pi / pi.sum()
 
@@ -262,6 +266,31 @@ def rankings(table: pd.DataFrame, alpha: float = ALPHA, m: int = POPULATION) -> 
         v = (out[col] / (scale if col not in ("minimax", "alpha_rank") else 1.0)).round(7)  # the solvers' tolerance
         out[f"{col}_rank"] = (v if lower else -v).rank(method="min").astype(int)
     return out.sort_values(["nash_average_rank", "alpha_rank_rank", "forecaster"], ignore_index=True)
+
+
+def ranking_tables(summary: pd.DataFrame, metrics: list[str] | None = None) -> pd.DataFrame:
+    """:func:`rankings` of every game, T and ranked metric (``metrics``: these only) of a summary table, from
+    the seed means (:func:`arena.aggregate.seed_stats`; a higher-is-better metric negated), with ``game``,
+    ``T``, ``metric`` and ``left_out`` (forecasters without a finite value on every nature) in front."""
+    from arena.aggregate import direction, metric_columns, seed_stats
+
+    chosen = [m for m in metric_columns(summary, ranked=True) if metrics is None or m in metrics]
+    if summary.empty or not chosen:
+        return pd.DataFrame()
+    st = seed_stats(summary, chosen)
+    out = []
+    for (game, T, metric), part in st.groupby(["game", "T", "metric"], sort=True):
+        grid = part.groupby(["forecaster", "nature"])["mean"].mean().unstack("nature")
+        grid = -grid if direction(str(metric)) == "max" else grid
+        complete = np.isfinite(grid.to_numpy(float)).all(axis=1)
+        if complete.sum() < 2:
+            continue
+        left = ", ".join(grid.index[~complete].astype(str))
+        out.append(rankings(grid.loc[complete]).assign(game=game, T=T, metric=metric, left_out=left))
+    if not out:
+        return pd.DataFrame()
+    table = pd.concat(out, ignore_index=True)
+    return table[["game", "T", "metric", *[c for c in table if c not in ("game", "T", "metric")]]]
 
 
 # ------------------------------------------------------------------------------------------------ arena-rank
@@ -415,6 +444,7 @@ __all__ = [
     "main",
     "max_entropy_nash",
     "nash_averaging",
+    "ranking_tables",
     "rankings",
     "results_table",
     "stationary",

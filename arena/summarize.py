@@ -32,8 +32,9 @@ _COMPARE_CURVES = ".compare_top_curves.parquet"
 #: The columns of a comparison's table that the pages read (:func:`arena.compare.top_pairs`).
 _COMPARE_COLUMNS = ("game", "T", "metric", "forecaster_a", "forecaster_b", "nature", "verdict")
 _AGGREGATES = ("summary", "curves", "reliability")
-#: Every ordered pair's e-value and claims, and each family's tiers (:func:`arena.pairs.every_pair`).
-PAIRS, TIERS = "pairs", "tiers"
+#: Every ordered pair's e-value and claims, each family's tiers (:func:`arena.pairs.every_pair`), and the
+#: rankings of every game, T and metric (:func:`arena.ranking.ranking_tables`).
+PAIRS, TIERS, RANKINGS = "pairs", "tiers", "rankings"
 #: What the pairs' tables were made from and their digests, as for the top pair's comparison.
 _PAIRS_STAMP = ".pairs.json"
 
@@ -63,6 +64,7 @@ def report(out_dir: Path | str, tables: Mapping[str, pd.DataFrame] | None = None
     comparison = None if options.get("paper") or summary.empty else top_comparison(out_dir, summary)
     if not (options.get("paper") or summary.empty):
         pair_claims(out_dir, summary)
+        rank_tables(out_dir, summary)
     return draw_report(out_dir, tables, comparison=comparison, families=families(summary), **options)
 
 
@@ -156,6 +158,17 @@ def pair_claims(out_dir: Path, summary: pd.DataFrame) -> tuple[pd.DataFrame, pd.
     return pairs, tiers
 
 
+def rank_tables(out_dir: Path, summary: pd.DataFrame) -> pd.DataFrame:
+    """The mean, worst-case, minimax, Nash-averaging and alpha-Rank rankings of every game, T and ranked metric
+    (:func:`arena.ranking.ranking_tables`), written as ``rankings`` (.parquet and .csv) when there are any."""
+    from arena.ranking import ranking_tables
+
+    table = ranking_tables(summary)
+    if not table.empty:
+        write_table(table, out_dir, RANKINGS)
+    return table
+
+
 def _kept_comparison(out_dir: Path, key: str) -> Comparison | None:
     """The comparison that the stamp of ``out_dir`` (a results directory: untrusted) records for ``key``, when its
     tables are the ones it wrote (their SHA-256), the CSV is there too, and the table has the pages' columns."""
@@ -193,7 +206,7 @@ def _say_where(out_dir: Path, tables: dict, figures: list, only: set[str] | None
             f"[arena]   {', '.join(ACROSS)}: not written for a single matchup (no two forecasters to compare, "
             "no forecaster x nature game to solve)"
         )
-    for name in (PAIRS, TIERS):
+    for name in (PAIRS, TIERS, RANKINGS):
         if name not in tables and (out_dir / f"{name}.parquet").is_file():
             print(f"[arena]   {name}: {out_dir / f'{name}.parquet'} (+ .csv)")
     if figures:
@@ -210,9 +223,11 @@ def _say_where(out_dir: Path, tables: dict, figures: list, only: set[str] | None
 __all__ = [
     "COMPARE",
     "PAIRS",
+    "RANKINGS",
     "TIERS",
     "families",
     "pair_claims",
+    "rank_tables",
     "read_tables",
     "report",
     "summarize",

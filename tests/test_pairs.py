@@ -139,3 +139,20 @@ def test_pair_tables_of_one_family():
     assert table.set_index("forecaster")["tier"].to_dict() == {"a": 1, "b": 2, "c": 2}
     with pytest.raises(ValueError, match="method 'BH': choose one of e-BH, e-Bonferroni"):
         pair_tables(s, ["a", "b", "c"], 0.0, 1.0, ALPHA, "BH")
+
+
+def test_the_pair_matrix_marks_every_claim_in_the_order_of_the_tiers():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from arena.plots.pairs import pair_matrix
+
+    rng = np.random.default_rng(6)
+    good = rng.uniform(0.0, 0.5, (1, 2, 2000))
+    pairs, table = pair_tables(np.concatenate([good + 0.3, good, good + 0.3]), ["b", "a", "c"], 0.0, 1.0, ALPHA)
+    fig = pair_matrix(pairs.assign(game="binary", T=2000, metric="brier"), table)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()][0] == "a"  # tier 1 first
+    dots = next(c for c in ax.collections if c.get_gid() == "claims").get_offsets()
+    assert len(dots) == int(pairs["e_bh"].sum()) == 2
+    assert "e-BH" in ax.get_title()

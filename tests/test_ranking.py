@@ -233,3 +233,32 @@ def test_arena_rank_errors_are_one_line(tmp_path, capsys, rows, args, message):
         main([str(path), *args])
     err = capsys.readouterr().err
     assert exc.value.code == 2 and err.count("\n") == 1 and err.startswith("arena-rank: error: ") and message in err
+
+
+def test_ranking_tables_of_a_summary_negate_higher_is_better_and_name_who_is_left_out(monkeypatch):
+    import arena.aggregate
+    from arena.ranking import ranking_tables
+
+    monkeypatch.setitem(arena.aggregate.DIRECTION, "accuracy", "max")
+    rows = []
+    for i, f in enumerate(["a", "b", "c"]):
+        for n in ("x", "y"):
+            if (f, n) == ("c", "y"):
+                continue  # c never played y: left out
+            rows.append(
+                {
+                    "matchup_id": f"{f}{n}",
+                    "game": "binary",
+                    "forecaster": f,
+                    "nature": n,
+                    "seed": 0,
+                    "T": 10,
+                    "status": "ok",
+                    "brier": 0.1 * (i + 1),
+                    "accuracy": 0.1 * (i + 1),
+                }
+            )
+    r = ranking_tables(pd.DataFrame(rows))
+    assert set(r["metric"]) == {"brier", "accuracy"} and set(r["left_out"]) == {"c"}
+    rank = {m: g.set_index("forecaster")["nash_average_rank"].to_dict() for m, g in r.groupby("metric")}
+    assert rank == {"brier": {"a": 1, "b": 2}, "accuracy": {"a": 2, "b": 1}}

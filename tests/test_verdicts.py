@@ -541,6 +541,8 @@ def test_the_report_writes_every_pair_and_the_tiers_beside_the_summary(stored, t
     assert set(pairs["T"]) == {150} and set(pairs["metric"]) == {"brier"} and set(pairs["m"]) == {2}
     assert list(tiers.columns[:5]) == ["game", "T", "metric", "forecaster", "tier"]
     assert sorted(tiers["forecaster"]) == ["k29", "running_mean"] and set(tiers["tier"]) <= {1, 2}
+    ranks = pd.read_csv(out / "rankings.csv")  # and the rankings of every ranked metric
+    assert {"brier", "log_loss"} <= set(ranks["metric"]) and {"nash_average", "alpha_rank"} <= set(ranks.columns)
     # the same as computed directly from the stored results
     direct, _ = every_pair(out, stored[1])
     assert np.allclose(pairs["e_value"], direct["e_value"])

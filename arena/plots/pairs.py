@@ -1,0 +1,68 @@
+"""The pair matrix of one family of :mod:`arena.pairs` (a game, T and score): a pure function of the ``pairs``
+table.
+
+Row A, column B: the e-value against "A is no better than B" at the last round, on a log color scale (dark:
+strong evidence that A beats B); a claim made is marked with a dot, an e-value of 1 or less (no evidence) is
+white. Rows and columns are in the order of the tiers when given (best first), else by mean score.
+
+Examples
+--------
+>>> p = pd.DataFrame({"forecaster_a": ["a", "b"], "forecaster_b": ["b", "a"], "e_value": [500.0, 0.01],
+...                   "e_bh": [True, False], "mean": [-0.1, 0.1], "metric": "brier", "T": 100, "game": "binary",
+...                   "alpha": 0.05})
+>>> fig = pair_matrix(p)
+>>> len(fig.axes), fig.axes[0].get_xticklabels()[0].get_text()
+(2, 'a')
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from matplotlib.colors import LogNorm
+from matplotlib.figure import Figure
+
+from arena.plots.style import COLUMN_WIDTH, _new_figure
+
+_METHOD = {"e_bh": "e-BH", "e_bonferroni": "e-Bonferroni"}
+
+
+def pair_matrix(pairs: pd.DataFrame, tiers: pd.DataFrame | None = None, claim: str = "e_bh") -> Figure:
+    """The pair matrix of one family's rows of ``pairs`` (:func:`arena.pairs.pair_tables`); ``tiers``: that
+    family's tiers, for the order; ``claim``: the column of claims marked (``e_bh`` or ``e_bonferroni``)."""
+    if tiers is not None and len(tiers):
+        names = list(tiers.sort_values(["tier", "mean"], kind="stable")["forecaster"].astype(str))
+    else:
+        mean = pairs.groupby("forecaster_a")["mean"].mean().sort_values(kind="stable")
+        names = list(mean.index.astype(str))
+    index = {n: i for i, n in enumerate(names)}
+    F = len(names)
+    e = np.full((F, F), np.nan)
+    made = np.zeros((F, F), bool)
+    for r in pairs.itertuples(index=False):
+        a, b = index.get(str(r.forecaster_a)), index.get(str(r.forecaster_b))
+        if a is not None and b is not None:
+            e[a, b], made[a, b] = float(r.e_value), bool(getattr(r, claim))
+    side = min(6.75, COLUMN_WIDTH * max(1.0, F / 8))
+    fig = _new_figure(figsize=(side, side * 0.85))
+    ax = fig.add_subplot()
+    shown = np.where(e > 1, e, np.nan)
+    top = float(np.nanmax(shown)) if np.isfinite(shown).any() else 10.0
+    im = ax.imshow(shown, cmap="Blues", norm=LogNorm(vmin=1, vmax=max(top, 10.0)))
+    ys, xs = np.nonzero(made)
+    ax.scatter(xs, ys, s=8, color="#d55e00", zorder=3, gid="claims")
+    ax.set_xticks(range(F), names, rotation=90)
+    ax.set_yticks(range(F), names)
+    ax.set_xlabel("B")
+    ax.set_ylabel("A")
+    first = pairs.iloc[0] if len(pairs) else {}
+    ax.set_title(
+        f"{first.get('game', '')}, T = {first.get('T', '')}, {first.get('metric', '')}: e-value against "
+        f"'A no better than B'\ndots: claims 'A beats B' ({_METHOD.get(claim, claim)})",
+        fontsize=7,
+    )
+    fig.colorbar(im, ax=ax, label="e-value (log)")
+    return fig
+
+
+__all__ = ["pair_matrix"]
