@@ -334,6 +334,10 @@ def _check_matchup(cfg: DictConfig, horizons: Sequence[int] = ()) -> None:
         check_length(m.nature, max([m.T, *horizons]))
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
+    try:  # a replayed forecast stream is read and checked here, before anything runs
+        check_length(m.forecaster, max([m.T, *horizons]))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def compose(overrides: list[str]) -> DictConfig:

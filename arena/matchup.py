@@ -168,12 +168,13 @@ def _check_horizon(T: Any) -> None:
         )
 
 
-def check_length(nature: Nature, T: int) -> None:
-    """Refuse a horizon longer than nature can play (a replayed series has so many rows)."""
-    if nature.length is not None and T > nature.length:
+def check_length(plugin: Nature | Forecaster, T: int) -> None:
+    """Refuse a horizon longer than a plugin can play (a replayed series or forecast stream has so many rows)."""
+    if plugin.length is not None and T > plugin.length:
+        kind = "nature" if isinstance(plugin, Nature) else "forecaster"
         raise ValueError(
-            f"T={T} exceeds the {nature.length} rounds nature {nature.name!r} can play; "
-            f"lower T to at most {nature.length}"
+            f"T={T} exceeds the {plugin.length} rounds {kind} {plugin.name!r} can play; "
+            f"lower T to at most {plugin.length}"
         )
 
 

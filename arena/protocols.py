@@ -268,6 +268,8 @@ class Forecaster(ABC):
     #: The kernel k(z, z') of the forecaster's summary function S_t, for the kernel
     #: certificates (an :class:`arena.kernels.Kernel`); None: the forecaster has none.
     kernel_object = None
+    #: Longest horizon this forecaster can play (a replayed forecast stream), or None.
+    length: int | None = None
     #: The width of the forecaster's root search (the search-precision certificates allow
     #: the slack such a width leaves, and the referee refuses a width looser than its
     #: ``max_tol`` in every game); 0: an exact search, or none.
@@ -299,6 +301,10 @@ class Forecaster(ABC):
     #: ``weights_after(cum_losses, t) -> weights``: an experts forecaster's weights on the experts
     #: after t rounds, for the weight curves; None: no weights.
     weights_after = None
+    #: ``kernel_contexts(X) -> Z``: the contexts its kernel saw in the rounds played, given nature's (T, d)
+    #: contexts X (a forecaster that extends them, e.g. with another forecaster's forecast); the
+    #: kernel certificates are scored on Z. None: nature's contexts.
+    kernel_contexts = None
 
     def clone(self) -> Forecaster:
         """An independent copy in the current state, random generator included (default: a deep copy).

@@ -181,6 +181,7 @@ def play_matchup(
     fc.game = g
     if crashed is None:
         check_length(m.nature, T)  # a horizon longer than nature's data is the config's fault, not a forfeit
+        check_length(fc, T)
     start = time.perf_counter()
     try:
         if crashed is None:

@@ -4,8 +4,8 @@
 binary game, a q-quantile of the outcome in the quantile game (the game's level q). It plays
 against ``nature=replay`` on the outcome column of the same file (rows aligned by position), or
 of another file whose rows are matched by a key column (``key``, ``outcomes``). The file is read
-and every forecast checked when the forecaster is made, so that a missing or out-of-range
-forecast stops the command with one line naming its row and value before any matchup runs.
+and every forecast checked when the command checks its matchups (``length``), so that a missing or
+out-of-range forecast stops it with one line naming its row and value before any matchup runs.
 
 References
 ----------
@@ -69,7 +69,7 @@ class ForecastReplay(Forecaster):
     >>> f.predict(None), f.update(None, 0.7, 1.0), f.predict(None)
     (0.7, None, 0.2)
     >>> _ = open(path, "w").write("y,p\\n1,0.7\\n0,\\n")
-    >>> ForecastReplay(path, column="p")  # doctest: +ELLIPSIS
+    >>> ForecastReplay(path, column="p").length  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ValueError: replay: file '...', column 'p', row 1 (0-based, header not counted; line 3 of the file): the value ...
@@ -108,9 +108,18 @@ class ForecastReplay(Forecaster):
             )
         self.kind = kind
         self.games = (KINDS[kind],)  # type: ignore[misc,assignment]  # an instance plays its kind's game
-        self._values = self._read()
-        if kind == "probability":
-            self._check_range(0.0, 1.0, "the binary game")
+
+    @property
+    def _values(self) -> np.ndarray:
+        """The forecasts of the rounds, read and checked once (the file is read when first needed: when the
+        command checks its matchups, through ``length``, before anything runs)."""
+        values = self.__dict__.get("_cache")
+        if values is None:
+            values = self._read()
+            if self.kind == "probability":
+                self._check_range(values, 0.0, 1.0, "the binary game")
+            self._cache = values
+        return values
 
     def _read(self) -> np.ndarray:
         """The forecasts of the rounds, in order (position or key alignment), every one a finite number."""
@@ -142,13 +151,13 @@ class ForecastReplay(Forecaster):
         """The number of rounds with a forecast."""
         return int(self._values.size)
 
-    def _check_range(self, low: float, high: float, where: str) -> None:
+    def _check_range(self, values: np.ndarray, low: float, high: float, where: str) -> None:
         """Refuse a forecast outside the forecast space [low, high], naming its row and value."""
-        bad = np.flatnonzero((self._values < low) | (self._values > high))
+        bad = np.flatnonzero((values < low) | (values > high))
         if bad.size:
             i = int(bad[0])
             raise ValueError(
-                f"{self.name}: {self._row_name(i)}: forecast {float(self._values[i])!r} is outside the forecast "
+                f"{self.name}: {self._row_name(i)}: forecast {float(values[i])!r} is outside the forecast "
                 f"space [{low:g}, {high:g}] of {where}; fix that row"
             )
 
@@ -162,7 +171,7 @@ class ForecastReplay(Forecaster):
         super().reset(rng)
         game = getattr(self, "game", None)
         if game is not None:  # the quantile game's range is its own
-            self._check_range(game.forecast_low, game.forecast_high, f"the {game.name} game")
+            self._check_range(self._values, game.forecast_low, game.forecast_high, f"the {game.name} game")
         self._t = 0
 
     def predict(self, x: Context) -> float:
@@ -190,3 +199,6 @@ class ForecastReplay(Forecaster):
         twin = object.__new__(type(self))
         twin.__dict__.update(self.__dict__)
         return twin
+
+    def __deepcopy__(self, memo) -> ForecastReplay:
+        return self.clone()

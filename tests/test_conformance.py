@@ -45,9 +45,9 @@ TABLES = {"forecaster": FORECASTERS, "nature": NATURES}
 #: config with ``fast: true`` also gets the variant ``direct`` (``fast: false``: the O(t)
 #: reference sums), run through the checks of what it changes: the forecasts.
 VARIANTS = {
-    "replay": [("ctx", {"context_columns": ["temp"]})],
-    "seattle_rain": [("ctx", {"context_columns": ["temp_max", "wind"]})],
-    "changepoints": [("short", {"every": 7})],
+    ("nature", "replay"): [("ctx", {"context_columns": ["temp"]})],
+    ("nature", "seattle_rain"): [("ctx", {"context_columns": ["temp_max", "wind"]})],
+    ("nature", "changepoints"): [("short", {"every": 7})],
 }
 
 #: Horizons: short enough for the whole file to run in well under a minute.
@@ -59,7 +59,10 @@ T_CLAIMS = 100
 
 
 #: Values the test supplies for configs' mandatory ``???`` fields (``{csv}``: the test's CSV file).
-MANDATORY = {("nature", "replay"): {"path": "{csv}", "column": "y"}}
+MANDATORY = {
+    ("nature", "replay"): {"path": "{csv}", "column": "y"},
+    ("forecaster", "replay"): {"path": "{csv}", "column": "p"},
+}
 
 
 def _config(kind: str, name: str, overrides: dict, csv: Path | None):
@@ -95,7 +98,8 @@ def game_of(plugin):
 def replay_csv(tmp_path) -> Path:
     rng = np.random.default_rng(7)
     path = tmp_path / "bits.csv"
-    pd.DataFrame({"y": rng.integers(0, 2, REPLAY_ROWS), "temp": rng.normal(size=REPLAY_ROWS)}).to_csv(path, index=False)
+    y, temp, p = rng.integers(0, 2, REPLAY_ROWS), rng.normal(size=REPLAY_ROWS), rng.uniform(size=REPLAY_ROWS)
+    pd.DataFrame({"y": y, "temp": temp, "p": p}).to_csv(path, index=False)
     return path
 
 
@@ -108,7 +112,7 @@ def _suite_natures(game, csv: Path) -> list | None:
 
 def _variants(kind: str, name: str) -> list[tuple[str, dict]]:
     """The config as is, the extra variants, and the direct (slow) path of a plugin with a ``fast`` switch."""
-    out = [("", {}), *VARIANTS.get(name, [])]
+    out = [("", {}), *VARIANTS.get((kind, name), [])]
     file = CONF / kind / f"{name}.yaml"
     if file.is_file() and OmegaConf.load(file).get("fast") is True:
         out.append(("direct", {"fast": False}))
@@ -183,7 +187,7 @@ def test_every_config_instantiates_to_its_registered_class(kind, replay_csv):
 
 @pytest.mark.parametrize(("name", "overrides", "check"), _cases("forecaster"))
 def test_forecaster(name, overrides, check, replay_csv):
-    plugin = build("forecaster", name, overrides)
+    plugin = build("forecaster", name, overrides, csv=replay_csv)
     game = game_of(plugin)
     if check is checks.check_claims_hold:
         report = _run(check, plugin, T=T_CLAIMS, seeds=(0,), game=game, natures=_suite_natures(game, replay_csv))

@@ -62,7 +62,7 @@ def test_key_alignment_matches_rows_by_key(table, tmp_path):
     np.testing.assert_array_equal(_forecasts(by_key, ys), _forecasts(by_position, ys))
     pd.read_csv(table).iloc[:-1].to_csv(tmp_path / "short.csv", index=False)
     with pytest.raises(ValueError, match=r"f.csv., row 49: key 149 has no forecast in file .*short.csv"):
-        ForecastReplay(str(tmp_path / "short.csv"), column="a", key="game", outcomes=str(table))
+        _ = ForecastReplay(str(tmp_path / "short.csv"), column="a", key="game", outcomes=str(table)).length
 
 
 @pytest.mark.parametrize(
@@ -151,4 +151,4 @@ def test_shipped_mlb_data_and_the_real_tournament_plan():
     assert nature.length == 25165
     r = play("binary", ForecastReplay(MLB, column="fivethirtyeight"), nature, T=25165, seed=0)
     assert 0.24 < r.summary["brier"] < 0.245  # 538's Brier on the 25,165 games: 0.2425
-    assert validate(["tournament=real"]) == 4
+    assert validate(["tournament=real"]) == 5

@@ -101,7 +101,8 @@ class BinaryRun:
     """The arrays of one run and the quantities several certificates share (computed once)."""
 
     def __init__(self, rec, forecaster, max_tol: float = MAX_TOL):
-        self.X, self.y = rec.X, rec.y
+        contexts = forecaster.kernel_contexts
+        self.X, self.y = (rec.X if contexts is None else contexts(rec.X)), rec.y
         self.p, self.p_int = rec.p, rec.p_internal
         self.T = len(self.y)
         self.forecaster = forecaster
