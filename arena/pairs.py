@@ -218,11 +218,13 @@ def every_pair(
                     f"no traces, and replaying them would take about {cost:.0f} s: run the tournament with "
                     "keep_trace=true"
                 )
-            records = _records(out_dir, rows, names)
+            records = _records(out_dir, rows)
         except Exception as exc:  # noqa: BLE001 (a section of the report: its reason is printed there)
             pairs.append(pd.DataFrame([{**family, "error": f"{type(exc).__name__}: {exc}"}]))
             continue
         for metric in metrics or [DEFAULT_SCORE.get(str(game), "brier")]:
+            if metric not in rows:  # not a score of this game
+                continue
             s, lo, hi = _scores(records, metric)
             p, t = pair_tables(s, names, lo, hi, alpha, method)
             pairs.append(p.assign(**family, metric=metric))
@@ -232,7 +234,7 @@ def every_pair(
     return tuple(d[[c for c in front if c in d] + [c for c in d if c not in front]] for d in cat)  # type: ignore[return-value]
 
 
-def _records(out_dir: Path, rows: pd.DataFrame, names: list[str]) -> dict:
+def _records(out_dir: Path, rows: pd.DataFrame) -> dict:
     """Each (forecaster, nature, seed)'s realized forecasts and outcomes, and the game's parameters."""
     out = {}
     for _, row in rows.iterrows():
