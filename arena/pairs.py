@@ -206,7 +206,9 @@ def every_pair(
     out_dir = Path(out_dir)
     pairs, tier = [], []
     ok = summary.loc[summary["status"] == "ok"] if "status" in summary else summary
-    for (game, T), rows in ok.groupby(["game", "T"], sort=True) if not ok.empty else []:
+    if ok.empty or not {"game", "T", "forecaster", "nature", "seed"} <= set(ok.columns):
+        return pd.DataFrame(), pd.DataFrame()
+    for (game, T), rows in ok.groupby(["game", "T"], sort=True):
         names = sorted(rows["forecaster"].astype(str).unique())
         if len(names) < 2:
             continue

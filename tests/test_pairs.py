@@ -156,3 +156,18 @@ def test_the_pair_matrix_marks_every_claim_in_the_order_of_the_tiers():
     dots = next(c for c in ax.collections if c.get_gid() == "claims").get_offsets()
     assert len(dots) == int(pairs["e_bh"].sum()) == 2
     assert "e-BH" in ax.get_title()
+
+
+def test_every_pair_of_nothing_to_compare_and_bad_settings(tmp_path):
+    import pandas as pd
+
+    from arena.pairs import every_pair
+
+    empty = every_pair(tmp_path, pd.DataFrame({"forecaster": ["a"], "status": ["ok"]}))
+    assert all(t.empty for t in empty)
+    one = pd.DataFrame({"game": "binary", "T": 10, "forecaster": ["a"], "nature": "n", "seed": 0, "status": "ok"})
+    assert all(t.empty for t in every_pair(tmp_path, one))  # one forecaster: no pair
+    with pytest.raises(ValueError, match="metric 'calibration' is no mean of per-round scores"):
+        every_pair(tmp_path, one, metrics=["calibration"])
+    with pytest.raises(ValueError, match="method 'bh': choose one of e-BH, e-Bonferroni"):
+        every_pair(tmp_path, one, method="bh")
