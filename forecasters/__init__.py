@@ -1,3 +1,14 @@
 """The project's forecasters; importing this package registers them all."""
 
-from forecasters import baselines, comparecast, controls, decision, defended, defensive, experts, quantile, replay  # noqa: F401
+from forecasters import (  # noqa: F401
+    adapters,
+    baselines,
+    comparecast,
+    controls,
+    decision,
+    defended,
+    defensive,
+    experts,
+    quantile,
+    replay,
+)

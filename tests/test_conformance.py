@@ -11,6 +11,7 @@ the reason the check gives.
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -119,9 +120,15 @@ def _variants(kind: str, name: str) -> list[tuple[str, dict]]:
     return out
 
 
+#: Plugins that need an optional extra: their checks are skipped where it is not installed.
+EXTRAS = {("forecaster", "river"): "river", ("forecaster", "sklearn"): "sklearn"}
+
+
 def _cases(kind: str):
     out = []
     for name in sorted(TABLES[kind]):
+        extra = EXTRAS.get((kind, name))
+        missing = extra is not None and importlib.util.find_spec(extra) is None
         for variant, overrides in _variants(kind, name):
             label = f"{name}[{variant}]" if variant else name
             for check in checks.all_checks(kind):
@@ -129,6 +136,8 @@ def _cases(kind: str):
                     continue
                 reason = KNOWN_FAILURES.get((name, check.__name__))
                 marks = [pytest.mark.xfail(reason=reason, strict=True, raises=AssertionError)] if reason else []
+                if missing:
+                    marks.append(pytest.mark.skip(reason=f"the optional extra {extra!r} is not installed"))
                 out.append(pytest.param(name, overrides, check, marks=marks, id=f"{kind}-{label}-{check.__name__}"))
     return out
 

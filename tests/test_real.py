@@ -152,3 +152,45 @@ def test_shipped_mlb_data_and_the_real_tournament_plan():
     r = play("binary", ForecastReplay(MLB, column="fivethirtyeight"), nature, T=25165, seed=0)
     assert 0.24 < r.summary["brier"] < 0.245  # 538's Brier on the 25,165 games: 0.2425
     assert validate(["tournament=real"]) == 5
+
+
+def test_adapters_name_their_extra_when_it_is_missing(monkeypatch):
+    from forecasters.adapters import RiverForecaster, SklearnForecaster
+
+    for forecaster, library in ((RiverForecaster(), "river"), (SklearnForecaster(), "sklearn")):
+        monkeypatch.setitem(sys.modules, library, None)  # as if not installed
+        with pytest.raises(ImportError, match=rf"{library} is not installed; .*\[{library}\]"):
+            forecaster.reset(np.random.default_rng(0))
+
+
+def test_river_model_plays_beside_k29_in_a_tournament(tmp_path):
+    pytest.importorskip("river", reason="the optional extra river is not installed")
+    r = play("binary", "river", "logistic", T=300, seed=0)
+    assert r.forfeit is None and 0 < r.summary["brier"] < 0.25
+    run = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "arena"),
+            "tournament=calibration",
+            "tournament.forecasters=[river,k29]",
+            "tournament.natures=[logistic]",
+            "tournament.seeds=[0]",
+            "tournament.T=[200]",
+            "tournament.shards=1",
+            f"results_root={tmp_path}",
+            "report=false",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "MPLBACKEND": "Agg"},
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    summary = pd.read_parquet(tmp_path / "calibration" / "summary.parquet")
+    assert sorted(summary.forecaster) == ["k29", "river"] and summary.brier.between(0, 0.3).all()
+
+
+def test_sklearn_estimator_plays_beside_k29():
+    pytest.importorskip("sklearn", reason="the optional extra sklearn is not installed")
+    a = play("binary", "sklearn", "logistic", T=300, seed=0)
+    b = play("binary", "sklearn", "logistic", T=300, seed=0)
+    assert a.forfeit is None and a.summary["brier"] == b.summary["brier"] < 0.3  # same seed, same game
