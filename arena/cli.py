@@ -61,6 +61,13 @@ Exit status: 0 done; 1 a run failed (one line says why); 2 a bad config; 130 int
 """
 
 
+_TRUST_HELP = (
+    "replay stored configs as they are: a _target_ may name any Python callable and modules in the working "
+    "directory are importable (only for results from a source you trust); without it only registered plugins "
+    "with plain parameters are replayed"
+)
+
+
 def _user_modules_importable() -> None:
     """A user's module beside their config folder (or results) imports as with ``python -m`` (last on the
     path: it never shadows an installed module)."""
@@ -206,7 +213,10 @@ def _report(argv: list[str] | None) -> None:
         help="only a paper's few figures (PDF, TrueType fonts) and LaTeX table, in DIR/paper/",
     )
     ap.add_argument("--quiet", action="store_true", help="print no progress while drawing")
+    ap.add_argument("--trust", action="store_true", help=_TRUST_HELP)
     args = ap.parse_args(argv)
+    if args.trust:
+        _user_modules_importable()
     formats = tuple(
         f.strip().lower() for f in (args.format or ("pdf" if args.paper else "png")).split(",") if f.strip()
     )
@@ -222,7 +232,7 @@ def _report(argv: list[str] | None) -> None:
         summarize(
             args.results_dir,
             only=planned(args.results_dir),
-            options={"formats": formats, "paper": args.paper, "quiet": args.quiet},
+            options={"formats": formats, "paper": args.paper, "quiet": args.quiet, "trust": args.trust},
         )
     except (FileNotFoundError, ValueError) as exc:
         print(f"arena-report: error: {exc}", file=sys.stderr)
@@ -324,12 +334,24 @@ def compare_main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, action="append", help="only this seed (repeatable)")
     ap.add_argument("--T", type=int, help="horizon (default: the largest)")
     ap.add_argument("--out", type=Path, help="folder for the tables and figure (default: RESULTS_DIR/compare)")
+    ap.add_argument("--trust", action="store_true", help=_TRUST_HELP)
     args = ap.parse_args(argv)
+    if args.trust:
+        _user_modules_importable()
     try:
         if not args.results.is_dir():
             raise FileNotFoundError(f"{args.results} is not a directory; give a results directory")
         final, curves = compare(
-            args.results, args.a, args.b, args.metric, args.alpha, args.game, args.nature, args.seed, args.T
+            args.results,
+            args.a,
+            args.b,
+            args.metric,
+            args.alpha,
+            args.game,
+            args.nature,
+            args.seed,
+            args.T,
+            trust=args.trust,
         )
     except (OSError, ValueError) as exc:
         print(f"arena-compare: error: {exc}", file=sys.stderr)
