@@ -126,9 +126,10 @@ def sequential_comparison(d: dict, alpha: float = 0.05) -> pd.DataFrame:
 # ----------------------------------------------------------------------------- per-round records
 
 
-def per_round(out_dir: Path, row: pd.Series) -> tuple[np.ndarray, np.ndarray, str]:
+def per_round(out_dir: Path, row: pd.Series, trust: bool = False) -> tuple[np.ndarray, np.ndarray, str]:
     """The realized forecasts and outcomes of one stored matchup and where they came from
-    ("trace" or "replay"): its trace when stored, else the matchup played again from its config."""
+    ("trace" or "replay"): its trace when stored, else the matchup played again from its config
+    (:func:`arena.matchup.matchup_from_stored`: unless ``trust``, registered plugins with plain values only)."""
     trace = Path(out_dir) / "traces" / f"{row['matchup_id']}.parquet"
     if trace.is_file():
         t = pd.read_parquet(trace, columns=["p", "y"])
@@ -138,14 +139,12 @@ def per_round(out_dir: Path, row: pd.Series) -> tuple[np.ndarray, np.ndarray, st
             f"matchup {row.get('matchup_id')!r} has no stored trace and no `config` to replay it from; "
             "run its tournament with keep_trace=true"
         )
-    from omegaconf import OmegaConf
-
-    from arena.matchup import matchup_from_config
+    from arena.matchup import matchup_from_stored
     from arena.runner import play_matchup
 
     # no Forecast objects kept: a forecaster with a compiled play_oblivious plays an oblivious nature in one call
     # (the same record as the step loop)
-    result = play_matchup(matchup_from_config(OmegaConf.create(json.loads(row["config"]))), keep_forecasts=False)
+    result = play_matchup(matchup_from_stored(row["config"], trust), keep_forecasts=False)
     rec = result.recorder
     source = "replay"
     for metric in ("brier", "pinball"):  # the replay must be the stored game (same code version)
@@ -203,9 +202,10 @@ def compare(
     seeds: list[int] | None = None,
     T: int | None = None,
     summary: pd.DataFrame | None = None,
+    trust: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Compare forecasters ``a`` and ``b`` of a results directory on every nature and seed where both
-    finished: returns ``(final, curves)``.
+    finished: returns ``(final, curves)``. A matchup without a trace is replayed (:func:`per_round`, ``trust``).
 
     ``final``: one row per (nature, seed): ``n`` rounds, ``mean`` difference A - B at the end,
     ``low``, ``high`` (the confidence sequence there), ``e_a_better``, ``e_b_better`` (the
@@ -235,7 +235,7 @@ def compare(
         ra, rb = (g.loc[g["forecaster"] == name] for name in (a, b))
         if ra.empty or rb.empty:
             continue
-        (pa, ya, src_a), (pb, yb, src_b) = (per_round(out_dir, r.iloc[0]) for r in (ra, rb))
+        (pa, ya, src_a), (pb, yb, src_b) = (per_round(out_dir, r.iloc[0], trust) for r in (ra, rb))
         n = min(len(pa), len(pb))
         d = pair_scores(pa[:n], pb[:n], ya[:n], yb[:n], metric, game_params(ra.iloc[0]))
         seq = sequential_comparison(d, alpha)
@@ -270,7 +270,9 @@ def compare(
     return pd.DataFrame(finals), pd.concat(curves, ignore_index=True)
 
 
-def top_pairs(out_dir: Path | str, summary: pd.DataFrame, alpha: float = 0.05) -> tuple[pd.DataFrame, pd.DataFrame]:
+def top_pairs(
+    out_dir: Path | str, summary: pd.DataFrame, alpha: float = 0.05, trust: bool = False
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The anytime-valid comparison of the two best forecasters of each game and T (by the mean
     over natures of the game's default score, :data:`DEFAULT_SCORE`), on every nature, first seed:
     ``(final, curves)`` as :func:`compare` returns them. A pair whose per-round records cannot be
@@ -304,7 +306,16 @@ def top_pairs(out_dir: Path | str, summary: pd.DataFrame, alpha: float = 0.05) -
                         f"`arena-compare DIR {a} {b}`, or the tournament with keep_trace=true"
                     )
                 final, curve = compare(
-                    out_dir, a, b, metric, alpha, game, seeds=[seed] if seed is not None else None, T=int(T), summary=s
+                    out_dir,
+                    a,
+                    b,
+                    metric,
+                    alpha,
+                    game,
+                    seeds=[seed] if seed is not None else None,
+                    T=int(T),
+                    summary=s,
+                    trust=trust,
                 )
             except Exception as exc:  # noqa: BLE001 (a section of the report: its reason is printed there)
                 final, curve = (

@@ -40,11 +40,16 @@ def run_matchup(cfg: DictConfig | dict, out_dir: Path, crashed: str | None = Non
     announced Forecast objects are kept in it for T <= 10^4 only, so memory stays bounded).
     """
     from arena.matchup import matchup_from_config
+
+    config = resolved_config(cfg)  # resolved once: the matchup, its id and the stored config
+    return _play_and_store(matchup_from_config(config), config, out_dir, crashed, mid)
+
+
+def _play_and_store(m, config: dict, out_dir: Path, crashed: str | None = None, mid: str | None = None) -> dict:
+    """Play matchup ``m`` of resolved config ``config`` and store it under ``out_dir``; its row."""
     from arena.results import Forfeit, Provenance, reliability_columns, result_row, save_matchup
     from arena.runner import play_matchup
 
-    config = resolved_config(cfg)  # resolved once: the matchup, its id and the stored config
-    m = matchup_from_config(config)
     mid = matchup_key(config) if mid is None else mid
     trace = Path(out_dir) / "traces" / f"{mid}.parquet" if config.get("keep_trace") else None
     if trace is not None:
@@ -276,16 +281,15 @@ def _missing(v: Any) -> bool:
 def rerun(row: pd.Series, out_dir: Path, trust: bool = False) -> tuple[dict, list[str], list[str]]:
     """Play the matchup of one result row again from the config it records; the new row, the columns
     compared (timing and memory aside) and those whose values differ. Unless ``trust``, the config may
-    only name registered plugins (:func:`arena.matchup.check_stored_config`)."""
-    from arena.matchup import check_stored_config
+    only name registered plugins with plain values (:func:`arena.matchup.matchup_from_stored`)."""
+    from arena.matchup import matchup_from_stored
     from arena.results import MACHINE_COLUMNS, MACHINE_PREFIXES
 
     if "config" not in row or not isinstance(row["config"], str):
         raise ConfigError("the row has no `config` column; rows written by this arena record their resolved config")
+    m = matchup_from_stored(row["config"], trust)
     config = json.loads(row["config"])
-    if not trust:
-        check_stored_config(config)
-    new = run_matchup(OmegaConf.create(config), out_dir)
+    new = _play_and_store(m, resolved_config(OmegaConf.create(config)) if trust else config, out_dir)
     skip = {"parts"} | ({"code_version", "matchup_id"} if row.get("code_version") != new["code_version"] else set())
     compared = [
         c for c in row.index if c not in MACHINE_COLUMNS and not c.startswith(MACHINE_PREFIXES) and c not in skip

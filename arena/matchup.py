@@ -205,6 +205,37 @@ def matchup_from_config(cfg) -> Matchup:
         raise ConfigError(str(exc)) from None
 
 
+def matchup_from_stored(config: object, trust: bool = False) -> Matchup:
+    """The matchup of a stored config (a result row's ``config``, JSON text or its mapping): the one way a
+    matchup from a results directory is rebuilt (``arena-rerun``, ``arena-compare``, the report's comparison).
+    A config from elsewhere is code (``_target_`` names what is called), so unless ``trust`` it must pass
+    :func:`check_stored_config` (registered plugins, plain JSON values) and is built as it is stored, no
+    ``${...}`` resolved. Raises ConfigError with one line.
+
+    >>> matchup_from_stored('{"forecaster": {"_target_": "subprocess.Popen", "args": ["id"]}}')
+    Traceback (most recent call last):
+    ...
+    arena.errors.ConfigError: the stored config's forecaster names subprocess.Popen, which is not a registered \
+plugin; a config from elsewhere runs code: pass --trust only if you trust its source
+    """
+    import json
+
+    if isinstance(config, (str, bytes)):
+        try:
+            config = json.loads(config)
+        except (ValueError, RecursionError) as exc:
+            raise ConfigError(f"the stored config is not readable JSON ({type(exc).__name__})") from None
+    if trust:
+        from omegaconf import OmegaConf
+
+        return matchup_from_config(OmegaConf.create(config))
+    check_stored_config(config)
+    try:
+        return matchup_from_config(config)
+    except (KeyError, TypeError, AttributeError) as exc:  # a part missing or of the wrong kind
+        raise ConfigError(f"the stored config cannot be played: {type(exc).__name__}: {exc}") from None
+
+
 def _plain_copy(node):
     """A config node as fresh plain containers (resolved): what a plugin gets is its own to keep."""
     import copy
@@ -274,10 +305,6 @@ def unknown_parameter(kind: str, node, name: str) -> str:
     )
 
 
-#: The keys by which Hydra's ``instantiate`` calls or imports something.
-HYDRA_SPECIAL = ("_target_", "_partial_", "_args_", "_recursive_", "_convert_")
-
-
 def check_stored_config(config: object) -> None:
     """Refuse a stored config (a result row's, for ``arena-rerun``) that would run anything but the
     registered plugins: its forecaster and nature must each name the class of a registered plugin as
@@ -311,7 +338,8 @@ def check_stored_config(config: object) -> None:
     def plain(value, where: str, top: bool = False) -> None:
         if isinstance(value, dict):
             for key, v in value.items():
-                if not isinstance(key, str) or (key in HYDRA_SPECIAL and not (top and key == "_target_")):
+                # any _key_ is Hydra's or may become Hydra's: only a plugin's own _target_ is allowed
+                if not isinstance(key, str) or (key.startswith("_") and not (top and key == "_target_")):
                     raise ConfigError(f"the stored config holds {key!r} at {where}{refuse}")
                 plain(v, f"{where}.{key}")
         elif isinstance(value, list):
@@ -322,8 +350,11 @@ def check_stored_config(config: object) -> None:
         elif not (value is None or isinstance(value, (str, int, float, bool))):
             raise ConfigError(f"the stored config holds a {type(value).__name__} at {where}{refuse}")
 
-    for key, value in config.items():
-        plain(value, str(key), top=key in ("forecaster", "nature", "game"))
+    try:
+        for key, value in config.items():
+            plain(value, str(key), top=key in ("forecaster", "nature", "game"))
+    except RecursionError:
+        raise ConfigError(f"the stored config is nested too deeply{refuse}") from None
 
 
 __all__ = [
@@ -334,4 +365,5 @@ __all__ = [
     "check_seed",
     "check_stored_config",
     "matchup_from_config",
+    "matchup_from_stored",
 ]

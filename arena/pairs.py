@@ -193,6 +193,7 @@ def every_pair(
     metrics: Sequence[str] | None = None,
     method: str = "e-BH",
     budget: float = REPLAY_BUDGET,
+    trust: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(pairs, tiers)`` of a results directory: :func:`pair_tables` for each game and T, on the game's
     default score (or each of ``metrics``), from every finished matchup's per-round records
@@ -220,7 +221,7 @@ def every_pair(
                     f"no traces, and replaying them would take about {cost:.0f} s: run the tournament with "
                     "keep_trace=true"
                 )
-            records = _records(out_dir, rows)
+            records = _records(out_dir, rows, trust)
         except Exception as exc:  # noqa: BLE001 (a section of the report: its reason is printed there)
             pairs.append(pd.DataFrame([{**family, "error": f"{type(exc).__name__}: {exc}"}]))
             continue
@@ -236,11 +237,11 @@ def every_pair(
     return tuple(d[[c for c in front if c in d] + [c for c in d if c not in front]] for d in cat)  # type: ignore[return-value]
 
 
-def _records(out_dir: Path, rows: pd.DataFrame) -> dict:
+def _records(out_dir: Path, rows: pd.DataFrame, trust: bool = False) -> dict:
     """Each (forecaster, nature, seed)'s realized forecasts and outcomes, and the game's parameters."""
     out = {}
     for _, row in rows.iterrows():
-        p, y, _ = per_round(out_dir, row)
+        p, y, _ = per_round(out_dir, row, trust)
         out[(str(row["forecaster"]), row["nature"], int(row["seed"]))] = (p, y, game_params(row))
     return out
 

@@ -61,9 +61,10 @@ def report(out_dir: Path | str, tables: Mapping[str, pd.DataFrame] | None = None
     tables = read_tables(out_dir) if tables is None else tables
     summary = tables.get("summary")
     summary = summary if summary is not None else pd.DataFrame()
-    comparison = None if options.get("paper") or summary.empty else top_comparison(out_dir, summary)
+    trust = bool(options.pop("trust", False))  # replay stored configs as they are (arena-report --trust)
+    comparison = None if options.get("paper") or summary.empty else top_comparison(out_dir, summary, trust)
     if not (options.get("paper") or summary.empty):
-        pair_claims(out_dir, summary)
+        pair_claims(out_dir, summary, trust)
         rank_tables(out_dir, summary)
     return draw_report(out_dir, tables, comparison=comparison, families=families(summary), **options)
 
@@ -108,7 +109,7 @@ def families(summary: pd.DataFrame) -> dict[str, str]:
     return out
 
 
-def top_comparison(out_dir: Path, summary: pd.DataFrame) -> Comparison:
+def top_comparison(out_dir: Path, summary: pd.DataFrame, trust: bool = False) -> Comparison:
     """The anytime-valid comparison of each game's two best forecasters (:func:`arena.compare.top_pairs`), its
     table written as ``compare_top.parquet``/``.csv`` (not when nothing could be compared: ``final`` gives the
     reason). A comparison of every pair is kept, and read back while the summary and the code are the same and
@@ -120,7 +121,7 @@ def top_comparison(out_dir: Path, summary: pd.DataFrame) -> Comparison:
     if kept is not None:
         return kept
     (out_dir / _COMPARE_STAMP).unlink(missing_ok=True)
-    final, curves = top_pairs(out_dir, summary)
+    final, curves = top_pairs(out_dir, summary, trust=trust)
     if curves.empty:  # nothing compared (no per-round records): summary.md gives the reason
         return Comparison(final, curves, None)
     table = write_table(final, out_dir, COMPARE)
@@ -131,7 +132,7 @@ def top_comparison(out_dir: Path, summary: pd.DataFrame) -> Comparison:
     return Comparison(final, curves, table)
 
 
-def pair_claims(out_dir: Path, summary: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+def pair_claims(out_dir: Path, summary: pd.DataFrame, trust: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every ordered pair's e-value and e-BH / e-Bonferroni claims and each game and T's tiers
     (:func:`arena.pairs.every_pair`), written as ``pairs`` and ``tiers`` (.parquet and .csv) beside the summary;
     kept, like the top pair's comparison, while the summary and the code are the same and the tables are the
@@ -147,7 +148,7 @@ def pair_claims(out_dir: Path, summary: pd.DataFrame) -> tuple[pd.DataFrame, pd.
     except Exception:  # noqa: BLE001  (missing, unreadable, altered: compared again)
         pass
     (out_dir / _PAIRS_STAMP).unlink(missing_ok=True)
-    pairs, tiers = every_pair(out_dir, summary)
+    pairs, tiers = every_pair(out_dir, summary, trust=trust)
     if pairs.empty:
         return pairs, tiers
     for name, table in ((PAIRS, pairs), (TIERS, tiers)):
