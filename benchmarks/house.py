@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -72,6 +73,15 @@ def default_run(python: Path, tmp: Path):
     return go
 
 
+def _commit() -> str:
+    """This tree's commit, with ``+`` where the working tree differs from it."""
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(
+        ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"], capture_output=True
+    )
+    return head.stdout.strip() + ("+" if dirty.stdout.strip() else "")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("base", help="a checkout of the base installed in its own .venv, or a commit")
@@ -82,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     else:
         base = build_base(args.base, Path(tempfile.gettempdir()) / f"arena-bench-{args.base}")
     pythons = {"this": Path(sys.executable), "base": base}
-    print(f"machine: {_cpu()}, {os.cpu_count()} cores; this = {ROOT} vs base = {args.base}", flush=True)
+    print(f"machine: {_cpu()}, {os.cpu_count()} cores; this = {ROOT} ({_commit()}) vs base = {args.base}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         res = {
@@ -106,6 +116,7 @@ def main(argv: list[str] | None = None) -> None:
                 "base_seconds": round(base, 3),
                 "ratio_this_over_base": round(this / base, 3),
                 "turns": args.turns,
+                "this": _commit(),
                 "base": str(args.base),
                 "cpu": _cpu(),
                 "cpus": os.cpu_count(),
