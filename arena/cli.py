@@ -311,6 +311,7 @@ def compare_main(argv: list[str] | None = None) -> None:
     from arena.compare import SCORES, compare, format_table
     from arena.plots.compare import comparison_figure
     from arena.plots.style import _save
+    from arena.results import inside, safe_name
 
     ap = argparse.ArgumentParser(
         prog="arena-compare",
@@ -363,8 +364,12 @@ def compare_main(argv: list[str] | None = None) -> None:
     )
     print(format_table(final, args.alpha))
     out = args.out or args.results / "compare"
+    try:  # a label is no path, and a compare/ link from elsewhere does not lead out of the results
+        stem = inside(args.out or args.results, out / f"compare__{safe_name(args.a)}__{safe_name(args.b)}__{metric}")
+    except ValueError as exc:
+        print(f"arena-compare: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     out.mkdir(parents=True, exist_ok=True)
-    stem = out / f"compare__{args.a}__{args.b}__{metric}"
     final.to_csv(f"{stem}.csv", index=False)
     curves.to_csv(f"{stem}_curves.csv", index=False)
     paths = _save(comparison_figure(curves, args.alpha, final), stem, ("pdf", "png"))

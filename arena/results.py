@@ -419,7 +419,7 @@ def _load(out_dir: Path, mid: str) -> dict:
         row = stored["row"]
     except FileNotFoundError:
         raise CorruptResult(f"{path} is missing") from None
-    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:  # a directory in its place too
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:  # a directory in its place too
         raise CorruptResult(f"{path} is unreadable ({type(exc).__name__}: {str(exc)[:120]})") from None
     if problem := _row_problem(row, mid):
         raise CorruptResult(f"{path}: {problem}")
@@ -510,7 +510,7 @@ def read_plan(out_dir: Path | str) -> dict | None:
             and all(isinstance(i, str) for i in info["ids"])
         ):
             raise ValueError("no list of matchup ids")
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: nested too deeply to read
         raise ValueError(
             f"{plan_file} is damaged ({type(exc).__name__}: {str(exc)[:80]}); rerun the tournament "
             "to write it again, or delete it to report every stored matchup"

@@ -64,10 +64,10 @@ from arena.plots.style import (
     _axes,
     _lines,
     _new_figure,
-    _safe,
     order,
     styles_for,
 )
+from arena.results import safe_name
 
 #: The headline metrics of the binary game: its LaTeX table and its leaderboards.
 BINARY_METRICS = ("smce_over_T", "brier", "bias")
@@ -506,17 +506,22 @@ def jobs(
             have = set(cur["metric"].unique()) if not cur.empty else set()
             for kind, metric in wanted:
                 if metric in have:
-                    jobs.append(Job(kind, (cur, nat, styles), fig_dir / f"{kind}__{_safe(nat)}", formats))
+                    jobs.append(Job(kind, (cur, nat, styles), fig_dir / f"{kind}__{safe_name(nat)}", formats))
         pooled_nat = _restrict(pooled, nature=nat)
         if not pooled_nat.empty:
             names = order(_restrict(rel, nature=nat)["forecaster"].unique())
             by_name = {str(name): part for name, part in pooled_nat.groupby("forecaster", sort=False)}
             jobs.append(
-                Job("reliability", (by_name, nat, names, styles), fig_dir / f"reliability__{_safe(nat)}", formats)
+                Job("reliability", (by_name, nat, names, styles), fig_dir / f"reliability__{safe_name(nat)}", formats)
             )
     for metric in metrics:
         if metric in summary and not _clean(_ok(summary), metric).empty:
             jobs.append(
-                Job("leaderboard", (_only(summary, metric), metric), fig_dir / f"leaderboard__{_safe(metric)}", formats)
+                Job(
+                    "leaderboard",
+                    (_only(summary, metric), metric),
+                    fig_dir / f"leaderboard__{safe_name(metric)}",
+                    formats,
+                )
             )
     return jobs

@@ -33,10 +33,10 @@ from arena.plots.style import (
     _DecadeFormatter,
     _new_figure,
     _plain_log_ticks,
-    _safe,
     order,
     styles_for,
 )
+from arena.results import safe_name
 
 _CURVE_COLUMNS = ("forecaster", "t", "metric", "value")
 
@@ -564,14 +564,14 @@ def _curve_jobs(
         have = set(cur["metric"].unique()) if not cur.empty else set()
         for kind, needed in figures.items():
             if (needed in have) if needed else any(str(m).startswith("weight:") for m in have):
-                jobs.append(Job(kind, (cur, nat, styles), fig_dir / f"{kind}__{_safe(nat)}", tuple(formats)))
+                jobs.append(Job(kind, (cur, nat, styles), fig_dir / f"{kind}__{safe_name(nat)}", tuple(formats)))
     for metric in metrics:
         if metric in part and not _clean(_ok(part), metric).empty:
             jobs.append(
                 Job(
                     "leaderboard",
                     (_only(part, metric), metric),
-                    fig_dir / f"leaderboard__{_safe(metric)}",
+                    fig_dir / f"leaderboard__{safe_name(metric)}",
                     tuple(formats),
                 )
             )

@@ -17,7 +17,8 @@ from arena.aggregate import single_matchup
 from arena.plots.certificates import _certificate_ratios
 from arena.plots.common import _only
 from arena.plots.jobs import Job
-from arena.plots.style import _safe, forecaster_styles
+from arena.plots.style import forecaster_styles
+from arena.results import safe_name
 
 #: The curve figure of each game that goes into a paper (``--paper``).
 _PAPER_CURVES = ("smce_vs_T", "coverage_error_vs_T", "regret_experts", "regret_decision")
@@ -101,7 +102,7 @@ def comparison_jobs(
     jobs = []
     for (game, T), c in curves.groupby(["game", "T"], sort=True) if not curves.empty else []:
         folder = fig_dir.get(game, next(iter(fig_dir.values())))
-        stem = folder / f"compare__{_safe(c['forecaster_a'].iloc[0])}__{_safe(c['forecaster_b'].iloc[0])}__T{T}"
+        stem = folder / f"compare__{safe_name(c['forecaster_a'].iloc[0])}__{safe_name(c['forecaster_b'].iloc[0])}__T{T}"
         rows = final.loc[(final["game"] == game) & (final["T"] == T)]
         jobs.append(Job("compare", (c, rows), stem, tuple(formats)))
     return jobs

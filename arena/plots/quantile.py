@@ -40,7 +40,8 @@ from arena.plots.common import (
     _seeds,
 )
 from arena.plots.jobs import Job
-from arena.plots.style import _BOUND_COLOR, _RC, METRIC_LABELS, _axes, _plain_log_ticks, _safe, order
+from arena.plots.style import _BOUND_COLOR, _RC, METRIC_LABELS, _axes, _plain_log_ticks, order
+from arena.results import safe_name
 
 #: Metrics of the quantile game: leaderboards and the LaTeX table.
 QUANTILE_METRICS = ("coverage_error", "expected_coverage_error", "group_coverage_error_max", "pinball")
@@ -313,16 +314,18 @@ def jobs(
         metrics = set(cur["metric"].unique()) if not cur.empty else set()
         if "rolling_coverage" in metrics:
             jobs.append(
-                Job("rolling_coverage", (cur, nat, q, styles), fig_dir / f"rolling_coverage__{_safe(nat)}", formats)
+                Job("rolling_coverage", (cur, nat, q, styles), fig_dir / f"rolling_coverage__{safe_name(nat)}", formats)
             )
         if "coverage_error" in metrics:
             jobs.append(
-                Job("coverage_error_vs_T", (cur, nat, q, styles), fig_dir / f"coverage_error__{_safe(nat)}", formats)
+                Job(
+                    "coverage_error_vs_T", (cur, nat, q, styles), fig_dir / f"coverage_error__{safe_name(nat)}", formats
+                )
             )
         part = _restrict(summary, nature=nat)
         if any(str(c).startswith("group_coverage.") and part[c].notna().any() for c in part.columns):
             jobs.append(
-                Job("group_coverage", (part, nat, q, styles), fig_dir / f"group_coverage__{_safe(nat)}", formats)
+                Job("group_coverage", (part, nat, q, styles), fig_dir / f"group_coverage__{safe_name(nat)}", formats)
             )
     if not _lipschitz_rows(summary).empty:
         jobs.append(Job("coverage_vs_L", (summary, "coverage_error", styles), fig_dir / "coverage_vs_L", formats))
@@ -334,7 +337,7 @@ def jobs(
                 Job(
                     "leaderboard",
                     (_only(summary.loc[has], metric), metric),
-                    fig_dir / f"leaderboard__{_safe(metric)}",
+                    fig_dir / f"leaderboard__{safe_name(metric)}",
                     formats,
                 )
             )

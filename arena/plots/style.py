@@ -15,7 +15,6 @@ Examples
 from __future__ import annotations
 
 import logging
-import re
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -250,10 +249,6 @@ def _fmt(v: float, digits: int = 3) -> str:
 def _pm(mean: float, half: float, pm: str = " $\\pm$ ") -> str:
     """The mean, then the half-width of its interval (two digits) where there is one."""
     return _fmt(mean) + (pm + _fmt(half, 2) if np.isfinite(half) else "")
-
-
-def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", str(name))
 
 
 #: fontTools, which subsets the TrueType fonts embedded in PDFs, logs every table it prunes at INFO

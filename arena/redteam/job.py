@@ -66,7 +66,9 @@ def run(cfg: DictConfig) -> list[dict]:
         depth=cfg.depth,
         max_cpu=cfg.max_cpu,
     )
-    folder = Path(cfg.out) / "attacks"
+    from arena.results import inside, safe_name
+
+    folder = inside(cfg.out, Path(cfg.out) / "attacks")  # an attacks/ link does not lead elsewhere
     folder.mkdir(parents=True, exist_ok=True)
     label = str(cfg.forecaster_label)
     # the other settings by digest: the same search overwrites its file, another one gets its own
@@ -74,8 +76,8 @@ def run(cfg: DictConfig) -> list[dict]:
     digest = hashlib.sha256(settings.encode()).hexdigest()[:8]
     for a in attacks:
         a["forecaster_label"] = label
-        name = f"{label}__{cfg.metric}__T{cfg.T}__s{cfg.seed}__{a['searcher']}__{digest}.json"
-        path = save_attack(a, folder / name)
+        name = f"{safe_name(label)}__{cfg.metric}__T{cfg.T}__s{cfg.seed}__{a['searcher']}__{digest}.json"
+        path = save_attack(a, inside(folder, folder / name))
         cert = a["certificate"]
         bound = f"; certified {cert['name']} bound {cert['bound']:.6g}" if cert else "; no certificate bounds it"
         print(

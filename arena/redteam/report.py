@@ -56,6 +56,7 @@ def report(folder: str | Path, cross: bool = True, seeds=(0,)) -> dict[str, Path
     """Write the tables and figures of the attacks stored under ``folder``; return the paths by name."""
     from arena.plots.redteam import attack_vs_certificate, cross_attack_heatmap
     from arena.plots.style import _save
+    from arena.results import inside, safe_name
 
     folder = Path(folder)
     attacks = read_attacks(folder / "attacks")
@@ -65,15 +66,16 @@ def report(folder: str | Path, cross: bool = True, seeds=(0,)) -> dict[str, Path
         return out
     _write(table, folder, "table", MD_COLUMNS)
     out["table"] = folder / "table.parquet"
-    figs = folder / "figures"
+    figs = inside(folder, folder / "figures")  # a figures/ link does not lead elsewhere
     figs.mkdir(exist_ok=True)
-    for metric in sorted(table["metric"].unique()):
-        _save(attack_vs_certificate(table, metric), figs / f"attack_vs_certificate__{metric}", ("pdf", "png"))
-        out[f"attack_vs_certificate__{metric}"] = figs / f"attack_vs_certificate__{metric}.png"
+    for metric in sorted(table["metric"].astype(str).unique()):  # a stored attack's metric: a file name
+        stem = figs / f"attack_vs_certificate__{safe_name(metric)}"
+        _save(attack_vs_certificate(table, metric), stem, ("pdf", "png"))
+        out[stem.name] = Path(f"{stem}.png")
     if cross:
         best = worst_found(table)
         parts = []
-        for (_, T), g in best.groupby(["metric", "T"]):
+        for _, g in best.groupby(["metric", "T"]):
             if g["forecaster"].nunique() > 1:
                 chosen = [a for a in attacks if a["file"] in set(g["file"])]
                 parts.append(cross_attack(chosen, sorted(g["forecaster"].unique()), seeds))
@@ -81,7 +83,7 @@ def report(folder: str | Path, cross: bool = True, seeds=(0,)) -> dict[str, Path
             matrix = pd.concat(parts, ignore_index=True)
             _write(matrix, folder, "cross_attack")
             for (metric, T), g in matrix.groupby(["metric", "T"]):
-                stem = figs / f"cross_attack__{metric}__T{T}"
+                stem = figs / f"cross_attack__{safe_name(metric)}__T{safe_name(T)}"
                 _save(cross_attack_heatmap(g), stem, ("pdf", "png"))
-                out[stem.name] = stem.with_suffix(".png")
+                out[stem.name] = Path(f"{stem}.png")
     return out
