@@ -66,7 +66,7 @@ class Sinusoid(Nature):
 
 def _fold(z: float, bound: float) -> float:
     """Reflect ``z`` into [-bound, bound] (a reflecting barrier at both ends)."""
-    if math.isinf(bound) or -bound <= z <= bound:
+    if -bound <= z <= bound:
         return z
     period = 4.0 * bound
     u = (z + bound) % period
@@ -78,7 +78,8 @@ class LogitWalk(Nature):
     """A random walk on the logit: logit p_{t+1} = logit p_t + sigma * N(0, 1) (oblivious).
 
     The walk starts at ``logit(p0)`` and reflects at ``+-bound`` so that p_t keeps moving
-    instead of sticking near 0 or 1 on long horizons (``bound: .inf`` disables this).
+    instead of sticking near 0 or 1 on long horizons (a finite bound: an unbounded walk ends at p = 0 or 1
+    in floating point, a game with no noise left).
 
     Parameters
     ----------
@@ -114,14 +115,9 @@ class LogitWalk(Nature):
         self.p0 = check_probability(self.name, "p0", p0, 0.5)
         if self.p0 in (0.0, 1.0):
             raise ValueError(f"{self.name}: p0={p0!r} has an infinite logit; give p0 in (0, 1) such as p0: 0.5")
-        try:
-            if isinstance(bound, (bool, np.bool_)):
-                raise TypeError  # true/false is not a bound
-            self.bound = float(bound)
-        except (TypeError, ValueError):
-            raise ValueError(f"{self.name}: bound={bound!r} is not a number; give e.g. bound: 4.0") from None
-        if not self.bound > 0:  # also rejects NaN
-            raise ValueError(f"{self.name}: bound={bound!r} must be > 0; give e.g. bound: 4.0 (or .inf)")
+        self.bound = check_real(self.name, "bound", bound, "give a finite bound such as bound: 4.0")
+        if not self.bound > 0:
+            raise ValueError(f"{self.name}: bound={bound!r} must be > 0; give e.g. bound: 4.0")
         if abs(math.log(self.p0 / (1.0 - self.p0))) > self.bound:
             raise ValueError(
                 f"{self.name}: p0={p0!r} lies outside the barrier bound={bound!r} on the logit; "

@@ -169,7 +169,9 @@ def _one_line(message: str) -> str:
 
 
 def _prepare(args: list[str], multirun: bool) -> tuple[int, list[str], object]:
-    overrides = [o for o in _parse(args) if not o.key_or_group.startswith("hydra") or o.key_or_group in HYDRA_KEYS]
+    parsed = _parse(args)
+    _check_launcher_overrides(parsed)
+    overrides = [o for o in parsed if not o.key_or_group.startswith("hydra") or o.key_or_group in HYDRA_KEYS]
     for o in overrides:
         value = o.get_value_element_as_str() if not o.is_sweep_override() else ""
         if o.key_or_group in GROUPS and any(c in value for c in "/\\"):
@@ -216,6 +218,18 @@ def _prepare(args: list[str], multirun: bool) -> tuple[int, list[str], object]:
         return _check_tournament(base), extra, base.hydra.mode
     _check_sweep(fixed, sweeps, base)
     return (int(np.prod([len(v) for v in sweeps.values()])) if sweeps else 1), extra, base.hydra.mode
+
+
+def _check_launcher_overrides(overrides: list) -> None:
+    """Refuse a number of worker processes that is no whole number, or 0 (-1: one per core)."""
+    for o in overrides:
+        if o.key_or_group == "hydra.launcher.n_jobs" and not o.is_sweep_override():
+            value = o.value()
+            if isinstance(value, bool) or not isinstance(value, int) or value == 0 or value < -1:
+                raise ConfigError(
+                    f"hydra.launcher.n_jobs={o.get_value_element_as_str()}: give the number of worker processes, "
+                    "a positive whole number, or -1 for one per core"
+                )
 
 
 def _parse(args: Sequence[str]) -> list:
@@ -304,6 +318,7 @@ def check_settings(cfg: DictConfig) -> None:
     root = cfg.get("results_root")
     if not isinstance(root, str) or not root.strip():
         raise ConfigError(f"results_root={root!r}: give the folder results go to, e.g. results_root=results")
+    _check_results_root(root)
     name = cfg.get("tournament_name")
     if not is_safe_name(name) or name in (".", ".."):
         raise ConfigError(
@@ -314,6 +329,32 @@ def check_settings(cfg: DictConfig) -> None:
         value = cfg.get(key)
         if not isinstance(value, bool):
             raise ConfigError(f"{key}={value!r}: give true or false")
+
+
+def _check_results_root(root: str) -> None:
+    """Refuse a ``results_root`` that is a file, lies below one, or on a file system that stores no files
+    (``/proc``, ``/sys``: no blocks), without writing anything.
+
+    >>> _check_results_root("/proc/results")
+    Traceback (most recent call last):
+    ...
+    arena.errors.ConfigError: results_root='/proc/results': /proc stores no files; give a folder on a disk, ...
+    """
+    import os
+
+    path = Path(root).expanduser().absolute()
+    existing = next(p for p in (path, *path.parents) if os.path.lexists(p))
+    fix = "give a folder on a disk, e.g. results_root=results"
+    if not existing.is_dir():
+        raise ConfigError(f"results_root={root!r}: {existing} is a file, not a folder; {fix}")
+    try:
+        blocks = os.statvfs(existing).f_blocks
+    except OSError as exc:
+        raise ConfigError(f"results_root={root!r}: {existing}: {exc.strerror}; {fix}") from None
+    if blocks == 0:
+        raise ConfigError(f"results_root={root!r}: {existing} stores no files; {fix}")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(f"results_root={root!r}: {existing} is not writable; {fix}")
 
 
 def _check_matchup(cfg: DictConfig, horizons: Sequence[int] = ()) -> None:

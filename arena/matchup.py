@@ -154,6 +154,11 @@ def check_referee_settings(settings: Mapping) -> None:
         raise ValueError(
             f"referee.oi_features={features!r}: give a list of feature terms, e.g. referee.oi_features=[1,p,x]"
         )
+    if len({str(f) for f in features}) != len(features):
+        raise ValueError(f"referee.oi_features={list(features)!r}: a feature term is listed twice; list each once")
+    M = settings.get("M", 1.0)
+    if isinstance(M, bool) or not isinstance(M, (int, float, np.number)) or not 0 < M < math.inf:
+        raise ValueError(f"referee.M={M!r}: give the comparators' norm bound as a positive finite number, e.g. 1")
 
 
 def _check_horizon(T: Any) -> None:

@@ -72,6 +72,11 @@ def _entries(group: str, items) -> list[tuple[str, DictConfig]]:
         for values in itertools.product(*(grid[k] if isinstance(grid[k], list) else [grid[k]] for k in keys)):
             point = dict(zip(keys, values, strict=True))
             label = item.get("label", item["name"])
+            if not isinstance(label, str) or not label.strip() or label != label.strip():
+                raise ConfigError(
+                    f"tournament {group} entry {item['name']!r}: label={label!r}; give a non-empty label "
+                    "without surrounding spaces (it names the row in every table)"
+                )
             if point:
                 label += "[" + ",".join(f"{k}={v}" for k, v in point.items()) + "]"
             out.append((label, OmegaConf.merge(base, point)))

@@ -45,7 +45,7 @@ def check_objective(game: str, metric: str) -> None:
     >>> check_objective("binary", "smce")
     Traceback (most recent call last):
     ...
-    ValueError: metric='smce' is not a red-team objective of the binary game. Did you mean 'smce_over_T'? Available: bias, ece, regret_constant, regret_linear, smce_over_T
+    ValueError: metric='smce' is not a red-team objective of the binary game. Did you mean 'smce_over_T'? Available: ...
     """
     if game not in OBJECTIVES:
         raise ValueError(f"game={game!r}: the red team plays {', '.join(sorted(OBJECTIVES))}")

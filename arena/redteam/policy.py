@@ -151,7 +151,7 @@ def check_attack(attack: dict, where: str = "attack") -> dict:
     >>> check_attack({"format": FORMAT, "kind": "policy", "game": "binary", "theta": [0.0]})
     Traceback (most recent call last):
     ...
-    ValueError: attack: theta has 1 weights but the binary policy has 7 features ('1', 'p', 't', 'last_y', 'dp', 'bin_residual', 'bias'); search again or fix the file
+    ValueError: attack: theta has 1 weights but the binary policy has 7 features ('1', 'p', ...); search again ...
     """
     if not isinstance(attack, dict) or attack.get("format") != FORMAT:
         raise ValueError(
@@ -161,15 +161,16 @@ def check_attack(attack: dict, where: str = "attack") -> dict:
     kind, game = attack.get("kind"), attack.get("game")
     if kind not in KINDS:
         raise ValueError(f"{where}: kind={kind!r}; expected one of {list(KINDS)}")
-    if game not in FEATURES:
+    if not isinstance(game, str) or game not in FEATURES:
         raise ValueError(f"{where}: game={game!r}; a red-team attack plays {', '.join(sorted(FEATURES))}")
+    T, L = attack.get("T"), attack.get("L", 1.0)
+    if T is not None and (isinstance(T, bool) or not isinstance(T, int) or T <= 0):
+        raise ValueError(f"{where}: T={T!r}; the horizon of the search must be a positive integer")
+    if not _number(L) or not L > 0:
+        raise ValueError(f"{where}: L={L!r}; the Lipschitz constant must be a positive finite number")
     if kind == "policy":
         theta = attack.get("theta")
-        if (
-            not isinstance(theta, list)
-            or len(theta) != len(FEATURES[game])
-            or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in theta)
-        ):
+        if not isinstance(theta, list) or len(theta) != len(FEATURES[game]) or not all(map(_number, theta)):
             n = len(theta) if isinstance(theta, list) else theta
             raise ValueError(
                 f"{where}: theta has {n} weights but the {game} policy has {len(FEATURES[game])} features "
@@ -177,15 +178,19 @@ def check_attack(attack: dict, where: str = "attack") -> dict:
             )
     else:
         answers = attack.get("answers")
-        if (
-            not isinstance(answers, list)
-            or not answers
-            or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in answers)
-        ):
+        if not isinstance(answers, list) or not answers or not all(map(_number, answers)):
             raise ValueError(
                 f"{where}: answers must be a non-empty list of numbers (one per round); search again or fix the file"
             )
+        if game != "quantile" and not all(0 <= v <= 1 for v in answers):  # a probability of a one
+            bad = next(v for v in answers if not 0 <= v <= 1)
+            raise ValueError(f"{where}: answer {bad!r} is not a probability in [0, 1]; search again or fix the file")
     return attack
+
+
+def _number(v: object) -> bool:
+    """A finite int or float that is no boolean (JSON's true is no weight)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def save_attack(attack: dict, path: str | os.PathLike) -> Path:
@@ -204,10 +209,11 @@ def load_attack(path: str | os.PathLike) -> dict:
     if not path.is_file():
         raise ValueError(f"redteam: path={str(path)!r} is not a file; give a JSON file written by arena-redteam")
     try:
-        attack = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
+        attack = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError, OSError) as exc:  # not JSON, not text, nested too deeply, unreadable
+        why = exc.strerror if isinstance(exc, OSError) else str(exc)[:80] or type(exc).__name__
         raise ValueError(
-            f"redteam: {str(path)!r} is not valid JSON ({exc}); give a file written by arena-redteam"
+            f"redteam: {str(path)!r} is not readable JSON ({why}); give a file written by arena-redteam"
         ) from None
     return check_attack(attack, f"redteam: {path}")
 
@@ -314,7 +320,7 @@ class RedTeamNature(Nature):
         self._mean, self._x = forecast.mean, x
         if self._answers is not None:
             return float(self._answers[t - 1])
-        z = math.fsum(a * b for a, b in zip(self._theta, self.phi(t, x, forecast)))
+        z = math.fsum(a * b for a, b in zip(self._theta, self.phi(t, x, forecast), strict=True))
         return forecast.mean + (z - 0.5) / self.L if self.game.name == "quantile" else _sigmoid(z)
 
     def answer(self, a: float):

@@ -373,6 +373,10 @@ def search(
         )
     if max_cpu is not None and not max_cpu > 0:
         raise ValueError(f"max_cpu={max_cpu!r}: give a positive number of CPU seconds, or None for no cap")
+    if isinstance(L, bool) or not isinstance(L, (int, float)) or not 0 < L < math.inf:
+        raise ValueError(f"L={L!r}: give the Lipschitz constant of nature's CDF as a positive finite number, e.g. L=1")
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1):
+        raise ValueError(f"depth={depth!r}: give the planner's rollout length as a positive integer, or null")
     game = _game(game) if isinstance(game, str) else game
     check_objective(game.name, metric)
     kw = {"forecaster_params": forecaster_params, "L": L, "panel": panel}

@@ -50,7 +50,7 @@ def read_attacks(folder: str | Path) -> list[dict]:
     for file in sorted(Path(folder).rglob("*.json")):
         try:
             attack = check_attack(json.loads(file.read_text()), str(file))
-        except (ValueError, json.JSONDecodeError):
+        except (ValueError, RecursionError, OSError):
             continue  # not an attack (a plan, a config): skipped
         out.append({**attack, "file": str(file)})
     return out
