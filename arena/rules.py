@@ -41,7 +41,15 @@ CALLS = ("predict", "respond", "observe", "context", "update", "play_oblivious")
 def announce(action, game, at_most_two_points: bool = False) -> Forecast:
     """Step 1: the forecaster's action (a float, a one-element array or an :class:`arena.Forecast`) as a
     checked Forecast in the game's forecast space; ``at_most_two_points``: the game takes a point or a
-    two-point forecast. Raises :class:`arena.protocols.ProtocolError` naming the bad action."""
+    two-point forecast. Raises :class:`arena.protocols.ProtocolError` naming the bad action.
+
+    Text, true/false and a 0-d array are no forecast (a number by accident, e.g. a model's output not converted).
+    """
+    if isinstance(action, (str, bytes, bool, np.bool_)) or (isinstance(action, np.ndarray) and action.ndim == 0):
+        raise ProtocolError(
+            f"forecaster returned {type(action).__name__} {action!r}; expected a float in "
+            f"[{game.forecast_low}, {game.forecast_high}] or an arena.Forecast (convert with float(...))"
+        )
     if not isinstance(action, (Forecast, float)):
         try:
             action = np.asarray(action, dtype=np.float64).reshape(-1)
