@@ -18,7 +18,7 @@ import os
 import sys
 from pathlib import Path
 
-from arena.errors import ConfigError
+from arena.errors import ConfigError, printable
 
 #: Options that print something about the config instead of running it.
 INFORMATIONAL = {"--help", "-h", "--hydra-help", "--cfg", "-c", "--info", "--shell-completion", "-sc"}
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> None:
             )
             argv += extra
         except ConfigError as exc:
-            print(f"arena: error: {exc}", file=sys.stderr)
+            print(f"arena: error: {printable(exc)}", file=sys.stderr)
             raise SystemExit(2) from None
     use_search_path_plugin(argv)
     sys.argv = [sys.argv[0], *argv]
@@ -235,7 +235,7 @@ def _report(argv: list[str] | None) -> None:
             options={"formats": formats, "paper": args.paper, "quiet": args.quiet, "trust": args.trust},
         )
     except (FileNotFoundError, ValueError) as exc:
-        print(f"arena-report: error: {exc}", file=sys.stderr)
+        print(f"arena-report: error: {printable(exc)}", file=sys.stderr)
         raise SystemExit(2) from None
     except OSError as exc:
         print(
@@ -289,16 +289,16 @@ def rerun_main(argv: list[str] | None = None) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             new, compared, differ = rerun(row, args.out or Path(tmp), trust=args.trust)
     except (ConfigError, OSError, ValueError) as exc:
-        print(f"arena-rerun: error: {exc}", file=sys.stderr)
+        print(f"arena-rerun: error: {printable(exc)}", file=sys.stderr)
         raise SystemExit(2) from None
-    print(f"[arena] reran {row['matchup_id']}: {metrics_text(new)}")
+    print(printable(f"[arena] reran {row['matchup_id']}: {metrics_text(new)}"))
     if row.get("code_version") not in (None, new["code_version"]):
         print(
             f"[arena]   note: the row was computed by code version {row['code_version']}, this is {new['code_version']}"
         )
     if differ:
         for c in differ:
-            print(f"[arena]   differs: {c}: stored {row[c]!r}, now {new.get(c)!r}")
+            print(printable(f"[arena]   differs: {c}: stored {row[c]!r}, now {new.get(c)!r}"))
         raise SystemExit(1)
     print(f"[arena]   identical to the stored row ({len(compared)} values compared; timing and memory aside)")
 
@@ -355,22 +355,24 @@ def compare_main(argv: list[str] | None = None) -> None:
             trust=args.trust,
         )
     except (OSError, ValueError) as exc:
-        print(f"arena-compare: error: {exc}", file=sys.stderr)
+        print(f"arena-compare: error: {printable(exc)}", file=sys.stderr)
         raise SystemExit(2) from None
     metric = final["metric"].iloc[0]
     print(
-        f"[arena] {args.a} (A) vs {args.b} (B), {metric} (lower is better), game {final['game'].iloc[0]}, "
-        f"T={final['T'].iloc[0]}; A - B < 0: A better; confidence sequence and e-values valid at every t"
+        printable(
+            f"[arena] {args.a} (A) vs {args.b} (B), {metric} (lower is better), game {final['game'].iloc[0]}, "
+            f"T={final['T'].iloc[0]}; A - B < 0: A better; confidence sequence and e-values valid at every t"
+        )
     )
-    print(format_table(final, args.alpha))
+    print("\n".join(printable(line) for line in format_table(final, args.alpha).splitlines()))
     out = args.out or args.results / "compare"
     try:  # a label is no path, and a compare/ link from elsewhere does not lead out of the results
         stem = inside(args.out or args.results, out / f"compare__{safe_name(args.a)}__{safe_name(args.b)}__{metric}")
     except ValueError as exc:
-        print(f"arena-compare: error: {exc}", file=sys.stderr)
+        print(f"arena-compare: error: {printable(exc)}", file=sys.stderr)
         raise SystemExit(2) from None
     out.mkdir(parents=True, exist_ok=True)
     final.to_csv(f"{stem}.csv", index=False)
     curves.to_csv(f"{stem}_curves.csv", index=False)
     paths = _save(comparison_figure(curves, args.alpha, final), stem, ("pdf", "png"))
-    print(f"[arena] wrote {stem}.csv, {stem}_curves.csv, " + ", ".join(str(p) for p in paths))
+    print(printable(f"[arena] wrote {stem}.csv, {stem}_curves.csv, " + ", ".join(str(p) for p in paths)))

@@ -9,11 +9,27 @@ Examples
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 
 
 class ConfigError(ValueError):
     """A config that cannot run; the message says what is wrong and how to fix it."""
+
+
+#: Characters a terminal acts on instead of showing: C0 and C1 controls (ESC starts ANSI and OSC sequences)
+#: and the bidirectional overrides that reorder what is shown.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: object) -> str:
+    r"""``text`` as the terminal may show it: every control character escaped (a label with an ANSI or OSC
+    escape, or a line break, from a config or a results directory is shown, not obeyed).
+
+    >>> print(printable("k29\x1b]0;owned\x07"))
+    k29\x1b]0;owned\x07
+    """
+    return _CONTROL.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), str(text))
 
 
 def did_you_mean(name: object, options: Iterable[str]) -> str:
@@ -36,4 +52,4 @@ def unknown_name(kind: str, name: object, options: Iterable[str]) -> str:
     return f"unknown {kind} {name!r}.{did_you_mean(name, options)} Available: {', '.join(options)}"
 
 
-__all__ = ["ConfigError", "did_you_mean", "unknown_name"]
+__all__ = ["ConfigError", "did_you_mean", "printable", "unknown_name"]

@@ -22,7 +22,7 @@ import numpy as np
 from filelock import FileLock
 from omegaconf import DictConfig, OmegaConf
 
-from arena.errors import ConfigError
+from arena.errors import ConfigError, printable
 from arena.lazy import LazyModule
 from arena.plan import matchup_key, planned_ids, plugin_targets, resolved_config, shard_of
 from arena.progress import Progress
@@ -77,7 +77,7 @@ def metrics_text(row: dict) -> str:
 def say(line: str) -> None:
     """``line`` and its newline on stdout in one write (``print`` writes them apart, and an unbuffered stdout
     passes each on): the lines of a tournament's processes, written to one pipe, never run into each other."""
-    sys.stdout.write(line + "\n")
+    sys.stdout.write(printable(line) + "\n")  # labels from a config: their control characters shown escaped
     sys.stdout.flush()
 
 
@@ -146,7 +146,7 @@ class one_line_errors:
             )
         else:
             message, code = (f"{type(exc).__name__}: {' '.join(str(exc).split())[:500]}{stored_text(self.out_dir)}"), 1
-        print(f"arena: error: {message}", file=sys.stderr, flush=True)
+        print(f"arena: error: {printable(message)}", file=sys.stderr, flush=True)
         raise SystemExit(code) from None
 
 

@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from arena.errors import printable
 from arena.lazy import LazyModule
 from arena.seeding import stream_seeds
 
@@ -114,7 +115,7 @@ def summary_digest(summary: pd.DataFrame) -> str:
 
 
 #: What may not appear in a file name the arena makes from a label: path separators, NUL, control characters.
-_UNSAFE = re.compile(r"[/\\\x00-\x1f\x7f]")
+_UNSAFE = re.compile(r"[/\\\x00-\x1f\x7f-\x9f]")
 
 
 def safe_name(text: object, limit: int = 60) -> str:
@@ -476,7 +477,11 @@ def quarantine(out_dir: Path | str, mid: str, reason: str) -> Path:
         if f.exists():
             (dest / f.parent.name).mkdir(parents=True, exist_ok=True)
             os.replace(f, dest / f.parent.name / f.name)
-    print(f"[arena] corrupt result ({reason}): moved to {dest}; playing {mid} again", file=sys.stderr, flush=True)
+    print(
+        printable(f"[arena] corrupt result ({reason}): moved to {dest}; playing {mid} again"),
+        file=sys.stderr,
+        flush=True,
+    )
     return dest
 
 
@@ -545,7 +550,7 @@ def collect(out_dir: Path | str, only: set[str] | None = None) -> dict[str, pd.D
             stored = _load(out_dir, mid)
         except CorruptResult as exc:
             print(
-                f"[arena] left out of the summary: {exc}; rerun the tournament to play it again",
+                printable(f"[arena] left out of the summary: {exc}; rerun the tournament to play it again"),
                 file=sys.stderr,
                 flush=True,
             )

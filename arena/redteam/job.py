@@ -66,6 +66,7 @@ def run(cfg: DictConfig) -> list[dict]:
         depth=cfg.depth,
         max_cpu=cfg.max_cpu,
     )
+    from arena.errors import printable
     from arena.results import inside, safe_name
 
     folder = inside(cfg.out, Path(cfg.out) / "attacks")  # an attacks/ link does not lead elsewhere
@@ -81,7 +82,7 @@ def run(cfg: DictConfig) -> list[dict]:
         cert = a["certificate"]
         bound = f"; certified {cert['name']} bound {cert['bound']:.6g}" if cert else "; no certificate bounds it"
         print(
-            f"[arena-redteam] {label} {cfg.metric} T={cfg.T} seed={cfg.seed} {a['searcher']}: "
+            f"[arena-redteam] {printable(label)} {cfg.metric} T={cfg.T} seed={cfg.seed} {a['searcher']}: "
             f"{a['value']:.6g}{bound} ({a['cpu_seconds']:.0f} CPU s) -> {path}"
         )
     return attacks
@@ -89,10 +90,12 @@ def run(cfg: DictConfig) -> list[dict]:
 
 def run_job(cfg: DictConfig) -> None:
     """One Hydra job: :func:`run`, a bad value printed as one line (exit status 2)."""
+    from arena.errors import printable
+
     try:
         run(cfg)
     except (RedTeamError, ValueError, ImportError) as exc:
-        print(f"arena-redteam: error: {exc}", file=sys.stderr)
+        print(f"arena-redteam: error: {printable(exc)}", file=sys.stderr)
         raise SystemExit(2) from None
 
 
