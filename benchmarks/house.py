@@ -88,11 +88,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--turns", type=int, default=3)
     args = ap.parse_args(argv)
     if Path(args.base).is_dir():
-        base = Path(args.base).resolve() / ".venv" / "bin" / "python"
+        base_python = Path(args.base).resolve() / ".venv" / "bin" / "python"
     else:
-        base = build_base(args.base, Path(tempfile.gettempdir()) / f"arena-bench-{args.base}")
-    pythons = {"this": Path(sys.executable), "base": base}
-    print(f"machine: {_cpu()}, {os.cpu_count()} cores; this = {ROOT} ({_commit()}) vs base = {args.base}", flush=True)
+        base_python = build_base(args.base, Path(tempfile.gettempdir()) / f"arena-bench-{args.base}")
+    pythons = {"this": Path(sys.executable), "base": base_python}
+    this_commit = _commit()  # before the turns: the tree may change while they run
+    print(f"machine: {_cpu()}, {os.cpu_count()} cores; this = {ROOT} ({this_commit}) vs base = {args.base}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         res = {
@@ -116,7 +117,7 @@ def main(argv: list[str] | None = None) -> None:
                 "base_seconds": round(base, 3),
                 "ratio_this_over_base": round(this / base, 3),
                 "turns": args.turns,
-                "this": _commit(),
+                "this": this_commit,
                 "base": str(args.base),
                 "cpu": _cpu(),
                 "cpus": os.cpu_count(),
