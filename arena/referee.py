@@ -50,7 +50,8 @@ class Referee:
         the allowance A(T, max_tol) such a tolerance can explain (fixed before the game); a
         forecaster declaring a looser tolerance is refused (:func:`check_tolerance`).
     intercept : whether the linear comparators of ``regret_linear`` (and the ``linear_regret``
-        certificate) get an intercept, <w, x> + a with ||(w, a)|| <= M.
+        certificate) get an intercept, <w, x> + a with ||(w, a)|| <= M (the default: without it and
+        without a context, the only comparator is the zero forecast and both are not applicable).
     hat_eps, hat_alpha : the width ε and the centre α of the hat function h_{ε,α}(p) = w_ε(p - α)
         of §8 (ε <= min(α, 1 - α)): the ``hat_calibration`` metric |Σ_t h_{ε,α}(p_t)(y_t - p_t)|.
 
@@ -69,7 +70,7 @@ class Referee:
         oi_features=("1", "p", "x"),
         n_checkpoints: int = 20,
         max_tol: float = MAX_TOL,
-        intercept: bool = False,
+        intercept: bool = True,
         hat_eps: float = 0.1,
         hat_alpha: float = 0.5,
     ):

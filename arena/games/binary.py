@@ -266,6 +266,8 @@ def cert_linear_regret(run: BinaryRun, M: float, intercept: bool = False) -> Cer
     2 sqrt(T (5 + 4M^2)(2 + B^2)) with B = max ||x_t||."""
     if run.premise:
         return not_applicable("linear_regret", run.premise)
+    if not linear_applies(run.X, intercept):
+        return not_applicable("linear_regret", _NO_LINEAR)
     regret = regret_linear(run.p_int, run.y, run.X, M, intercept)
     B = float(np.max(np.linalg.norm(run.X, axis=1))) if run.X.size else 0.0
     loose = 2 * math.sqrt(run.T * (5 + 4 * M * M) * (2 + B * B))
@@ -346,8 +348,8 @@ METRICS = {
     "smce_pm_over_T": "smce_pm / T",
     "oi_gap": "outcome-indistinguishability gap ||sum_t Phi(x_t, p_t)(y_t - p_t)|| for referee.oi_features",
     "regret_constant": "squared-loss regret to the best constant forecast",
-    "regret_linear": "squared-loss regret to the best linear forecast <w, x_t> (+ a with referee.intercept), "
-    "||w|| <= referee.M (§6)",
+    "regret_linear": "squared-loss regret to the best linear forecast <w, x_t> + a (a = 0 with "
+    "referee.intercept=false), ||(w, a)|| <= referee.M (§6); NaN (not applicable) with no context and no intercept",
     "fs_gap": "Fermi-Sobolev kernel gap ||sum_t w_t k_FS(p_t, .)|| with w_t = y_t - p_t (§7), for every forecaster",
     "hat_calibration": "|sum_t h(p_t)(y_t - p_t)| for the hat h(p) = w_eps(p - alpha), referee.hat_eps and "
     "referee.hat_alpha (§8)",
@@ -389,6 +391,29 @@ BinaryGame.certificate_descriptions = CERTIFICATE_DESCRIPTIONS
 
 
 # ---------------------------------------------------------------------------- metrics, curves
+#: Why regret_linear and its certificate are not applicable: the only comparator is the zero forecast.
+_NO_LINEAR = "no context and no intercept (referee.intercept=false): the only linear forecast is 0"
+
+
+def linear_applies(X, intercept: bool) -> bool:
+    """Whether regret to linear forecasts means something: the nature gives a context, or the comparators have an
+    intercept (else the only comparator <w, x> is the zero forecast).
+
+    Examples
+    --------
+    >>> linear_applies(np.zeros((3, 0)), False), linear_applies(np.zeros((3, 0)), True)
+    (False, True)
+    """
+    return bool(intercept) or np.asarray(X).reshape(len(X), -1).shape[1] > 0
+
+
+def _regret_linear(referee, X, p, y) -> float:
+    """regret_linear under the referee's M and intercept; NaN where it does not apply (:func:`linear_applies`)."""
+    if not linear_applies(X, referee.intercept):
+        return math.nan
+    return regret_linear(p, y, X, referee.M, referee.intercept)
+
+
 def metrics(
     referee,
     X,
@@ -415,7 +440,7 @@ def metrics(
         "smce_pm": smce_pm,
         "oi_gap": math.sqrt(max(oi2, 0.0)) if not math.isnan(oi2) else math.nan,
         "regret_constant": regret_constant(p, y),
-        "regret_linear": regret_linear(p, y, X, referee.M, referee.intercept),
+        "regret_linear": _regret_linear(referee, X, p, y),
         "fs_gap": math.sqrt(max(fs_quadratic(p, y - p) if fs_q is None else fs_q, 0.0)) if T else 0.0,
         "hat_calibration": cal.hat_calibration(p, y, referee.hat_eps, referee.hat_alpha),
     }
@@ -448,6 +473,7 @@ def curve_rows(referee, rec, claims, run: BinaryRun) -> list[tuple[int, str, flo
     smce_int = smce_curve(rec.p_internal, rec.y, ts, "paper") if internal else smce_t
     if kernel_ok:  # sum_{s<=t} w_s^2 k(z_s, z_s) at the checkpoints (diag_c[i]: the i-th checkpoint's)
         diag_c = np.cumsum(run.diag)[ts - 1]
+    linear = linear_applies(rec.X, referee.intercept)  # else no regret_linear curve (not applicable)
     for i, t in enumerate(ts.tolist()):
         X, p, y = rec.X[:t], rec.p[:t], rec.y[:t]
         m = {
@@ -455,12 +481,13 @@ def curve_rows(referee, rec, claims, run: BinaryRun) -> list[tuple[int, str, flo
             "brier": cal.brier(p, y),
             "smce": float(smce_t[i]),
             "regret_constant": regret_constant(p, y),
-            "regret_linear": regret_linear(p, y, X, referee.M, referee.intercept),
         }
+        if linear:
+            m["regret_linear"] = regret_linear(p, y, X, referee.M, referee.intercept)
         if "smce" in claims and kernel_ok:
             m["smce_internal"] = float(smce_int[i])
             m["smce_bound"] = smce_bound(diag_c[i], run.allowance(t))
-        if "linear_regret" in claims and kernel_ok:
+        if "linear_regret" in claims and kernel_ok and linear:
             m["regret_linear_bound"] = linear_regret_bound(referee.M, diag_c[i], run.allowance(t), referee.intercept)
         if "bit" in claims:
             m["bit_bound"] = bit_bound()
