@@ -339,6 +339,24 @@ def plan_search(
     return attack
 
 
+def _check_settings(searcher: str, T, budget, max_cpu, L, depth) -> None:
+    """Refuse a search setting out of range with one line naming it (before anything is searched or written)."""
+    if searcher not in ("both", "cma", "planner"):
+        raise ValueError(f"searcher={searcher!r}; expected 'both', 'cma' or 'planner'")
+    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T <= 0:
+        raise ValueError(f"T={T!r}: the horizon must be a positive integer, e.g. T=1000")
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < T:
+        raise ValueError(
+            f"budget={budget!r}: give the rounds the search may simulate, an integer >= T={T}, e.g. budget={BUDGET}"
+        )
+    if max_cpu is not None and not max_cpu > 0:
+        raise ValueError(f"max_cpu={max_cpu!r}: give a positive number of CPU seconds, or None for no cap")
+    if isinstance(L, bool) or not isinstance(L, (int, float)) or not 0 < L < math.inf:
+        raise ValueError(f"L={L!r}: give the Lipschitz constant of nature's CDF as a positive finite number, e.g. L=1")
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1):
+        raise ValueError(f"depth={depth!r}: give the planner's rollout length as a positive integer, or null")
+
+
 def search(
     game,
     forecaster,
@@ -363,20 +381,7 @@ def search(
     metric where the forecaster claims one (``certificate``: name, value and bound, on the
     metric's scale), the search's settings and its CPU seconds.
     """
-    if searcher not in ("both", "cma", "planner"):
-        raise ValueError(f"searcher={searcher!r}; expected 'both', 'cma' or 'planner'")
-    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T <= 0:
-        raise ValueError(f"T={T!r}: the horizon must be a positive integer, e.g. T=1000")
-    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < T:
-        raise ValueError(
-            f"budget={budget!r}: give the rounds the search may simulate, an integer >= T={T}, e.g. budget={BUDGET}"
-        )
-    if max_cpu is not None and not max_cpu > 0:
-        raise ValueError(f"max_cpu={max_cpu!r}: give a positive number of CPU seconds, or None for no cap")
-    if isinstance(L, bool) or not isinstance(L, (int, float)) or not 0 < L < math.inf:
-        raise ValueError(f"L={L!r}: give the Lipschitz constant of nature's CDF as a positive finite number, e.g. L=1")
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1):
-        raise ValueError(f"depth={depth!r}: give the planner's rollout length as a positive integer, or null")
+    _check_settings(searcher, T, budget, max_cpu, L, depth)
     game = _game(game) if isinstance(game, str) else game
     check_objective(game.name, metric)
     kw = {"forecaster_params": forecaster_params, "L": L, "panel": panel}
