@@ -34,8 +34,10 @@ def small(tmp_path_factory):
 
 def _figures(out: Path) -> dict[str, int]:
     """The figures of the report (PNG) and of the paper (PDF), with their times of change."""
-    return {p.relative_to(out).as_posix(): p.stat().st_mtime_ns
-            for p in [*(out / "figures").rglob("*.png"), *(out / "paper").rglob("*.pdf")]}
+    return {
+        p.relative_to(out).as_posix(): p.stat().st_mtime_ns
+        for p in [*(out / "figures").rglob("*.png"), *(out / "paper").rglob("*.pdf")]
+    }
 
 
 def test_a_rerun_with_nothing_new_draws_nothing_and_a_change_redraws_only_its_figures(small, tmp_path, capsys):
@@ -71,9 +73,11 @@ def test_stale_figures_are_removed_and_files_follow_the_umask(small, tmp_path):
     mine = out / "figures" / "notes.txt"  # not a report's kind of file: left alone
     mine.write_text("keep")
     # in a process of its own: the umask is read once, when arena.results is imported (as for the tables)
-    code = ("import os; os.umask(0o027); import importlib; "
-            f"print(repr(importlib.import_module('arena.summarize').report({str(out)!r}, formats=('png', 'svg'), "
-            "quiet=True)))")
+    code = (
+        "import os; os.umask(0o027); import importlib; "
+        f"print(repr(importlib.import_module('arena.summarize').report({str(out)!r}, formats=('png', 'svg'), "
+        "quiet=True)))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     paths = [Path(p) for p in re.findall(r"PosixPath\('([^']+)'\)", done.stdout)]
     assert paths and not any(p.exists() for p in stale) and mine.exists()
@@ -114,12 +118,17 @@ def test_formats_and_paper_from_the_command_line(small, tmp_path, capsys):
     shutil.copytree(small, out)
     report_main([str(out), "--paper", "--quiet"])
     paper = sorted(p.name for p in (out / "paper").iterdir() if not p.name.startswith("."))
-    assert paper == ["binary_certificates.pdf", "binary_leaderboard_smce_over_T.pdf", "binary_reliability_sinusoid.pdf",
-                     "binary_smce_vs_T_sinusoid.pdf", "binary_table.tex"]
+    assert paper == [
+        "binary_certificates.pdf",
+        "binary_leaderboard_smce_over_T.pdf",
+        "binary_reliability_sinusoid.pdf",
+        "binary_smce_vs_T_sinusoid.pdf",
+        "binary_table.tex",
+    ]
     assert not (out / "figures").exists() and not (out / "index.html").exists()  # only what a paper needs
     report_main([str(out), "--format", "svg", "--quiet"])
     assert {p.suffix for p in (out / "figures").iterdir() if not p.name.startswith(".")} == {".svg", ".tex"}
-    assert (out / "index.html").read_text().count(".svg\"") > 0
+    assert (out / "index.html").read_text().count('.svg"') > 0
     capsys.readouterr()
     with pytest.raises(SystemExit) as exit_:
         report_main([str(out), "--format", "png,jpg"])
@@ -128,16 +137,22 @@ def test_formats_and_paper_from_the_command_line(small, tmp_path, capsys):
     assert "'png,jpg'" in err and "pdf, png, svg" in err
 
 
-@pytest.mark.parametrize(("loss", "drawn"), [("squared", ["brier", "regret_experts_over_T"]),
-                                             ("log", ["brier", "loss", "regret_experts_over_T"])])
+@pytest.mark.parametrize(
+    ("loss", "drawn"),
+    [("squared", ["brier", "regret_experts_over_T"]), ("log", ["brier", "loss", "regret_experts_over_T"])],
+)
 def test_a_leaderboard_with_the_values_of_an_earlier_one_is_drawn_once(tmp_path, loss, drawn):
     # the experts game's `loss` under the squared loss is the Brier score of the same forecasts, matchup by
     # matchup: one heatmap of it, named brier; under the log loss the two differ and both are drawn
     from arena import play
     from arena.games import get_game
 
-    rows = [{**play(get_game("experts", loss=loss), f, n, T=200, seed=s).row(), "forecaster_plugin": f}
-            for f in ("hedge", "uniform_average") for n in ("expert_constants", "expert_switching") for s in (0, 1)]
+    rows = [
+        {**play(get_game("experts", loss=loss), f, n, T=200, seed=s).row(), "forecaster_plugin": f}
+        for f in ("hedge", "uniform_average")
+        for n in ("expert_constants", "expert_switching")
+        for s in (0, 1)
+    ]
     s = pd.DataFrame(rows)
     assert (s["loss"] == s["brier"]).all() == (loss == "squared")
     from arena.plots.plan import game_jobs
@@ -183,11 +198,59 @@ def test_each_forecasters_family_is_read_from_its_rows_without_loading_the_plugi
     summary = pd.read_parquet(small / "summary.parquet")
     want = {"k29": K29.family, "running_mean": RunningMean.family}
     assert want == {"k29": "defensive", "running_mean": "baseline"}
-    assert dict(zip(summary["forecaster"], summary["forecaster_family"])) == want
-    code = ("import sys, importlib, pandas as pd; families = importlib.import_module('arena.summarize').families("
-            "pd.read_parquet(sys.argv[1])); print(sorted(families.items()), 'numba' in sys.modules, "
-            "any(m.split('.')[0] == 'forecasters' for m in sys.modules))")
-    done = subprocess.run([sys.executable, "-c", code, str(small / "summary.parquet")], capture_output=True, text=True,
-                          check=True)
+    assert dict(zip(summary["forecaster"], summary["forecaster_family"], strict=True)) == want
+    code = (
+        "import sys, importlib, pandas as pd; families = importlib.import_module('arena.summarize').families("
+        "pd.read_parquet(sys.argv[1])); print(sorted(families.items()), 'numba' in sys.modules, "
+        "any(m.split('.')[0] == 'forecasters' for m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(small / "summary.parquet")], capture_output=True, text=True, check=True
+    )
     assert done.stdout.split() == [*str(sorted(want.items())).split(), "False", "False"]
     assert driver.families(summary.drop(columns="forecaster_family")) == want
+
+
+# ---------------------------------------------------------------------------- escaping what a results directory holds
+_EVIL = "\\input{/etc/passwd}#$%&~_^{}<b>x</b>"
+
+
+def _evil_results(tmp_path: Path) -> Path:
+    """A results directory whose forecaster is labelled with LaTeX commands, all ten specials and raw HTML, and a CSV
+    whose name tries to leave its href."""
+    out = _results(tmp_path / "evil")
+    for name in ("summary", "curves", "reliability"):
+        df = pd.read_parquet(out / f"{name}.parquet")
+        if "forecaster" in df:
+            df["forecaster"] = df["forecaster"].replace("running_mean", _EVIL)
+        df.to_parquet(out / f"{name}.parquet")
+    (out / 'x" onmouseover="alert(1)" y=".csv').write_text("a,b\n1,2\n")
+    return out
+
+
+def test_labels_and_file_names_are_escaped_in_html_latex_and_markdown(tmp_path):
+    out = _evil_results(tmp_path)
+    tables = {k: pd.read_parquet(out / f"{k}.parquet") for k in ("summary", "curves", "reliability")}
+    driver.report(out, tables=tables, formats=("png",), quiet=True, paper_formats=("pdf",))
+    html = (out / "index.html").read_text()
+    assert 'onmouseover="alert(1)"' not in html and "<b>x</b>" not in html
+    assert "x&#34; onmouseover=&#34;alert(1)&#34; y=&#34;.csv" in html or "x%22%20onmouseover" in html
+    for tex in [out / "figures" / "table.tex", *(out / "paper").glob("*_table.tex")]:
+        text = tex.read_text()
+        assert "\\input{" not in text, tex
+        assert (
+            "\\textbackslash{}input\\{/etc/passwd\\}\\#\\$\\%\\&\\textasciitilde{}\\_\\textasciicircum{}\\{\\}" in text
+        )
+    md = (out / "summary.md").read_text()
+    assert "&lt;b&gt;x&lt;/b&gt;" in md  # as text in tables; in code spans, shown literally
+    markdown = pytest.importorskip("markdown", reason="Python-Markdown (with mkdocs) renders summary.md")
+    rendered = markdown.markdown(md, extensions=["tables"])
+    assert "<b>" not in rendered and "&lt;b&gt;x&lt;/b&gt;" in rendered
+
+
+def test_tex_escapes_the_ten_specials_and_commands():
+    from arena.plots.tables import tex_escape
+
+    assert tex_escape("a_b&c%d#e$f~g^h\\i{j}") == (
+        "a\\_b\\&c\\%d\\#e\\$f\\textasciitilde{}g\\textasciicircum{}h\\textbackslash{}i\\{j\\}"
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from urllib.parse import quote
 
 import numpy as np
 import pandas as pd
@@ -33,8 +34,68 @@ HEADLINE_METRICS = {
 }
 
 
-def _tex(s: str) -> str:
-    return re.sub(r"([_&%#$])", r"\\\1", str(s))
+#: LaTeX's ten special characters (and < > |, which text fonts without T1 encoding print as other glyphs) as text.
+_TEX = {
+    "\\": r"\textbackslash{}",
+    "{": r"\{",
+    "}": r"\}",
+    "#": r"\#",
+    "$": r"\$",
+    "%": r"\%",
+    "&": r"\&",
+    "_": r"\_",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+}
+_TEX_RE = re.compile("|".join(map(re.escape, _TEX)))
+
+
+def tex_escape(s) -> str:
+    r"""``s`` as LaTeX text: every special character printed as itself, so a label never runs a command.
+
+    Examples
+    --------
+    >>> print(tex_escape("\\input{/etc/passwd} 50% a_b"))
+    \textbackslash{}input\{/etc/passwd\} 50\% a\_b
+    """
+    return _TEX_RE.sub(lambda m: _TEX[m.group()], " ".join(str(s).split()))
+
+
+def _tex_head(metric: str) -> str:
+    """A column head: the metric's own LaTeX label (with math) when it has one, else its name as text."""
+    label = METRIC_LABELS.get(metric)
+    return label if label is not None and "$" in label else tex_escape(label or metric)
+
+
+def md_escape(s) -> str:
+    r"""``s`` as Markdown text: no HTML (< and > as entities), no table cell break, code span or link.
+
+    Examples
+    --------
+    >>> md_escape("<b>x</b> | [a](b) `c`")
+    '&lt;b&gt;x&lt;/b&gt; \\| [a]\\(b) \\`c\\`'
+    """
+    s = " ".join(str(s).split()).replace("\\", "\\\\")
+    for a, b in (("<", "&lt;"), (">", "&gt;"), ("|", "\\|"), ("`", "\\`"), ("](", "]\\(")):
+        s = s.replace(a, b)
+    return s
+
+
+def md_code(s) -> str:
+    """``s`` as a Markdown code span (shown literally), fenced by more backticks than it holds in a row.
+
+    Examples
+    --------
+    >>> md_code("a`b")
+    '``a`b``'
+    """
+    s = " ".join(str(s).split())
+    fence = "`" * (max((len(r) for r in re.findall("`+", s)), default=0) + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
 
 
 def latex_table(
@@ -76,11 +137,11 @@ def latex_table(
     """
     metrics = [m for m in metrics if summary is not None and m in summary]
     keys = ["nature", "forecaster"] if by_nature else ["forecaster"]
-    head = [*("forecaster", "nature")[: len(keys)], *(METRIC_LABELS.get(m, m) for m in metrics)]
+    head = [*("forecaster", "nature")[: len(keys)], *(_tex_head(m) for m in metrics)]
     lines = [
         f"\\begin{{tabular}}{{{'l' * len(keys)}{'r' * len(metrics)}}}",
         "\\toprule",
-        " & ".join(_tex(h) if "$" not in h else h for h in head) + " \\\\",
+        " & ".join(head) + " \\\\",
         "\\midrule",
     ]
     stats = pd.DataFrame()
@@ -96,7 +157,7 @@ def latex_table(
                 lines.append("\\midrule")
             best = {m: _best(part["mean"][m], m) if m in part["mean"] else np.nan for m in metrics}
             for idx in _sorted_index(part, by_nature):
-                row = [_tex(idx[1]), _tex(idx[0])] if by_nature else [_tex(idx)]
+                row = [tex_escape(idx[1]), tex_escape(idx[0])] if by_nature else [tex_escape(idx)]
                 for m in metrics:
                     v, h = (part.loc[idx, (c, m)] if m in part[c] else np.nan for c in ("mean", "half"))
                     shown = _pm(v, h)
@@ -132,16 +193,13 @@ def _headline(game: str | None, summary: pd.DataFrame, default: Sequence[str]) -
 
 
 def _md_table(header: Sequence[str], rows: Iterable[Sequence], align: str) -> list[str]:
-    """A Markdown table (``align``: one of l, r per column); '|' in a cell is escaped."""
-
-    def cell(v) -> str:
-        return str(v).replace("|", "\\|").replace("\n", " ")
+    """A Markdown table (``align``: one of l, r per column); every cell is Markdown text (:func:`md_escape`)."""
 
     sep = ["---:" if a == "r" else "---" for a in align]
     return [
-        "| " + " | ".join(header) + " |",
+        "| " + " | ".join(map(md_escape, header)) + " |",
         "| " + " | ".join(sep) + " |",
-        *("| " + " | ".join(cell(v) for v in row) + " |" for row in rows),
+        *("| " + " | ".join(md_escape(v) for v in row) + " |" for row in rows),
         "",
     ]
 
@@ -164,7 +222,7 @@ def _md_leaderboard(board: pd.DataFrame, metric: str, mix: pd.DataFrame) -> list
         )
         for _, r in board.iterrows()
     ]
-    head = [f"#### {METRIC_LABELS.get(metric, metric)} (`{metric}`, {way})", ""]
+    head = [f"#### {md_escape(METRIC_LABELS.get(metric, metric))} ({md_code(metric)}, {way})", ""]
     table = _md_table(
         [
             "rank",
@@ -182,7 +240,7 @@ def _md_leaderboard(board: pd.DataFrame, metric: str, mix: pd.DataFrame) -> list
     if mix.empty:
         return [*head, *table]
     natures = mix.loc[(mix["side"] == "nature") & (mix["weight"] > 1e-9)].sort_values("weight", ascending=False)
-    worst = ", ".join(f"{n} {w:.2f}" for n, w in zip(natures["name"], natures["weight"], strict=False))
+    worst = ", ".join(f"{md_escape(n)} {w:.2f}" for n, w in zip(natures["name"], natures["weight"], strict=False))
     return [
         *head,
         *table,
@@ -218,7 +276,7 @@ def _md_top_paired(summary: pd.DataFrame, metric: str, board: pd.DataFrame, top:
 
         rows.append((other, names_of(better) or "none", names_of(worse) or "none", int((~pair["significant"]).sum())))
     return [
-        f"Top comparisons: `{best}` against the next {len(rows)} (paired by seed; 95% interval over seeds "
+        f"Top comparisons: {md_code(best)} against the next {len(rows)} (paired by seed; 95% interval over seeds "
         "excluding 0, or an exact difference of seed-invariant matchups; every pair, nature and metric: "
         "`paired.csv`):",
         "",
@@ -240,8 +298,8 @@ def _md_sequential(comparisons: pd.DataFrame | None, game: str | None, T) -> lis
     first = c.iloc[0]
     if "error" in c and isinstance(first.get("error"), str) and first["error"]:
         return [
-            f"Anytime-valid comparison of `{first['forecaster_a']}` and `{first['forecaster_b']}`: not "
-            f"available ({first['error']}).",
+            f"Anytime-valid comparison of {md_code(first['forecaster_a'])} and {md_code(first['forecaster_b'])}: "
+            f"not available ({md_escape(first['error'])}).",
             "",
         ]
     rows = [
@@ -258,14 +316,15 @@ def _md_sequential(comparisons: pd.DataFrame | None, game: str | None, T) -> lis
         for _, r in c.iterrows()
     ]
     return [
-        f"#### Anytime-valid: `{first['forecaster_a']}` (A) vs `{first['forecaster_b']}` (B), "
-        f"{first['metric']} per round",
+        f"#### Anytime-valid: {md_code(first['forecaster_a'])} (A) vs {md_code(first['forecaster_b'])} (B), "
+        f"{md_escape(first['metric'])} per round",
         "",
         "Confidence sequence (95%, valid at every round at once) for the running mean of A's score minus "
         'B\'s, and e-values against "A is no better than B" and the reverse, at the last round (a verdict '
         "at the first round where one reaches 20); "
-        f"all natures and seeds, curves and figure: `arena-compare DIR {first['forecaster_a']} "
-        f"{first['forecaster_b']}`.",
+        "all natures and seeds, curves and figure: "
+        + md_code(f"arena-compare DIR {first['forecaster_a']} {first['forecaster_b']}")
+        + ".",
         "",
         *_md_table(
             ["nature", "seed", "A - B", "95% CS", "e(A better)", "e(B better)", "verdict", "pairing"], rows, "lrrrrrll"
@@ -478,8 +537,8 @@ def markdown_page(
             stems.setdefault(Path(f).with_suffix(""), []).append(Path(f))
         lines += ["## Files", ""]
         for stem, paths in stems.items():
-            links = " · ".join(f"[{p.suffix[1:].upper()}]({_rel(p, root)})" for p in paths)
-            lines.append(f"- `{_rel(stem, root)}`: {links}")
+            links = " · ".join(f"[{md_escape(p.suffix[1:].upper())}]({quote(_rel(p, root))})" for p in paths)
+            lines.append(f"- {md_code(_rel(stem, root))}: {links}")
         lines.append("")
     return "\n".join(lines)
 
