@@ -14,8 +14,10 @@ matchup runs (:func:`arena.config.prepare`), so a bad config fails at once with 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from arena.errors import ConfigError, printable
@@ -75,47 +77,141 @@ def _user_modules_importable() -> None:
         sys.path.append(os.getcwd())
 
 
+def version() -> str:
+    """The arena's version, from its installed package's metadata."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("defensive-forecasting-arena")
+    except PackageNotFoundError:  # a source tree that was not installed
+        return "unknown (not installed)"
+
+
+#: Hydra's options that take a value (``--cfg job``), and ``--info``, whose value is optional.
+_WITH_VALUE = {"--cfg", "-c", "--package", "-p", "--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd"}
+_INFO = ({"--info", "-i"}, {"all", "config", "defaults", "defaults-tree", "plugins", "searchpath"})
+
+
+def split_options(argv: list[str]) -> tuple[list[str], list[str]]:
+    """The options (with their values) and the overrides of a command line, in their order: Hydra reads its
+    options first and the overrides after them, so that an option may come anywhere on the arena's line.
+
+    >>> split_options(["forecaster=k29", "--cfg", "job", "nature=logistic", "-m"])
+    (['--cfg', 'job', '-m'], ['forecaster=k29', 'nature=logistic'])
+    """
+    options, overrides, i = [], [], 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg.startswith("-") and "=" not in arg.split("-", 1)[0] and not arg[1:2].isdigit():
+            options.append(arg)
+            takes = arg in _WITH_VALUE or (arg in _INFO[0] and i + 1 < len(argv) and argv[i + 1] in _INFO[1])
+            if takes and i + 1 < len(argv):
+                options.append(argv[i + 1])
+                i += 1
+        else:
+            overrides.append(arg)
+        i += 1
+    return options, overrides
+
+
+class one_line_interrupt:
+    """Ctrl-C anywhere within this block (a Hydra command's whole run, its imports included) ends the command with
+    one line on stderr and exit status 130: ``interrupted: <what()>``. A Ctrl-C that another exception hid on
+    its way up (Hydra's code, a C library's callback) counts as one too (:class:`arena.supervise.ctrl_c_remembered`
+    remembers it)."""
+
+    def __init__(self, what):
+        self.what = what
+
+    def __enter__(self):
+        from arena.supervise import ctrl_c_remembered
+
+        self.remembered = ctrl_c_remembered()
+        self.remembered.__enter__()
+        return self
+
+    def __exit__(self, kind, exc, tb) -> None:
+        from arena.supervise import raise_if_interrupted
+
+        try:
+            self.remembered.__exit__(kind, exc, tb)
+            raise_if_interrupted()
+        except KeyboardInterrupt:
+            kind = KeyboardInterrupt
+        if kind is not KeyboardInterrupt:
+            return
+        print(f"\ninterrupted: {self.what()}", file=sys.stderr, flush=True)
+        raise SystemExit(130) from None
+
+
+def _run_text() -> str:
+    """What Ctrl-C leaves of an ``arena`` run."""
+    tournament = sys.modules.get("arena.tournament")  # not loaded yet: nothing ran
+    done = tournament.interrupted_text() if tournament is not None else "nothing stored"
+    return f"{done}; run the same command to resume"
+
+
 def main(argv: list[str] | None = None) -> None:
     """``arena``: validate the configuration, then hand over to Hydra."""
-    import hydra
-
-    from arena.config import CONFIG_MODULE, config_dir, prepare, use_search_path_plugin
-    from arena.tournament import DRIVER_PID, interrupted_text, run_job
-
     argv = list(sys.argv[1:] if argv is None else argv)
+    with one_line_interrupt(_run_text):
+        _main(argv)
+
+
+def _main(argv: list[str]) -> None:
     if {"--help", "-h"} & set(argv):
         print(HELP, end="")
         return
+    if "--version" in argv:
+        print(f"arena {version()}")
+        return
+    import hydra
+
+    from arena.config import CONFIG_MODULE, config_dir, prepare, use_search_path_plugin
+    from arena.tournament import DRIVER_PID, run_job
+
     _user_modules_importable()
-    named = {a.split("=")[0].lstrip("+~").split(".")[0] for a in argv if "=" in a}
+    options, overrides = split_options(argv)
+    named = {a.split("=")[0].lstrip("+~").split(".")[0] for a in overrides if "=" in a}
     if named & {"forecaster", "nature"} and "tournament" not in named:
-        argv.append("tournament=none")  # naming a matchup plays it instead of the default tournament
+        overrides.append("tournament=none")  # naming a matchup plays it instead of the default tournament
     mode = None
-    if not INFORMATIONAL.intersection(argv):
+    if not INFORMATIONAL.intersection(options):
         try:
-            _, extra, mode = prepare(
-                [a for a in argv if not a.startswith("-")], multirun=bool({"-m", "--multirun"} & set(argv))
-            )
-            argv += extra
+            _, extra, mode = prepare(overrides, multirun=bool({"-m", "--multirun"} & set(options)))
+            overrides += extra
         except ConfigError as exc:
             print(f"arena: error: {printable(exc)}", file=sys.stderr)
             raise SystemExit(2) from None
+    argv = [*options, *overrides]
     use_search_path_plugin(argv)
     sys.argv = [sys.argv[0], *argv]
     os.environ[DRIVER_PID] = str(os.getpid())  # the launcher's workers end when this process is gone
-    from arena.supervise import ctrl_c_remembered
+    with _known_mode(mode if _same_composition(argv) else _UNKNOWN), _hydra_errors("arena"):
+        hydra.main(config_path=config_dir() or f"pkg://{CONFIG_MODULE}", config_name="config", version_base="1.3")(
+            run_job
+        )()
 
-    try:  # ctrl_c_remembered: a Ctrl-C that came inside Numba's callbacks (loading compiled code) is one too
-        with (
-            ctrl_c_remembered(),
-            _known_mode(mode if _same_composition(argv) else _UNKNOWN),
-        ):
-            hydra.main(config_path=config_dir() or f"pkg://{CONFIG_MODULE}", config_name="config", version_base="1.3")(
-                run_job
-            )()
-    except KeyboardInterrupt:
-        print(f"\ninterrupted: {interrupted_text()}; run the same command to resume", file=sys.stderr, flush=True)
-        raise SystemExit(130) from None
+
+@contextlib.contextmanager
+def _hydra_errors(prog: str) -> Iterator[None]:
+    """Hydra's and OmegaConf's errors (of an informational option such as ``--cfg job``, which runs nothing) as one
+    line and exit status 2; Hydra prints none itself (``HYDRA_FULL_ERROR``), so that a Ctrl-C that an error hid is
+    reported as an interrupt, not as that error (:class:`one_line_interrupt`)."""
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    os.environ["HYDRA_FULL_ERROR"] = "1"
+    try:
+        yield
+    except (HydraException, OmegaConfBaseException) as exc:
+        from arena.supervise import raise_if_interrupted
+
+        raise_if_interrupted()
+        message = " ".join(str(exc).split())
+        print(f"{prog}: error: {printable(message)}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 _UNKNOWN = object()
@@ -151,20 +247,61 @@ class _known_mode:
         Hydra.get_mode = self.original
 
 
+REDTEAM_HELP = """\
+usage: arena-redteam [-m] [KEY=VALUE ...]
+
+Search a forecaster's worst case: the nature that drives one metric of one game up the most, by a black-box
+search (CMA-ES), a white-box planner, or both; write the attacks (JSON, replayable as a nature), their table
+and figures under results/redteam/<game>/.
+
+  arena-redteam forecaster=running_mean metric=smce_over_T T=1000
+  arena-redteam -m forecaster=k29,ogd T=100,1000         one search per combination
+
+Settings (KEY=VALUE):
+  forecaster=NAME game=binary|quantile|experts|decision metric=NAME T=1000 seed=0
+  searcher=cma|planner|both   budget=4000000 (rounds simulated)   max_cpu=120 (seconds; null: no cap)
+  depth=null (the planner's rollout)   L=1.0 (quantile game)   panel.name=NAME (experts game)
+  cross_attack=true   results_root=results   forecaster.PARAM=VALUE
+
+Options: --cfg job (print the config), --version, --help.
+Exit status: 0 done; 1 a search failed (one line says why); 2 a bad config; 130 interrupted.
+"""
+
+
 def redteam_main(argv: list[str] | None = None) -> None:
     """``arena-redteam``: search a forecaster's worst case (config ``redteam``: Hydra overrides, -m sweeps)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    with one_line_interrupt(lambda: "the attacks written so far are kept; run the same command to search again"):
+        _redteam(argv)
+
+
+def _redteam(argv: list[str]) -> None:
+    if {"--help", "-h"} & set(argv):
+        print(REDTEAM_HELP, end="")
+        return
+    if "--version" in argv:
+        print(f"arena-redteam {version()}")
+        return
     import hydra
 
-    from arena.config import CONFIG_MODULE, config_dir, use_search_path_plugin
+    from arena.config import CONFIG_MODULE, check_redteam, config_dir, use_search_path_plugin
     from arena.redteam.job import run_job as redteam_job
 
-    argv = list(sys.argv[1:] if argv is None else argv)
     _user_modules_importable()
+    options, overrides = split_options(argv)
+    if not INFORMATIONAL.intersection(options):
+        try:
+            check_redteam(overrides, multirun=bool({"-m", "--multirun"} & set(options)))
+        except ConfigError as exc:
+            print(f"arena-redteam: error: {printable(exc)}", file=sys.stderr)
+            raise SystemExit(2) from None
+    argv = [*options, *overrides]
     use_search_path_plugin(argv)
     sys.argv = [sys.argv[0], *argv]
-    hydra.main(config_path=config_dir() or f"pkg://{CONFIG_MODULE}", config_name="redteam", version_base="1.3")(
-        redteam_job
-    )()
+    with _hydra_errors("arena-redteam"):
+        hydra.main(config_path=config_dir() or f"pkg://{CONFIG_MODULE}", config_name="redteam", version_base="1.3")(
+            redteam_job
+        )()
 
 
 def report_main(argv: list[str] | None = None) -> None:
@@ -214,6 +351,7 @@ def _report(argv: list[str] | None) -> None:
     )
     ap.add_argument("--quiet", action="store_true", help="print no progress while drawing")
     ap.add_argument("--trust", action="store_true", help=_TRUST_HELP)
+    ap.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     args = ap.parse_args(argv)
     if args.trust:
         _user_modules_importable()
@@ -278,6 +416,7 @@ def rerun_main(argv: list[str] | None = None) -> None:
         "in the working directory are importable (only for results from a source you trust); "
         "without it only registered plugins with plain parameters are played",
     )
+    ap.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     args = ap.parse_args(argv)
     if args.trust:
         _user_modules_importable()
@@ -336,6 +475,7 @@ def compare_main(argv: list[str] | None = None) -> None:
     ap.add_argument("--T", type=int, help="horizon (default: the largest)")
     ap.add_argument("--out", type=Path, help="folder for the tables and figure (default: RESULTS_DIR/compare)")
     ap.add_argument("--trust", action="store_true", help=_TRUST_HELP)
+    ap.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     args = ap.parse_args(argv)
     if args.trust:
         _user_modules_importable()

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from arena.errors import ConfigError, unknown_name
+from arena.errors import ConfigError, did_you_mean, unknown_name
 from arena.matchup import check_seed, unknown_parameter
 from arena.plan import auto_shards, plan, resolved_matchup, shared_config
 
@@ -164,12 +164,41 @@ def prepare(args: list[str], multirun: bool = False) -> tuple[int, list[str], ob
         raise ConfigError(f"{_one_line(str(exc))}. Check the override syntax (key=value, -m key=a,b)") from None
 
 
+def check_redteam(args: list[str], multirun: bool = False) -> None:
+    """Compose arena-redteam's config (``redteam``) with the command line's overrides, each value of each sweep;
+    raise one ConfigError line on the first problem (an unknown forecaster, game or key, with the closest one)."""
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        with hydra_session(args):
+            parsed = _parse(args)
+            _refuse_additions(parsed, "redteam")
+            fixed = [o.input_line for o in parsed if not o.is_sweep_override()]
+            sweeps = [(o.get_key_element(), list(o.sweep_string_iterator())) for o in parsed if o.is_sweep_override()]
+            if sweeps and not multirun:
+                key, values = sweeps[0]
+                raise ConfigError(
+                    f"{key}={','.join(values)} gives several values: add -m to search each one "
+                    f"(arena-redteam -m ... {key}={','.join(values)})"
+                )
+            compose(fixed, "redteam")
+            for key, values in sweeps:
+                for value in values:
+                    compose([*fixed, f"{key}={value}"], "redteam")
+    except ConfigError as exc:
+        raise ConfigError(_one_line(str(exc))) from None
+    except (HydraException, OmegaConfBaseException, ValueError) as exc:
+        raise ConfigError(f"{_one_line(str(exc))}. Check the override syntax (key=value, -m key=a,b)") from None
+
+
 def _one_line(message: str) -> str:
     return " ".join(part.strip() for part in message.splitlines() if part.strip())
 
 
 def _prepare(args: list[str], multirun: bool) -> tuple[int, list[str], object]:
     parsed = _parse(args)
+    _refuse_additions(parsed)
     _check_launcher_overrides(parsed)
     overrides = [o for o in parsed if not o.key_or_group.startswith("hydra") or o.key_or_group in HYDRA_KEYS]
     for o in overrides:
@@ -218,6 +247,53 @@ def _prepare(args: list[str], multirun: bool) -> tuple[int, list[str], object]:
         return _check_tournament(base), extra, base.hydra.mode
     _check_sweep(fixed, sweeps, base)
     return (int(np.prod([len(v) for v in sweeps.values()])) if sweeps else 1), extra, base.hydra.mode
+
+
+def _refuse_additions(overrides: list, config_name: str = "config") -> None:
+    """Refuse ``+key=value`` and ``++key=value`` outside ``hydra.*``: a key the config does not have would be
+    added and then ignored (the run would play something else than asked), and one it has is set without +."""
+    for o in overrides:
+        if (o.is_add() or o.is_force_add()) and not o.key_or_group.startswith("hydra"):
+            sign = "++" if o.is_force_add() else "+"
+            key, value = o.key_or_group, o.get_value_element_as_str()
+            if not _has_key(key, config_name):
+                raise ConfigError(f"{sign}{key}={value}: {unknown_key(key, config_name)}")
+            raise ConfigError(f"{sign}{key}={value}: {key} is a setting already; write {key}={value} without {sign}")
+
+
+def _has_key(key: str, config_name: str = "config") -> bool:
+    """Whether the config (as composed without overrides) has ``key`` (dotted, or a config group)."""
+    node = hydra_compose_default(config_name)
+    for part in key.replace("/", ".").split("."):
+        if not isinstance(node, DictConfig) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def unknown_key(key: str, config_name: str = "config") -> str:
+    """``unknown key 'x'. Did you mean 'y'? Keys here: ...``, the keys beside ``x`` in the config composed without
+    overrides (and the config groups, at the top)."""
+    node, parts = hydra_compose_default(config_name), key.replace("/", ".").split(".")
+    where: list[str] = []
+    for part in parts[:-1]:
+        if not isinstance(node, DictConfig) or part not in node:
+            break
+        node, where = node[part], [*where, part]
+    name = parts[len(where)]
+    options = sorted(str(k) for k in node if k != "hydra") if isinstance(node, DictConfig) else []
+    prefix = ".".join(where) + "." if where else ""
+    suggestion = did_you_mean(prefix + name, [prefix + o for o in options])
+    return (
+        f"unknown key {prefix + name!r}.{suggestion} Keys{' of ' + prefix[:-1] if where else ''}: {', '.join(options)}"
+    )
+
+
+def hydra_compose_default(config_name: str = "config") -> DictConfig:
+    """The config ``config_name`` composed without overrides (Hydra initialized: :func:`hydra_session`)."""
+    from hydra import compose as hydra_compose
+
+    return hydra_compose(config_name, overrides=[])
 
 
 def _check_launcher_overrides(overrides: list) -> None:
@@ -381,9 +457,10 @@ def _check_matchup(cfg: DictConfig, horizons: Sequence[int] = ()) -> None:
         raise ConfigError(str(exc)) from None
 
 
-def compose(overrides: list[str]) -> DictConfig:
-    """The arena's config with ``overrides`` (Hydra initialized: :func:`hydra_session`); an unknown
-    option of a group is named with the closest one, a launcher that needs an extra with its install."""
+def compose(overrides: list[str], config_name: str = "config") -> DictConfig:
+    """The arena's config (``config_name``: ``redteam`` for arena-redteam's) with ``overrides`` (Hydra initialized:
+    :func:`hydra_session`); an unknown option of a group or an unknown key is named with the closest one, a
+    launcher that needs an extra with its install."""
     import warnings
 
     from hydra import compose as hydra_compose
@@ -394,7 +471,7 @@ def compose(overrides: list[str]) -> DictConfig:
     try:
         with warnings.catch_warnings():  # search_path_problem said it, as an error
             warnings.filterwarnings("ignore", message=r"provider=.* is not available")
-            return hydra_compose("config", overrides=overrides, return_hydra_config=True)
+            return hydra_compose(config_name, overrides=overrides, return_hydra_config=True)
     except MissingConfigException as exc:
         for o in _parse(overrides):
             value = o.get_value_element_as_str()
@@ -409,8 +486,11 @@ def compose(overrides: list[str]) -> DictConfig:
         hit = re.match(r"Could not override '(forecaster|nature|game)\.([^'.]+)'", str(exc))
         if hit:
             options = [o.input_line.split("=", 1)[1] for o in _parse(overrides) if o.key_or_group == hit[1]]
-            node = hydra_compose("config", overrides=[f"{hit[1]}={options[-1]}"] if options else [])
+            node = hydra_compose(config_name, overrides=[f"{hit[1]}={options[-1]}"] if options else [])
             raise ConfigError(unknown_parameter(hit[1], node[hit[1]], hit[2])) from None
+        unknown = re.match(r"Could not override '([^']+)'", str(exc))
+        if unknown and not _has_key(unknown[1], config_name):
+            raise ConfigError(unknown_key(unknown[1], config_name)) from None
         raise ConfigError(f"{exc}. Check the override syntax (key=value, -m key=a,b)") from None
 
 
@@ -433,6 +513,7 @@ def _launcher_problem(value: str) -> ConfigError:
 
 __all__ = [
     "CONFIG_MODULE",
+    "check_redteam",
     "compose",
     "config_dir",
     "hydra_session",

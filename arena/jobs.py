@@ -103,7 +103,10 @@ def play_shard(cfg: DictConfig, out_dir: Path) -> None:
     def play(mid: str, m: dict, crash: str | None = None) -> None:
         with one_line_errors(out_dir):  # in the supervised child too
             text = metrics_text(run_matchup(m, out_dir, crash, mid))
-        say(f"[arena] {progress.finished() + ' | ' if progress else ''}{text}")
+        if progress:  # the tournament's count, a few lines (summarize ends the run with its answer)
+            progress.finished()
+        else:
+            say(f"[arena] {text}")
 
     play_supervised(out_dir, todo, play, play)
 
@@ -188,10 +191,11 @@ class MatchupCount:
         info = read_plan(out_dir)
         self.total, self.done_at_start = len(info["ids"]), info["done_at_start"]
         self.code_version = info["code_version"]
-        self.printer = Progress(self.total, started=info["started"])
+        self.printer = Progress(self.total, "matchups", started=info["started"])
 
     def finished(self) -> str:
-        """Count one more matchup stored by this job; the progress line."""
+        """Count one more matchup stored by this job; show the progress line (:meth:`arena.progress.Progress.show`)
+        and return it."""
         now = time.time()
         with FileLock(self.out_dir / f"{PROGRESS_FILE}.lock"), open(self.out_dir / PROGRESS_FILE, "ab+") as f:
             f.write(f"{now:<{_RECORD - 1}.3f}\n".encode())
@@ -202,7 +206,9 @@ class MatchupCount:
         done = min(self.done_at_start + played, self.total)
         workers = min(self.shards, os.cpu_count() or 1)
         left = (now - first) / (played - 1) * (self.total - done) if played > workers and done < self.total else None
-        return self.printer.line(done, left, now)
+        line = self.printer.line(done, left, now)
+        self.printer.show(line, done)
+        return line
 
 
 def start_tournament(cfg: DictConfig, out_dir: Path) -> dict:

@@ -3,7 +3,8 @@
 One printer for every long step (the matchups of a tournament, the figures of a report). :meth:`Progress.step`
 counts one more step of this process and estimates the time left from the pace since the start; a caller that
 counts elsewhere (a tournament's jobs count their matchups in a file) gives the count and the time left to
-:meth:`Progress.line` and prints the line itself.
+:meth:`Progress.line` and prints it with :meth:`Progress.show`. On a terminal the progress is one line rewritten
+in place; elsewhere (a log, a pipe) a line at each fifth of the total, so that a run's output stays a few lines.
 
 Examples
 --------
@@ -16,8 +17,12 @@ Examples
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
+
+#: Off a terminal, a progress line is printed when the count reaches each of this many parts of the total.
+PARTS = 5
 
 
 def clock(seconds: float) -> str:
@@ -51,16 +56,42 @@ class Progress:
         return f"{head}{done}/{self.total} ({share}) {clock(now - self.started)} elapsed{rest}"
 
     def step(self, note: str = "") -> None:
-        """One more step done: print its line (the time left estimated from the pace since the start; ``note``
-        after it) unless one was printed less than ``every`` seconds ago; the last one always."""
+        """One more step done: show its line (:meth:`show`; the time left estimated from the pace since the start,
+        ``note`` after it), on a terminal at most once every ``every`` seconds; the last one always."""
         now = time.time()
         with self._lock:
             self.done += 1
             if self.quiet or (now - self.printed < self.every and self.done < self.total):
                 return
-            self.printed = now
             left = (now - self.started) / self.done * (self.total - self.done)
-            print(f"[arena] {self.line(self.done, left, now)}" + (f" | {note}" if note else ""), flush=True)
+            if self.show(self.line(self.done, left, now) + (f" | {note}" if note else ""), self.done):
+                self.printed = now
+
+    def show(self, text: str, done: int) -> bool:
+        """Print ``[arena] text``, the line of step ``done``: on a terminal in place of the previous one (a new line
+        after the last step); elsewhere only when ``done`` reaches another of :data:`PARTS` parts of the total
+        (each count is shown by one process at most, when several count together). Whether it printed.
+
+        >>> p = Progress(10)
+        >>> [done for done in range(1, 11) if p.show(f"{done}/10", done)]
+        [arena] 2/10
+        [arena] 4/10
+        [arena] 6/10
+        [arena] 8/10
+        [arena] 10/10
+        [2, 4, 6, 8, 10]
+        """
+        out = sys.stdout
+        if self.quiet:
+            return False
+        if out.isatty():
+            out.write(f"\r\x1b[K[arena] {text}" + ("\n" if done >= self.total else ""))
+        elif done >= self.total or done * PARTS // max(self.total, 1) > (done - 1) * PARTS // max(self.total, 1):
+            out.write(f"[arena] {text}\n")
+        else:
+            return False
+        out.flush()
+        return True
 
 
-__all__ = ["Progress", "clock"]
+__all__ = ["PARTS", "Progress", "clock"]

@@ -12,15 +12,19 @@ import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from arena.aggregate import ACROSS, current_tables, write_tables
-from arena.plots.jobs import digest
-from arena.plots.plan import stored_families
-from arena.plots.report import Comparison, check_formats
-from arena.plots.report import report as draw_report
+from arena.aggregate import current_tables, write_tables
+from arena.answer import answer
 from arena.results import code_version, collect, planned, stored_ids, write_atomic, write_table, write_text_atomic
+
+if TYPE_CHECKING:
+    from arena.plots.report import Comparison
+
+# The plots (matplotlib: a second or more to import) are imported where they draw, so that a run with report=false
+# never loads them.
 
 #: The table of the top pair's comparison (``compare_top.parquet`` and ``.csv``).
 COMPARE = "compare_top"
@@ -46,6 +50,8 @@ def summarize(
     ``draw``; ``options`` go to :func:`report`: formats, paper, quiet), and say where they are."""
     out_dir = Path(out_dir)
     if draw:
+        from arena.plots.report import check_formats
+
         check_formats((options or {}).get("formats", ("png",)))
     tables = write_tables(out_dir, only)
     figures = report(out_dir, **(options or {})) if draw else []
@@ -56,6 +62,9 @@ def report(out_dir: Path | str, tables: Mapping[str, pd.DataFrame] | None = None
     """:func:`arena.plots.report.report` of a results directory: its tables (``tables``, by default read from
     it: :func:`read_tables`), each forecaster's family (:func:`families`) and, unless only a paper's figures
     are asked for, the top pair's comparison (:func:`top_comparison`). Returns the paths written."""
+    from arena.plots.report import check_formats
+    from arena.plots.report import report as draw_report
+
     out_dir = Path(out_dir)
     check_formats(options.get("formats", ("png",)), options.get("paper_formats", ()))
     tables = read_tables(out_dir) if tables is None else tables
@@ -87,6 +96,8 @@ def families(summary: pd.DataFrame) -> dict[str, str]:
     (stored with each matchup), else looked up from its plugin (the ``forecaster_plugin`` column: results
     stored before the family was), which imports the plugins; a plugin that is not installed here counts as a
     baseline."""
+    from arena.plots.plan import stored_families
+
     if summary is None or "forecaster" not in summary:
         return {}
     names = summary["forecaster"].astype(str)
@@ -115,6 +126,8 @@ def top_comparison(out_dir: Path, summary: pd.DataFrame, trust: bool = False) ->
     reason). A comparison of every pair is kept, and read back while the summary and the code are the same and
     its tables are the ones written; one with a pair that failed is made again next time."""
     from arena.compare import top_pairs
+    from arena.plots.jobs import digest
+    from arena.plots.report import Comparison
 
     key = digest(summary, code_version())
     kept = _kept_comparison(out_dir, key)
@@ -138,6 +151,7 @@ def pair_claims(out_dir: Path, summary: pd.DataFrame, trust: bool = False) -> tu
     kept, like the top pair's comparison, while the summary and the code are the same and the tables are the
     ones written. A family that could not be compared has one row in ``pairs`` with the reason (``error``)."""
     from arena.pairs import every_pair
+    from arena.plots.jobs import digest
 
     key = digest(summary, code_version())
     names = {name: out_dir / f"{name}.parquet" for name in (PAIRS, TIERS)}
@@ -173,6 +187,8 @@ def rank_tables(out_dir: Path, summary: pd.DataFrame) -> pd.DataFrame:
 def _kept_comparison(out_dir: Path, key: str) -> Comparison | None:
     """The comparison that the stamp of ``out_dir`` (a results directory: untrusted) records for ``key``, when its
     tables are the ones it wrote (their SHA-256), the CSV is there too, and the table has the pages' columns."""
+    from arena.plots.report import Comparison
+
     table, curves = out_dir / f"{COMPARE}.parquet", out_dir / _COMPARE_CURVES
     try:
         stamp = json.loads((out_dir / _COMPARE_STAMP).read_text())
@@ -195,30 +211,31 @@ def _sha256(path: Path) -> str:
 
 
 def _say_where(out_dir: Path, tables: dict, figures: list, only: set[str] | None, paper: bool) -> None:
-    print(f"[arena] results: {out_dir.resolve()}")
-    if only is not None:
-        others = stored_ids(out_dir) - only
-        if others:
-            print(f"[arena]   {len(others)} stored matchups of another config or code version are not in the summary")
-    for name, path in tables.items():
-        print(f"[arena]   {name}: {path} (+ .csv)")
-    if not set(ACROSS) & set(tables):
-        print(
-            f"[arena]   {', '.join(ACROSS)}: not written for a single matchup (no two forecasters to compare, "
-            "no forecaster x nature game to solve)"
-        )
-    for name in (PAIRS, TIERS, RANKINGS):
-        if name not in tables and (out_dir / f"{name}.parquet").is_file():
-            print(f"[arena]   {name}: {out_dir / f'{name}.parquet'} (+ .csv)")
-    if figures:
-        folder = out_dir.resolve() / ("paper" if paper else "figures")
-        inside = sum(1 for f in figures if folder in Path(f).resolve().parents)  # not summary.md, index.html
-        print(f"[arena]   figures: {inside} files in {folder}")
-        page = out_dir / "index.html"
-        if page in figures:
-            print(f"[arena]   results page: {page.resolve()}")
-    if (out_dir / "summary.md").is_file():
-        print(f"[arena]   read first: {(out_dir / 'summary.md').resolve()} (the verdicts, with the figures)")
+    """The run's answer (:func:`arena.answer.answer`: the winners, certificates, forfeits) and where its page,
+    summary, tables and figures are, in a few lines."""
+    for line in _answer(tables):
+        print(f"[arena] {line}")
+    if only is not None and (others := stored_ids(out_dir) - only):
+        print(f"[arena] {len(others)} stored matchups of another config or code version are not in the summary")
+    out = out_dir.resolve()
+    folder = out / ("paper" if paper else "figures")
+    drawn = sum(1 for f in figures if folder in Path(f).resolve().parents)  # not summary.md, index.html
+    beside = ["summary.md"] if (out_dir / "summary.md").is_file() else []
+    beside += [f"{len(tables)} tables (.parquet, .csv)"] + ([f"{drawn} figures in {folder.name}/"] if drawn else [])
+    if out_dir / "index.html" in figures:
+        print(f"[arena] results page: {out / 'index.html'} ({', '.join(beside)} beside it)")
+    else:
+        print(f"[arena] results: {out}/ ({', '.join(beside)}; `arena-report {out_dir}` draws the page)")
+
+
+def _answer(tables: dict) -> list[str]:
+    """:func:`arena.answer.answer` of the tables just written (none: nothing was stored)."""
+    try:
+        summary = pd.read_parquet(tables["summary"])
+        board = pd.read_parquet(tables["leaderboard"]) if "leaderboard" in tables else None
+    except (KeyError, OSError, ValueError):
+        return ["no matchup stored yet"]
+    return answer(summary, board)
 
 
 __all__ = [
