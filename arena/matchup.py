@@ -156,8 +156,8 @@ def check_referee_settings(settings: Mapping) -> None:
         )
     if len({str(f) for f in features}) != len(features):
         raise ValueError(f"referee.oi_features={list(features)!r}: a feature term is listed twice; list each once")
-    M = settings.get("M", 1.0)
-    if isinstance(M, bool) or not isinstance(M, (int, float, np.number)) or not 0 < M < math.inf:
+    M = settings.get("M", 1.0)  # the referee refuses M <= 0 and NaN itself
+    if isinstance(M, (float, np.floating)) and math.isinf(M):
         raise ValueError(f"referee.M={M!r}: give the comparators' norm bound as a positive finite number, e.g. 1")
 
 
