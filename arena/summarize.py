@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from arena.aggregate import current_tables, write_tables
+from arena.aggregate import ACROSS, current_tables, write_tables
 from arena.answer import answer
 from arena.results import code_version, collect, planned, stored_ids, write_atomic, write_table, write_text_atomic
 
@@ -222,6 +222,8 @@ def _say_where(out_dir: Path, tables: dict, figures: list, only: set[str] | None
     drawn = sum(1 for f in figures if folder in Path(f).resolve().parents)  # not summary.md, index.html
     beside = ["summary.md"] if (out_dir / "summary.md").is_file() else []
     beside += [f"{len(tables)} tables (.parquet, .csv)"] + ([f"{drawn} figures in {folder.name}/"] if drawn else [])
+    if tables and not set(ACROSS) & set(tables):  # nothing to pair, a 1 x 1 game
+        beside.append(f"{', '.join(ACROSS)}: not written for a single matchup")
     if out_dir / "index.html" in figures:
         print(f"[arena] results page: {out / 'index.html'} ({', '.join(beside)} beside it)")
     else:
