@@ -26,17 +26,25 @@ def page(tmp_path_factory):
     write_tables(out)
     # a table of another part of the arena, e.g. attacks against certificates: shown as it is
     pd.DataFrame({"attack": ["flip", "drift"], "certificate": ["smce", "bit"], "broken": [False, True]}).to_csv(
-        out / "redteam.csv", index=False)
+        out / "redteam.csv", index=False
+    )
     paths = summarize.report(out, formats=("png",), quiet=True)
     return out, paths
 
 
 def test_verdicts_put_failures_first_and_never_count_na_as_a_pass():
-    s = pd.DataFrame({"forecaster": ["a", "a", "a", "b", "b", "c"], "nature": ["n", "m", "o", "n", "m", "n"],
-                      "cert.x.holds": [True, True, None, True, False, None]})
+    s = pd.DataFrame(
+        {
+            "forecaster": ["a", "a", "a", "b", "b", "c"],
+            "nature": ["n", "m", "o", "n", "m", "n"],
+            "cert.x.holds": [True, True, None, True, False, None],
+        }
+    )
     v = verdicts(s)  # results with only `holds`: a missing one is a certificate not claimed (c: no row)
     assert v[["forecaster", "holds", "fails", "n/a", "failing natures"]].values.tolist() == [
-        ["b", 1, 1, 0, "m"], ["a", 2, 0, 0, ""]]
+        ["b", 1, 1, 0, "m"],
+        ["a", 2, 0, 0, ""],
+    ]
     # the three verdicts, where the results have them, win over holds; n/a is counted, never as a pass
     s["cert.x.verdict"] = ["holds", "n/a", "n/a", "fails", "fails", None]
     v = verdicts(s)
@@ -52,9 +60,41 @@ def test_page_shows_every_figure_table_and_verdict(page):
     assert html.count("<figcaption>") == len(pngs)
     for name in ("summary.parquet", "summary.csv", "leaderboard.csv", "paired.csv", "redteam.csv"):
         assert f'href="{name}"' in html, name
-    assert "<h3>redteam</h3>" in html and html.index("<h3>redteam</h3>") < html.index("Paired comparisons")
+    assert "<summary>redteam</summary>" in html
+    assert html.index("<summary>redteam</summary>") < html.index("Paired comparisons")
     assert 'class="sortable"' in html and "<script>" in html
     assert "http://" not in html and "https://" not in html  # nothing outside the results directory
+
+
+def test_the_answer_comes_first_and_big_tables_are_folded_and_short(page):
+    out, _ = page
+    html = (out / "index.html").read_text()
+    # the answer of the game and T, then the figures, then everything else
+    first = html.index('class="answer"')
+    assert first < html.index("id=figures") < html.index("id=certificates") < html.index("id=leaderboards")
+    answer = html[first : html.index("id=figures")]
+    for text in ("rank", "worst case", "worst nature", "minimax weight", "Certificates: 0 failures"):
+        assert text in answer, text
+    pairs = pd.read_csv(out / "pairs.csv")
+    if "error" in pairs and pairs["error"].notna().all():  # the pairs could not be replayed: the page says why
+        assert "Pairs not compared: " in answer
+    else:
+        assert " beats " in answer or "no claim yet" in answer
+        assert "Tiers (" in answer
+    assert "smce_over_T" in answer  # the headline metric's leaderboard
+    md = (out / "summary.md").read_text()  # summary.md leads with the same answer
+    assert md.split("\n## ", 1)[1].startswith("Answer for binary, T = 100: smCE/T")
+    # a table of the directory shows at most 20 rows, folded, with a link to the whole
+    paired = html[html.index("<summary>Paired comparisons") :]
+    paired = paired[: paired.index("</details>")]
+    assert 'href="paired.csv"' in paired and 0 < paired.count("<tr>") - 1 <= 20
+
+
+def test_numbers_are_for_people():
+    from arena.plots.html import _cell
+
+    assert _cell(464627577)["text"] == "4.65e8" and _cell(464627577.0)["text"] == "4.65e8"
+    assert _cell(0.0412)["text"] == "0.0412" and _cell(12)["text"] == "12"
 
 
 def _browser():
@@ -66,8 +106,14 @@ def _browser():
         pytest.skip("no Chromium or chromedriver here (apt-get install -y chromium chromium-driver)")
     opts = webdriver.ChromeOptions()
     opts.binary_location = binary
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1280,1600", "--allow-file-access-from-files"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,1600",
+        "--allow-file-access-from-files",
+    ):
         opts.add_argument(arg)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     from selenium.webdriver.chrome.service import Service
@@ -88,21 +134,30 @@ def test_page_in_a_headless_browser(page, tmp_path):
         assert driver.title.startswith("Arena results")
         # every image loaded (decoded, with a size), every link names a file that is there
         images = driver.execute_script(
-            "return Array.from(document.images).map(i => [i.getAttribute('src'), i.complete, i.naturalWidth]);")
+            "return Array.from(document.images).map(i => [i.getAttribute('src'), i.complete, i.naturalWidth]);"
+        )
         assert images and all(done and width > 0 for _, done, width in images), images
         hrefs = [a.get_attribute("href") for a in driver.find_elements(By.CSS_SELECTOR, "a[href]")]
         assert hrefs
         for href in hrefs:
             url = urlparse(href)
             assert url.scheme == "file" and Path(unquote(url.path)).is_file(), href
-        # sorting: the first leaderboard by its mean, up then down
-        table = driver.find_element(By.CSS_SELECTOR, "#leaderboards ~ table.sortable")
+        # the answer in the first screen (1400 x 900): the headline leaderboard and its three lines
+        driver.set_window_size(1400, 900)
+        inner = driver.execute_script("return [window.innerWidth, window.innerHeight]")
+        bottom = driver.execute_script("return document.querySelector('section.answer').getBoundingClientRect().bottom")
+        assert bottom <= inner[1], (bottom, inner)
+        assert "Certificates: 0 failures" in driver.find_element(By.CSS_SELECTOR, "section.answer").text
+        # sorting: the answer's leaderboard by its mean, up then down
+        table = driver.find_element(By.CSS_SELECTOR, "section.answer table.sortable")
         heads = table.find_elements(By.TAG_NAME, "th")
         col = [h.text for h in heads].index("mean")
 
         def column():
-            return [float(r.find_elements(By.TAG_NAME, "td")[col].get_attribute("data-v"))
-                    for r in table.find_elements(By.CSS_SELECTOR, "tbody tr")]
+            return [
+                float(r.find_elements(By.TAG_NAME, "td")[col].text)
+                for r in table.find_elements(By.CSS_SELECTOR, "tbody tr")
+            ]
 
         heads[col].click()
         up = column()
@@ -110,8 +165,8 @@ def test_page_in_a_headless_browser(page, tmp_path):
         heads[col].click()
         assert column() == sorted(up, reverse=True)
         # failures in red: the verdicts' rows that fail have the class, and only they
-        for row in driver.find_elements(By.CSS_SELECTOR, "#certificates ~ table tbody tr"):
-            fails = int(row.find_elements(By.TAG_NAME, "td")[3].text)
+        for row in driver.find_elements(By.CSS_SELECTOR, "#certificates ~ details table tbody tr"):
+            fails = int(row.find_elements(By.TAG_NAME, "td")[3].get_attribute("textContent"))
             assert ("fail" in (row.get_attribute("class") or "")) == (fails > 0)
             break
         shot = tmp_path / "index.png"
@@ -122,5 +177,47 @@ def test_page_in_a_headless_browser(page, tmp_path):
             shutil.copy(shot, Path(os.environ["ARENA_ARTIFACTS"]) / "index.png")
         errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
         assert not errors, errors
+        # a phone (390 px): no horizontal scroll but inside tables
+        driver.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
+        )
+        driver.get((out / "index.html").as_uri())
+        width = driver.execute_script(
+            "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+        )
+        assert width[0] <= width[1] <= 390, width
     finally:
         driver.quit()
+
+
+def test_the_top_comparison_and_the_tiers_in_words():
+    from arena.plots.answer import comparison_line, tiers_line
+
+    pairs = pd.DataFrame(
+        {
+            "game": "binary",
+            "T": 500,
+            "metric": "brier",
+            "forecaster_a": ["k29", "window_mean", "k29", "ogd", "window_mean", "ogd"],
+            "forecaster_b": ["window_mean", "k29", "ogd", "k29", "ogd", "window_mean"],
+            "mean": [-0.02, 0.02, -0.05, 0.05, -0.03, 0.03],
+            "e_value": [464627577.0, 0.01, 1e9, 0.0, 50.0, 0.1],
+            "e_bh": [True, False, True, False, True, False],
+            "e_bh_at": [441.0, None, 12.0, None, 300.0, None],
+        }
+    )
+    assert comparison_line(pairs, pd.DataFrame()) == (
+        "k29 beats window_mean on Brier, e-value 4.65e8, decided at t = 441 (e-BH over every pair)."
+    )
+    tiers = pd.DataFrame(
+        {
+            "game": "binary",
+            "T": 500,
+            "metric": "brier",
+            "forecaster": ["k29", "window_mean", "ogd"],
+            "tier": [1, 2, 3],
+            "mean": [0.2, 0.22, 0.25],
+            "method": "e-BH",
+        }
+    )
+    assert tiers_line(tiers) == "Tiers (e-BH, Brier): 1: k29 · 2: window_mean · 3: ogd."

@@ -2,11 +2,12 @@
 
 One file that needs nothing outside the results directory (no network: its style and its few
 lines of JavaScript are inline; figures and tables are linked relative to it, so the directory
-can be copied or served as it is). It shows, in order: the certificate verdicts (failures
-first, in red), the leaderboards of each game (click a column's head to sort), every other table
-the directory holds at its top level (red-team attacks against certificates, comparisons of
-forecasters; the first rows, with a link to the whole table), every figure with a one-line
-caption, and links to the Parquet and CSV tables.
+can be copied or served as it is). It shows, in order: the answer of each game and T
+(:mod:`arena.plots.answer`: the headline leaderboard, the certificates in one line, the top
+anytime-valid comparison in words, the tiers), every figure with a one-line caption, then, folded,
+the certificate verdicts (open when one fails), every leaderboard (click a column's head to sort)
+and every other table the directory holds at its top level (red-team attacks, comparisons, pairs,
+tiers, rankings: the first rows, with a link to the whole table), and links to the tables.
 
 Examples
 --------
@@ -26,9 +27,9 @@ import numpy as np
 import pandas as pd
 
 from arena.aggregate import leaderboard
+from arena.plots.answer import Answer, human
 from arena.plots.binary import _CURVES
 from arena.plots.certificates import _verdicts
-from arena.plots.leaderboards import _sig3
 from arena.plots.multiples import _BY_NATURE
 from arena.plots.style import METRIC_LABELS, order
 from arena.plots.tables import _headline
@@ -36,8 +37,8 @@ from arena.plots.tables import _headline
 #: Tables of the results directory that the page shows in sections of their own (or not at all:
 #: one row per matchup or per point of a curve is for download, not for reading).
 _NOT_SHOWN = {"summary", "curves", "reliability", "seed_stats", "leaderboard"}
-#: Rows of a table shown on the page; the link gives the rest.
-MAX_ROWS = 200
+#: Rows of a table shown on the page (folded); the link gives the rest.
+MAX_ROWS = 20
 
 #: One-line captions of the figures, by figure name; ``{nature}`` is the nature's name.
 CAPTIONS = {
@@ -125,9 +126,9 @@ def verdicts(summary: pd.DataFrame) -> pd.DataFrame:
 def _cell(v) -> dict:
     """A table cell for the template: numbers right-aligned, a float with its exact value to sort by."""
     if isinstance(v, (float, np.floating)):
-        return {"num": True, "v": repr(float(v)), "text": _sig3(float(v))}
+        return {"num": True, "v": repr(float(v)), "text": human(float(v))}
     if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
-        return {"num": True, "v": None, "text": str(int(v))}
+        return {"num": True, "v": str(int(v)), "text": str(int(v)) if abs(v) < 100_000 else human(float(v))}
     return {"num": False, "v": None, "text": str(v)}
 
 
@@ -213,7 +214,11 @@ _ENV = jinja2.Environment(
 
 
 def index_page(
-    out_dir: Path, summary: pd.DataFrame, figures: Sequence[tuple[Path, str, Sequence]], written: Sequence[Path]
+    out_dir: Path,
+    summary: pd.DataFrame,
+    figures: Sequence[tuple[Path, str, Sequence]],
+    written: Sequence[Path],
+    answers: Sequence[Answer] = (),
 ) -> str:
     """The text of ``out_dir/index.html``, the results page (:func:`arena.plots.report` writes it): the
     certificate verdicts, the leaderboards, the directory's other tables (as they are now), the figures and
@@ -227,12 +232,14 @@ def index_page(
         with a link to its PDF, when those files are among ``written``.
     written : the files of the report (those of ``out_dir`` itself, e.g. ``summary.md``, are listed
         with its tables even before they are written).
+    answers : the answer of each game and T (:func:`arena.plots.answer.answers`), at the top.
     """
     out_dir = Path(out_dir)
     v = verdicts(summary)
     return _ENV.get_template("index.html.j2").render(
         name=_tournament(out_dir),
         n=len(summary),
+        answers=[{"a": a, "table": _table(a.board)} for a in answers],
         verdicts=None if v.empty else _table(v, lambda r: "fail" if r["fails"] > 0 else ""),
         failing=int((v["fails"] > 0).sum()) if not v.empty else 0,
         leaderboards=_leaderboards(summary),

@@ -16,6 +16,7 @@ from typing import NamedTuple
 import pandas as pd
 
 from arena.aggregate import single_matchup
+from arena.plots.answer import answers, markdown_lines
 from arena.plots.common import _CURVE_COLUMNS, _clean, _of_game
 from arena.plots.draw import draw_all, drawn_once, rc_params, to_draw, write_manifest
 from arena.plots.html import index_page
@@ -227,18 +228,28 @@ def _pages(out_dir, summary, comparison, jobs, figures, paper_files, html, leade
     ``figures`` and ``paper_files``; the paths written, as ``([summary.md], [index.html])``."""
     written, page = [], []
     final = comparison.final if comparison is not None else None
+    found = answers(summary, _beside(out_dir, "pairs"), _beside(out_dir, "tiers"), final, leaderboard_metrics)
     if not summary.empty:
         path = out_dir / "summary.md"
         index = [out_dir / "index.html"] if html else []  # written below; the summary links it too
         body = markdown_body(summary, leaderboard_metrics)
+        body = [*body[:2], *markdown_lines(found), *body[2:]]  # the answer first, under the title
         write_text_atomic(markdown_page(body, [*figures, *paper_files, *index], out_dir, final), path)
         written.append(path)
     if html:
         shown = [(job.stem, job.kind, job.args if job.kind != "compare" else ()) for job in jobs]
         listed = [*figures, *written, *paper_files]
-        write_text_atomic(index_page(out_dir, summary, shown, listed), out_dir / "index.html")
+        write_text_atomic(index_page(out_dir, summary, shown, listed, found), out_dir / "index.html")
         page.append(out_dir / "index.html")
     return written, page
+
+
+def _beside(out_dir: Path, name: str) -> pd.DataFrame | None:
+    """The table ``name`` that the summary wrote beside the report's (pairs, tiers), if it is there and readable."""
+    try:
+        return pd.read_parquet(out_dir / f"{name}.parquet")
+    except (OSError, ValueError):
+        return None
 
 
 def _remove_stale(root: Path, written: list[Path]) -> None:
