@@ -172,7 +172,6 @@ def test_a_red_team_label_never_writes_outside_its_attacks_folder(tmp_path):
         ["referee.M=inf"],
         ["nature=logit_walk", "nature.bound=inf"],
         ["referee.oi_features=[1,p,p]"],
-        ["hydra.launcher.n_jobs=0"],
         ["results_root=/proc"],
         ["results_root=FILE/x"],
     ],
@@ -186,20 +185,26 @@ def test_bad_values_are_refused_before_anything_is_written(tmp_path, overrides):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["FILE"]
 
 
-def test_an_empty_tournament_label_is_refused(tmp_path):
+@pytest.mark.parametrize(
+    ("override", "named"),
+    [("tournament.forecasters=[k29,{name: ogd, label: ''}]", "label=''"), ("hydra.launcher.n_jobs=0", "n_jobs=0")],
+    ids=["empty label", "no workers"],
+)
+def test_bad_tournament_values_are_refused(tmp_path, override, named):
     proc = _run(
         [
             str(BIN / "arena"),
             "tournament=calibration",
-            "tournament.forecasters=[k29,{name: ogd, label: ''}]",
+            "tournament.forecasters=[k29,ogd]",
             "tournament.natures=[iid_bernoulli]",
             "tournament.seeds=[0]",
             "tournament.T=[20]",
+            override,
             f"results_root={tmp_path / 'out'}",
         ],
         tmp_path,
     )
-    assert "label=''" in _one_line_error(proc) and not (tmp_path / "out").exists()
+    assert named in _one_line_error(proc) and not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("override", ["L=nan", "L=0", "depth=-1"])
