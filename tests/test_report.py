@@ -124,6 +124,7 @@ def test_formats_and_paper_from_the_command_line(small, tmp_path, capsys):
         "binary_reliability_sinusoid.pdf",
         "binary_smce_vs_T_sinusoid.pdf",
         "binary_table.tex",
+        "example.tex",
     ]
     assert not (out / "figures").exists() and not (out / "index.html").exists()  # only what a paper needs
     report_main([str(out), "--format", "svg", "--quiet"])

@@ -21,6 +21,7 @@ from arena.plots.common import _CURVE_COLUMNS, _clean, _of_game
 from arena.plots.draw import draw_all, drawn_once, rc_params, to_draw, write_manifest
 from arena.plots.html import index_page
 from arena.plots.jobs import Job
+from arena.plots.paper import EXAMPLE, example_tex
 from arena.plots.plan import comparison_jobs, game_jobs, game_styles, paper_jobs, stored_families
 from arena.plots.tables import _headline, latex_table, markdown_body, markdown_page
 from arena.results import inside, write_text_atomic
@@ -89,6 +90,9 @@ def report(
     - ``certificates``: every certificate's value over its bound (:func:`certificate_margins`);
     - ``table.tex``: :func:`latex_table` of the game's :data:`HEADLINE_METRICS`.
 
+    ``paper/`` also gets ``example.tex`` (:func:`arena.plots.paper.example_tex`), a document that includes every
+    figure and table of the pack at the size it was drawn for.
+
     A single matchup gets no leaderboard (one cell). Unless a single matchup, the figures a paper needs
     (:func:`arena.plots.plan.paper_jobs`) also go to ``out_dir/paper/`` in ``paper_formats`` (none: no
     ``paper/``), drawn once for both folders; with ``paper``, only they are written. The ``comparison``'s figure
@@ -126,6 +130,12 @@ def report(
     _draw(out_dir, jobs, quiet)
     latex = {where: _latex_tables(games, fig_dir[where], where, leaderboard_metrics) for where in roots}
     written = {where: [f for job in js if job not in compare_jobs for f in job.files()] for where, js in jobs.items()}
+    if "paper" in roots:  # the pack's example document, which includes all of it
+        example = out_dir / "paper" / EXAMPLE
+        write_text_atomic(
+            example_tex([Path(f).relative_to(example.parent) for f in written["paper"] + latex["paper"]]), example
+        )
+        latex["paper"].append(example)
     out = [*written.get("paper", []), *latex.get("paper", [])]
     if not paper:
         compare_files = [comparison.table] if comparison is not None and comparison.table and compare_jobs else []
