@@ -221,7 +221,10 @@ def _say_where(out_dir: Path, tables: dict, figures: list, only: set[str] | None
     folder = out / ("paper" if paper else "figures")
     drawn = sum(1 for f in figures if folder in Path(f).resolve().parents)  # not summary.md, index.html
     beside = ["summary.md"] if (out_dir / "summary.md").is_file() else []
-    beside += [f"{len(tables)} tables (.parquet, .csv)"] + ([f"{drawn} figures in {folder.name}/"] if drawn else [])
+    written = len(tables) + sum(
+        1 for n in (PAIRS, TIERS, RANKINGS) if n not in tables and (out / f"{n}.parquet").is_file()
+    )
+    beside += [f"{written} tables (.parquet, .csv)"] + ([f"{drawn} figures in {folder.name}/"] if drawn else [])
     if tables and not set(ACROSS) & set(tables):  # nothing to pair, a 1 x 1 game
         beside.append(f"{', '.join(ACROSS)}: not written for a single matchup")
     if out_dir / "index.html" in figures:

@@ -111,8 +111,9 @@ def test_options_work_anywhere_for_every_command(tmp_path):
     from importlib.metadata import version
 
     ours = version("defensive-forecasting-arena")
-    for name, args in [("arena", ["T=5", "--version"]), ("arena-redteam", ["forecaster=k29", "--version"]),
-                       ("arena-report", ["--version"]), ("arena-rerun", ["--version"]), ("arena-compare", ["--version"])]:
+    commands = [("arena", ["T=5", "--version"]), ("arena-redteam", ["forecaster=k29", "--version"]),
+                *((name, ["--version"]) for name in ("arena-report", "arena-rerun", "arena-compare"))]
+    for name, args in commands:
         proc = _run(name, args, tmp_path)
         assert proc.returncode == 0 and proc.stdout.strip() == f"{name} {ours}", (name, proc.stdout, proc.stderr)
     proc = _run("arena", ["forecaster=k29", "nature=logistic", "--cfg", "job"], tmp_path)

@@ -140,11 +140,14 @@ def test_misbehaving_plugins_forfeit_and_the_tournament_finishes(tmp_path):
     assert "ended its process (exit status 7)" in proc.stderr
 
     again = subprocess.run(cmd, cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True, timeout=600)
-    assert again.returncode == 0 and " vs " not in again.stdout  # every forfeit is stored: nothing replays
+    progress = out / ".progress"  # one 16-byte record per matchup the last run played (arena.jobs)
+    assert again.returncode == 0 and progress.stat().st_size == 0  # every forfeit is stored: nothing replays
+    before = {f: f.stat().st_mtime_ns for f in (out / "matchups").glob("*.json")}
     retry = subprocess.run([*cmd, "retry_crashed=true"], cwd=tmp_path, env=_env(tmp_path), capture_output=True,
                            text=True, timeout=600)
-    played = [ln for ln in retry.stdout.splitlines() if " vs " in ln]
-    assert retry.returncode == 0 and len(played) == 1 and "os_exits vs iid_bernoulli" in played[0], retry.stdout
+    again_stored = [f for f, t in before.items() if f.stat().st_mtime_ns != t]
+    assert retry.returncode == 0 and progress.stat().st_size == 16, retry.stdout
+    assert len(again_stored) == 1 and json.loads(again_stored[0].read_text())["row"]["forecaster"] == "os_exits"
 
 
 # ----------------------------------------------------------------------------- processes

@@ -51,10 +51,14 @@ def _env() -> dict:
             "RAY_AUTH_MODE": "disabled"}
 
 
+#: Hydra's INFO lines (off by default) say which launcher ran.
+INFO = "hydra.hydra_logging.root.level=INFO"
+
+
 def run_tournament(root: Path, *launcher: str) -> tuple[subprocess.CompletedProcess, pd.DataFrame]:
     """Run the tournament into ``root`` (an absolute results_root, as on a shared filesystem)."""
     root.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run([str(BIN / "arena"), *TOURNAMENT, f"results_root={root}", *launcher], cwd=root,
+    proc = subprocess.run([str(BIN / "arena"), *TOURNAMENT, f"results_root={root}", *launcher, INFO], cwd=root,
                           capture_output=True, text=True, env=_env(), timeout=600, check=False)
     assert proc.returncode == 0, f"{launcher}: exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
     summaries = list(root.rglob("summary.parquet"))
@@ -101,7 +105,7 @@ def test_local_launcher_runs_from_a_source_tree_that_is_not_installed(tmp_path):
             "sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]\n"
             f"sys.path.insert(0, {str(root)!r})\n"
             "import arena.cli\n"
-            f"arena.cli.main({[*TOURNAMENT, f'results_root={tmp_path}', 'hydra.launcher.n_jobs=2']!r})\n")
+            f"arena.cli.main({[*TOURNAMENT, f'results_root={tmp_path}', 'hydra.launcher.n_jobs=2', INFO]!r})\n")
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=_env(),
                           timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
