@@ -250,10 +250,12 @@ def _prepare(args: list[str], multirun: bool) -> tuple[int, list[str], object]:
 
 
 def _refuse_additions(overrides: list, config_name: str = "config") -> None:
-    """Refuse ``+key=value`` and ``++key=value`` outside ``hydra.*``: a key the config does not have would be
-    added and then ignored (the run would play something else than asked), and one it has is set without +."""
+    """Refuse ``+key=value`` and ``++key=value`` but for ``hydra.*`` and a plugin's parameter (``forecaster.x``,
+    which its plugin checks): a key the config does not have would be added and then ignored (the run would play
+    something else than asked), and one it has is set without +."""
+    free = ("hydra", "forecaster.", "nature.", "game.")
     for o in overrides:
-        if (o.is_add() or o.is_force_add()) and not o.key_or_group.startswith("hydra"):
+        if (o.is_add() or o.is_force_add()) and not o.key_or_group.startswith(free):
             sign = "++" if o.is_force_add() else "+"
             key, value = o.key_or_group, o.get_value_element_as_str()
             if not _has_key(key, config_name):
