@@ -1056,3 +1056,16 @@ def test_a_users_autolayout_leaves_the_figures_of_fixed_panels_as_they_are(tmp_p
             asked = _save(fig, tmp_path / f"{name}_asked", ("png", "svg"))
         for x, y in zip(plain, asked):
             assert x.read_bytes() == y.read_bytes(), x.name
+
+
+def test_latex_table_has_one_number_format_per_column_and_rows_by_rank():
+    s = pd.DataFrame({"forecaster": ["z", "z", "a", "a", "m", "m"], "nature": "n", "seed": [0, 1] * 3,
+                      "smce_over_T": [0.27, 0.28, 0.0195, 0.0196, 0.2, 0.21],
+                      "bias": [4.44e-4, 4.5e-4, 0.02, 0.03, 0.2, 0.2]})
+    rows = _cells(plots.latex_table(s, ["smce_over_T", "bias"]))
+    assert [r[0] for r in rows] == ["a", "m", "z"]  # by rank on smCE/T, not by name
+    for j in (1, 2):
+        numbers = re.findall(r"-?\d+\.\d+|-?\d+", " ".join(r[j] for r in rows))
+        decimals = {len(x.partition(".")[2]) for x in numbers}
+        assert len(decimals) == 1, (j, numbers)  # no 0.27 beside 0.0195 or 4.44e-04
+        assert not any("e-" in r[j] for r in rows)

@@ -110,7 +110,8 @@ def latex_table(
     An entry is the forecaster's mean over natures of its seed means
     (:func:`arena.aggregate.leaderboard`) or, ``by_nature``, its mean over seeds on each nature
     (:func:`arena.aggregate.seed_stats`), then ``$\\pm$`` the half-width of the 95% interval
-    where there are several seeds. Bold: the best in the metric's direction
+    where there are several seeds, in one format per column (the decimals that give its smallest mean three
+    significant digits). Rows by rank on the first metric (best first). Bold: the best in the metric's direction
     (:func:`arena.aggregate.direction`; none for a metric that is not ranked), and every
     entry that ties with it at the shown precision. Forfeited matchups are left out;
     metrics absent from ``summary`` are skipped; with several horizons T, the largest.
@@ -130,8 +131,8 @@ def latex_table(
     \\toprule
     forecaster & Brier \\\\
     \\midrule
-    a & 0.3 $\\pm$ 1.3 \\\\
-    b & \\textbf{0.25} \\\\
+    b & \\textbf{0.250} \\\\
+    a & 0.300 $\\pm$ 1.271 \\\\
     \\bottomrule
     \\end{tabular}
     """
@@ -156,12 +157,14 @@ def latex_table(
             if by_nature and g:
                 lines.append("\\midrule")
             best = {m: _best(part["mean"][m], m) if m in part["mean"] else np.nan for m in metrics}
-            for idx in _sorted_index(part, by_nature):
+            places = {m: _decimals(part["mean"][m]) if m in part["mean"] else 2 for m in metrics}
+            for idx in _sorted_index(part, by_nature, metrics):
                 row = [tex_escape(idx[1]), tex_escape(idx[0])] if by_nature else [tex_escape(idx)]
                 for m in metrics:
                     v, h = (part.loc[idx, (c, m)] if m in part[c] else np.nan for c in ("mean", "half"))
-                    shown = _pm(v, h)
-                    bold = np.isfinite(v) and np.isfinite(best[m]) and _fmt(v) == _fmt(best[m])
+                    shown, top = (_fixed(x, places[m]) for x in (v, best[m]))
+                    bold = np.isfinite(v) and np.isfinite(best[m]) and shown == top
+                    shown += f" $\\pm$ {_fixed(h, places[m])}" if np.isfinite(h) else ""
                     row.append(f"\\textbf{{{shown}}}" if bold else shown)
                 lines.append(" & ".join(row) + " \\\\")
     lines += ["\\bottomrule", "\\end{tabular}"]
@@ -178,9 +181,33 @@ def _best(values: pd.Series, metric: str) -> float:
     return values.min() if way == "min" else values.max() if way == "max" else np.nan
 
 
-def _sorted_index(part: pd.DataFrame, by_nature: bool) -> list:
-    """Index entries of ``part`` in the forecasters' fixed order."""
+def _decimals(means: pd.Series) -> int:
+    """The decimals of a table's column: one format for every entry, three significant digits for the smallest.
+
+    Examples
+    --------
+    >>> _decimals(pd.Series([0.27, 0.0195, 0.2])), _decimals(pd.Series([120.0, 5.0])), _decimals(pd.Series([0.0]))
+    (4, 2, 2)
+    """
+    a = np.abs(means.to_numpy(float))
+    a = a[np.isfinite(a) & (a > 0)]
+    return int(np.clip(2 - np.floor(np.log10(a.min())), 0, 6)) if a.size else 2
+
+
+def _fixed(v: float, places: int) -> str:
+    """``v`` with ``places`` decimals ("--" when not finite)."""
+    return f"{v:.{places}f}" if np.isfinite(v) else "--"
+
+
+def _sorted_index(part: pd.DataFrame, by_nature: bool, metrics: Sequence[str] = ()) -> list:
+    """Index entries of ``part`` by rank on the first ranked metric (best first; ties and unranked: by name)."""
     names = order(part.index.get_level_values("forecaster"))
+    ranked = [m for m in metrics if direction(m) is not None and m in part["mean"]]
+    if ranked:
+        m = ranked[0]
+        mean = part["mean"][m].groupby(level="forecaster").first()
+        sign = -1.0 if direction(m) == "max" else 1.0
+        names = sorted(names, key=lambda n: (not np.isfinite(mean.get(n, np.nan)), sign * mean.get(n, np.inf), n))
     if not by_nature:
         return names
     nature = part.index.get_level_values("nature")[0]
