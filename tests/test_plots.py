@@ -1069,3 +1069,16 @@ def test_latex_table_has_one_number_format_per_column_and_rows_by_rank():
         decimals = {len(x.partition(".")[2]) for x in numbers}
         assert len(decimals) == 1, (j, numbers)  # no 0.27 beside 0.0195 or 4.44e-04
         assert not any("e-" in r[j] for r in rows)
+
+
+def test_a_heatmap_of_a_bulk_with_far_outliers_separates_the_bulk():
+    """The Brier leaderboard: most cells 0.15-0.35, a few at 0 and 1. A log scale driven by the outliers painted
+    the bulk one color: the scale is linear, clipped at Tukey's fences, so the bulk spans most of the colors."""
+    rng = np.random.default_rng(0)
+    bulk = rng.uniform(0.15, 0.35, 40)
+    values = np.r_[bulk, 0.0, 0.00125, 0.005, 1.0, 0.996]
+    s = pd.DataFrame([{"forecaster": f"f{i % 9}", "nature": f"n{i // 9}", "seed": 0, "brier": v, "status": "ok",
+                       "T": 10} for i, v in enumerate(values)])
+    fig = plots.leaderboard_heatmap(s, "brier")
+    norm = fig.axes[0].images[0].norm
+    assert norm(bulk.max()) - norm(bulk.min()) > 0.6

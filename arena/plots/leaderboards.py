@@ -151,11 +151,11 @@ def _colorbar(fig: Figure, ax: Axes, im, norm: Normalize, extend: str, scale: fl
 
 
 def _color_norm(finite: np.ndarray, scale: float = 1.0) -> tuple[Normalize, str, str]:
-    """The heatmap's color scale: log when the values are positive and span more than two decades;
-    else linear, clipped to the values that are not outliers (within three interquartile ranges of
-    the quartiles), so that one outlier does not wash out the rest (the colorbar's arrows and
-    label say so). Returns (norm, colorbar extend, note); the note's values are divided by ``scale`` (the unit
-    of the heatmap's cells, :func:`_cell_scale`).
+    """The heatmap's color scale: log when the bulk of the values (their quartiles) spans more than a decade,
+    zeros at the bottom of it; else linear, clipped to the values that are not outliers (Tukey's fences, 1.5
+    interquartile ranges beyond the quartiles), so that a few outliers, however far, do not wash out the rest
+    (the colorbar's arrows and label say so). Returns (norm, colorbar extend, note); the note's values are
+    divided by ``scale`` (the unit of the heatmap's cells, :func:`_cell_scale`).
 
     Examples
     --------
@@ -166,17 +166,19 @@ def _color_norm(finite: np.ndarray, scale: float = 1.0) -> tuple[Normalize, str,
     if not finite.size:
         return Normalize(0, 1), "neither", ""
     lo, hi = float(finite.min()), float(finite.max())
-    if lo > 0 and hi / lo > 100:
-        return LogNorm(lo, hi), "neither", "\nlog color scale"
     pos = finite[finite > 0]
-    if lo == 0 and pos.size >= 2 and hi / pos.min() > 100:  # zeros beside values over decades: log above the least
+    q1p, q3p = np.percentile(pos, [25, 75]) if pos.size else (1.0, 1.0)
+    decades = pos.size >= 2 and q3p / q1p > 10 and hi / pos.min() > 100  # the bulk, not a few outliers
+    if lo > 0 and decades:
+        return LogNorm(lo, hi), "neither", "\nlog color scale"
+    if lo == 0 and decades:  # zeros beside values over decades: log above the least
         return (
             SymLogNorm(linthresh=float(pos.min()), linscale=0.25, vmin=0.0, vmax=hi),
             "neither",
             f"\nlog color scale from {_fmt(float(pos.min()) / scale, 2)}\n(0 at the bottom)",
         )
     q1, q3 = np.percentile(finite, [25, 75])
-    inside = finite[(finite >= q1 - 3 * (q3 - q1)) & (finite <= q3 + 3 * (q3 - q1))]
+    inside = finite[(finite >= q1 - 1.5 * (q3 - q1)) & (finite <= q3 + 1.5 * (q3 - q1))]
     if inside.size >= 2 and (inside.min() > lo or inside.max() < hi):
         a, b = float(inside.min()), float(inside.max())
         extend = {(True, True): "both", (True, False): "min", (False, True): "max"}[(a > lo, b < hi)]
