@@ -807,6 +807,10 @@ def test_the_comparison_of_many_natures_is_one_row_each_colored_by_its_verdict()
     few = comparison_figure(curves.loc[curves["nature"].isin(natures[:2])], final=final)
     assert [ln.get_gid() for ln in few.axes[0].get_lines() if str(ln.get_gid()).startswith("mean:")] == \
         ["mean:n0:0", "mean:n1:0"]  # a few natures: the sequences against t, as before
+    # a few curves of calibration (no e-process): one panel, not a second one that only says so
+    few_calibration = comparison_figure(calibration.loc[calibration["nature"].isin(natures[:2])])
+    assert len(few_calibration.axes) == 1 and few_calibration.axes[0].get_xlabel() == "round t (log scale)"
+    assert not [tx for tx in few_calibration.texts if "no e-process" in tx.get_text()]
 
 
 def test_captions_name_the_bounds_a_figure_draws(results):

@@ -83,7 +83,15 @@ def comparison_figure(curves: pd.DataFrame, alpha: float = 0.05, final: pd.DataF
         top.set_ylabel(f"{metric}: A \u2212 B\n(running mean; band: CS)")
         top.set_title("\n".join(_lines(title, COLUMN_WIDTH)))
         fig.legend(*top.get_legend_handles_labels(), loc="outside lower center", ncol=3, frameon=False, fontsize=6.5)
-        _e_axes(bottom, alpha)
+        if bottom.lines:
+            _e_axes(bottom, alpha)
+        else:  # no e-process (calibration): one panel, not an empty one
+            fig.delaxes(bottom)
+            fig.set_size_inches(*FIGSIZE)
+            top.tick_params(labelbottom=True)
+            top.set_xscale("log")
+            _plain_log_ticks(top.xaxis)
+            top.set_xlabel("round t (log scale)")
     return fig
 
 
