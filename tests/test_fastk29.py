@@ -377,6 +377,6 @@ def test_rounded_two_point_means_match_forecast_mean() -> None:
     fc = K29Rounded(N=20)
     r = play("binary", fc, "iid_bernoulli", T=2000, seed=9, keep_forecasts=False, referee=_NoReferee())
     want = [fc.round(p).mean for p in r.recorder.p_internal]
-    # exact: the compiled reveal repeats K29Rounded.round's scalar formula and Forecast.mean's rounding
+    # exact: the fast path rounds each internal forecast with this same K29Rounded.round (same code, same input)
     np.testing.assert_array_equal(r.recorder.p_mean, want)
     assert isinstance(fc.round(0.3), Forecast)
