@@ -56,9 +56,10 @@ Other commands:
   arena-report DIR                                      redraw a results directory's tables and figures
   arena-rerun DIR --row N [--trust]                     play a stored result row again and compare
   arena-compare DIR A B                                 anytime-valid comparison of two forecasters
-  arena-redteam ...                                     search a forecaster's worst case (see the README)
+  arena-redteam ...                                     search a forecaster's worst case (its --help)
 
-Hydra's own options still work: --cfg job (print the config), --hydra-help, --info.
+Options, anywhere on the line: --help, --version, --cfg job (print the config, run nothing); Hydra's --hydra-help
+and --info still work. +KEY=VALUE only adds hydra.* keys and a plugin's parameters (+forecaster.PARAM=VALUE).
 Exit status: 0 done; 1 a run failed (one line says why); 2 a bad config; 130 interrupted.
 """
 
@@ -78,14 +79,10 @@ def _user_modules_importable() -> None:
 
 
 def version() -> str:
-    """The arena's version, from its installed package's metadata."""
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as installed
+    """The arena's version (its installed package's)."""
+    from arena import __version__
 
-    try:
-        return installed("defensive-forecasting-arena")
-    except PackageNotFoundError:  # a source tree that was not installed
-        return "unknown (not installed)"
+    return __version__
 
 
 #: Hydra's options that take a value (``--cfg job``), and ``--info``, whose value is optional.

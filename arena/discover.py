@@ -423,6 +423,11 @@ def main(argv: list[str] | None = None) -> None:
         print(USAGE)
         print(__doc__.split("\n\n")[1])
         return
+    if "--version" in argv:
+        from arena import __version__
+
+        print(f"arena-list {__version__}")
+        return
     if os.getcwd() not in sys.path:  # a user's module beside their config folder, as for `arena`
         sys.path.append(os.getcwd())
     try:

@@ -406,6 +406,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--population", type=int, default=POPULATION, help=f"alpha-Rank's population (default {POPULATION})"
     )
+    from arena import __version__
+
+    ap.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     args = ap.parse_args(argv)
     try:
         note = ""

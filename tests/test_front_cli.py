@@ -112,7 +112,8 @@ def test_options_work_anywhere_for_every_command(tmp_path):
 
     ours = version("defensive-forecasting-arena")
     commands = [("arena", ["T=5", "--version"]), ("arena-redteam", ["forecaster=k29", "--version"]),
-                *((name, ["--version"]) for name in ("arena-report", "arena-rerun", "arena-compare"))]
+                *((name, ["--version"]) for name in ("arena-report", "arena-rerun", "arena-compare", "arena-list",
+                                                     "arena-rank"))]
     for name, args in commands:
         proc = _run(name, args, tmp_path)
         assert proc.returncode == 0 and proc.stdout.strip() == f"{name} {ours}", (name, proc.stdout, proc.stderr)
