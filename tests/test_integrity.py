@@ -62,7 +62,8 @@ def results(tmp_path_factory) -> Path:
 
 def _copy(results: Path, where: Path, label: dict | None = None, config: dict | None = None) -> Path:
     """A copy of ``results`` in ``where``/deep/er/copy whose rows are relabelled (old -> new) and whose
-    constant row's config has the keys of ``config`` (in its summary and its stored matchup)."""
+    constant row's config has the keys of ``config`` (in its summary and its stored matchup), without per-round
+    records: a comparison replays them."""
     dest = where / "deep" / "er" / "copy"
     shutil.copytree(results, dest)
 
@@ -79,6 +80,7 @@ def _copy(results: Path, where: Path, label: dict | None = None, config: dict | 
     for file in (dest / "matchups").glob("*.json"):
         stored = json.loads(file.read_text())
         stored["row"] = edit(stored["row"])
+        stored.pop("rounds", None)  # as a long game's result: its rounds are replayed from its config
         file.write_text(json.dumps(stored))
     return dest
 
