@@ -76,26 +76,21 @@ def report(
 
     Per game present (each in ``figures/<game>/`` when the directory holds several games):
 
-    - binary forecasts (any game whose curves have them): smCE/T, regret to linear and bias as
-      small multiples over the natures, one figure per group of forecasters
-      (``smce_vs_T__<group>``, ``regret_linear__<group>``, ``bias__<group>``:
-      :func:`arena.plots.binary.jobs`; per nature, ``<figure>__<nature>``, with one nature),
-      ``reliability__<nature>`` (one panel per forecaster); ``leaderboard__<metric>`` per metric
-      of ``leaderboard_metrics``;
-    - quantile game: ``rolling_coverage__<nature>``, ``coverage_error__<nature>``,
-      ``group_coverage__<nature>`` (group natures), ``coverage_vs_L`` (Lipschitz-CDF natures) and
-      leaderboards of :data:`QUANTILE_METRICS`;
+    - binary forecasts (any game whose curves have them): smCE/T, regret to linear and bias as small multiples
+      over the natures, one figure per group of forecasters (``smce_vs_T__<group>``, ``regret_linear__<group>``,
+      ``bias__<group>``: :func:`arena.plots.binary.jobs`; per nature, ``<figure>__<nature>``, with one nature),
+      ``reliability__<nature>`` (one panel per forecaster); ``leaderboard__<metric>`` per ``leaderboard_metrics``;
+    - quantile game: ``rolling_coverage__<nature>``, ``coverage_error__<nature>``, ``group_coverage__<nature>``
+      (group natures), ``coverage_vs_L`` (Lipschitz-CDF natures) and leaderboards of :data:`QUANTILE_METRICS`;
     - experts game: ``regret_experts__<nature>`` and ``expert_weights__<nature>``; decision game:
       ``regret_decision__<nature>``; leaderboards of :data:`EXPERTS_METRICS` / :data:`DECISION_METRICS`;
     - ``certificates``: every certificate's value over its bound (:func:`certificate_margins`);
     - ``table.tex``: :func:`latex_table` of the game's :data:`HEADLINE_METRICS`.
 
-    ``paper/`` also gets ``example.tex`` (:func:`arena.plots.paper.example_tex`), a document that includes every
-    figure and table of the pack at the size it was drawn for.
-
     A single matchup gets no leaderboard (one cell). Unless a single matchup, the figures a paper needs
     (:func:`arena.plots.plan.paper_jobs`) also go to ``out_dir/paper/`` in ``paper_formats`` (none: no
-    ``paper/``), drawn once for both folders; with ``paper``, only they are written. The ``comparison``'s figure
+    ``paper/``), drawn once for both folders, with ``example.tex`` (:func:`arena.plots.paper.example_tex`) that
+    includes them all; with ``paper``, only they are written. The ``comparison``'s figure
     ``compare__<A>__<B>__T<T>`` goes to ``figures/``; ``summary.md`` (:func:`markdown_page`) and ``index.html``
     (:func:`arena.plots.html.index_page`) are written once every figure is. Only figures whose inputs changed are
     drawn (:func:`arena.plots.draw.to_draw`); files of ``figures/`` and ``paper/`` this report did not produce are
@@ -131,11 +126,7 @@ def report(
     latex = {where: _latex_tables(games, fig_dir[where], where, leaderboard_metrics) for where in roots}
     written = {where: [f for job in js if job not in compare_jobs for f in job.files()] for where, js in jobs.items()}
     if "paper" in roots:  # the pack's example document, which includes all of it
-        example = out_dir / "paper" / EXAMPLE
-        write_text_atomic(
-            example_tex([Path(f).relative_to(example.parent) for f in written["paper"] + latex["paper"]]), example
-        )
-        latex["paper"].append(example)
+        latex["paper"].append(_example(out_dir / "paper", written["paper"] + latex["paper"]))
     out = [*written.get("paper", []), *latex.get("paper", [])]
     if not paper:
         compare_files = [comparison.table] if comparison is not None and comparison.table and compare_jobs else []
@@ -231,6 +222,13 @@ def _latex_tables(games: list[_Game], fig_dir: Mapping, where: str, leaderboard_
         )
         paths.append(path)
     return paths
+
+
+def _example(paper: Path, files: Sequence[Path]) -> Path:
+    """Write ``paper/example.tex`` (:func:`arena.plots.paper.example_tex`) for the pack's ``files``; its path."""
+    example = paper / EXAMPLE
+    write_text_atomic(example_tex([Path(f).relative_to(paper) for f in files]), example)
+    return example
 
 
 def _pages(out_dir, summary, comparison, jobs, figures, paper_files, html, leaderboard_metrics):
