@@ -476,7 +476,8 @@ _CURVE_BOUNDS = {"bias": ("bit_bound", "x", True)}
 #: Axis labels of curves against t: the symbol, then what it is.
 CURVE_LABELS = {
     "bias": "bias |\u03a3\u209b(p\u209b \u2212 y\u209b)| / t",
-    "regret_linear": "regret R\u209c to the best\nlinear forecast \u27e8w, x\u209c\u27e9, \u2016w\u2016 \u2264 M",
+    "regret_linear": "regret R\u209c to the best linear\n"
+    "forecast \u27e8w, x\u209c\u27e9 + a, \u2016(w, a)\u2016 \u2264 M",
     "regret_constant": "regret R\u209c to the best\nconstant forecast",
     "regret_experts": "regret R\u209c to the best expert\n(loss units)",
     "regret_decision_expected": "expected decision regret R\u209c\n(loss units)",

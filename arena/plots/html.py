@@ -54,8 +54,9 @@ CAPTIONS = {
     "smce_by_nature": "Smooth calibration error per round, smCE_t / t, against t, one panel per nature ({group}); "
     "{bounds}; the K29 guarantee \u221a(8t/3) / t (\u221d 1/\u221at: the paper's closed form, the same "
     "for every run) in grey.",
-    "regret_linear_by_nature": "Squared-loss regret to the best linear forecast \u27e8w, x_t\u27e9 on the nature's "
-    "features x_t, \u2016w\u2016 \u2264 M (the referee's M, 1 by default), against t, "
+    "regret_linear_by_nature": "Squared-loss regret to the best linear forecast \u27e8w, x_t\u27e9 + a on the nature's "
+    "features x_t, \u2016(w, a)\u2016 \u2264 M (the referee's M, 1 by default; a = 0 with referee.intercept=false), "
+    "against t, "
     "one panel per nature ({group}), each with its own y scale; {bounds}.",
     "bias_by_nature": "Bias |\u03a3(p \u2212 y)| / t against t, one panel per nature ({group}, log scale); {bounds}.",
     "compare": "Anytime-valid comparison of the two best forecasters, A and B, by mean Brier score (the game's "

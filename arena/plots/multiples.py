@@ -60,8 +60,8 @@ _BY_NATURE = {
 _BY_NATURE_TITLES = {
     "smce": "smooth calibration error per round",
     "bias": "bias per round",
-    "regret_linear": "squared-loss regret to the best linear forecast \u27e8w, x\u209c\u27e9 "
-    "(x\u209c: the round's features; \u2016w\u2016 \u2264 M)",
+    "regret_linear": "squared-loss regret to the best linear forecast \u27e8w, x\u209c\u27e9 + a "
+    "(\u2016(w, a)\u2016 \u2264 M)",
 }
 
 
