@@ -1086,3 +1086,19 @@ def test_a_heatmap_of_a_bulk_with_far_outliers_separates_the_bulk():
     fig = plots.leaderboard_heatmap(s, "brier")
     norm = fig.axes[0].images[0].norm
     assert norm(bulk.max()) - norm(bulk.min()) > 0.6
+
+
+def test_red_team_figures_say_what_they_draw_metric_and_T():
+    from arena.plots.redteam import attack_vs_certificate, cross_attack_heatmap
+
+    one = pd.DataFrame({"metric": "coverage_error", "forecaster": ["aci"], "T": [500], "value": [0.02],
+                        "certificate": [None], "cert_bound": [np.nan]})
+    title = attack_vs_certificate(one, "coverage_error").axes[0].get_title()
+    assert "T = 500" in title and "dashed" not in title and "solid" not in title  # nothing dashed is drawn
+    both = pd.DataFrame({"metric": "smce_over_T", "forecaster": ["k29", "k29"], "T": [100, 1000],
+                         "value": [0.05, 0.017], "certificate": "smce", "cert_bound": [0.07, 0.023]})
+    assert "certified bound" in attack_vs_certificate(both).axes[0].get_title()
+    m = pd.DataFrame({"attacker": ["a", "a"], "victim": ["a", "b"], "metric": "smce_over_T", "T": 300,
+                      "value": [0.3, 0.1]})
+    title = cross_attack_heatmap(m).axes[0].get_title()
+    assert "cross-attack" in title and "smCE/T" in title and "T = 300" in title

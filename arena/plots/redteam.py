@@ -85,7 +85,14 @@ def attack_vs_certificate(
         ax.yaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))  # values span about a decade
         ax.set_xlabel("rounds T")
         ax.set_ylabel(f"worst {METRIC_LABELS.get(metric, metric)} found")
-        ax.set_title("attack (solid) vs certificate (dashed)")
+        Ts = sorted(df["T"].unique())
+        when = f", T = {int(Ts[0])}" if len(Ts) == 1 else ""
+        bounds = any(str(ln.get_gid()).startswith("bound:") for ln in ax.get_lines())
+        ax.set_title(
+            f"worst {METRIC_LABELS.get(metric, metric)} found{when}"
+            + ("\n(hollow, dashed: the forecaster's certified bound)" if bounds else ""),
+            fontsize=7,
+        )
         if own:
             fig.set_size_inches(FIGSIZE[0] * 1.4, FIGSIZE[1])
         _legend(ax, outside=own)
@@ -125,4 +132,7 @@ def cross_attack_heatmap(matrix: pd.DataFrame, ax: Axes | None = None) -> Figure
                 )
         metric = str(matrix["metric"].iloc[0])
         fig.colorbar(im, ax=ax, label=METRIC_LABELS.get(metric, metric))
+        Ts = sorted(matrix["T"].unique()) if "T" in matrix else []
+        when = f", T = {', '.join(str(int(t)) for t in Ts)}" if Ts else ""
+        ax.set_title(f"cross-attack: {METRIC_LABELS.get(metric, metric)} reached{when} (best searcher)", fontsize=7)
         return fig
