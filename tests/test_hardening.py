@@ -469,7 +469,7 @@ def test_progress_counts_each_matchup_once_without_listing_the_results(tmp_path,
     monkeypatch.setattr(os, "scandir", no_listing)
     progress = MatchupCount(tmp_path, shards=2)
     lines = [progress.finished() for _ in range(5)]
-    assert [ln.split()[0] for ln in lines] == [f"{n}/100" for n in range(11, 16)]
+    assert [ln.split()[:2] for ln in lines] == [["matchups:", f"{n}/100"] for n in range(11, 16)]
     assert "left" not in lines[0]  # no estimate from the start-up (60 s here) before any matchup finished
     eta = lines[-1].split("~")[1].split(" left")[0]  # 4 matchups in well under a second: 85 left take seconds
     hours, minutes, seconds = (int(v) for v in eta.split(":"))
