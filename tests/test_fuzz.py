@@ -570,7 +570,7 @@ def test_found_config_cases_give_one_config_error_line(name):
         ("expert_logistic", {"weights": 0}, r"expert_logistic: weights=0 is not a list of weight vectors"),
         ("iid_bernoulli", {"p": True}, r"iid_bernoulli: p=True is true/false, not a number"),
         ("iid_normal", {"scale": True}, r"iid_normal: scale=True is true/false, not a number"),
-        ("logit_walk", {"bound": True}, r"logit_walk: bound=True is not a number"),
+        ("logit_walk", {"bound": True}, r"logit_walk: bound=True is true/false, not a number"),
         ("replay", {"path": "a.csv", "column": "y", "context_columns": {"a": 1}},
          r"replay: context_columns=\{'a': 1\} is not a list of column names"),
         ("quantile_replay", {"group_columns": "hour"}, r"quantile_replay: group_columns='hour' is not a list"),
