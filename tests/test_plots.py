@@ -62,9 +62,9 @@ N_FIGURES = len(FACETED) + len(PER_NATURE) * len(NATURES) + 3 + 1
 PAPER = [f"binary_{k}_{NATURES[0]}" for k in ("smce_vs_T", "reliability")] + [
     "binary_leaderboard_smce_over_T", "binary_certificates"]
 #: Every file of the report: the figures, the LaTeX table, summary.md and index.html; with paper/, its
-#: figures and LaTeX table too.
+#: figures, LaTeX table and example.tex too.
 N_FILES = N_FIGURES + 3
-N_FILES_WITH_PAPER = N_FILES + len(PAPER) + 1
+N_FILES_WITH_PAPER = N_FILES + len(PAPER) + 2
 
 
 def test_report_writes_every_expected_file(written):
@@ -73,7 +73,7 @@ def test_report_writes_every_expected_file(written):
     stems = [f"{kind}__all" for kind in FACETED] + [f"{kind}__{nat}" for nat in NATURES for kind in PER_NATURE]
     stems += [f"leaderboard__{m}" for m in ("smce_over_T", "brier", "bias")] + ["certificates"]
     expected = {fig_dir / f"{s}.png" for s in stems}  # PNG by default: what index.html shows
-    expected |= {out / "paper" / f"{s}.pdf" for s in PAPER} | {out / "paper" / "binary_table.tex"}
+    expected |= {out / "paper" / f"{s}.pdf" for s in PAPER} | {out / "paper" / n for n in ("binary_table.tex", "example.tex")}
     expected |= {fig_dir / "table.tex", out / "summary.md", out / "index.html"}
     assert set(paths) == expected and len(paths) == len(expected) == N_FILES_WITH_PAPER
     for p in expected:
