@@ -156,3 +156,22 @@ def test_ctrl_c_at_any_moment_is_one_line_and_exit_130(default_run, tmp_path):
         assert "Traceback" not in err + out, (k, err[-3000:])
         interrupted += 1
     assert interrupted >= 7
+
+
+def test_on_a_terminal_the_progress_is_one_line_rewritten_in_place(monkeypatch):
+    import io
+
+    from arena.progress import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    monkeypatch.setattr(sys, "stdout", screen)
+    p = Progress(12, "matchups", started=0.0)
+    for done in range(1, 13):
+        p.show(p.line(done, now=1.0), done)
+    text = screen.getvalue()
+    assert text.count("\n") == 1 and text.endswith("[arena] matchups: 12/12 (100%) 0:00:01 elapsed\n")
+    assert text.count("\r\x1b[K[arena] matchups: ") == 12  # each count written over the one before
