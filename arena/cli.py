@@ -100,7 +100,7 @@ def split_options(argv: list[str]) -> tuple[list[str], list[str]]:
     options, overrides, i = [], [], 0
     while i < len(argv):
         arg = argv[i]
-        if arg.startswith("-") and "=" not in arg.split("-", 1)[0] and not arg[1:2].isdigit():
+        if arg.startswith("-"):  # an override starts with a key, + or ~
             options.append(arg)
             takes = arg in _WITH_VALUE or (arg in _INFO[0] and i + 1 < len(argv) and argv[i + 1] in _INFO[1])
             if takes and i + 1 < len(argv):
