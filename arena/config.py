@@ -224,7 +224,7 @@ def _prepare(args: list[str], multirun: bool) -> tuple[int, list[str], object]:
         if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1:
             raise ConfigError(
                 f"tournament.shards={shards!r}: give a positive whole number of jobs, e.g. "
-                f"tournament.shards={auto_shards()}, or auto (two per core)"
+                f"tournament.shards={auto_shards()}, or auto (one per core)"
             )
     multirun = multirun or str(base.hydra.mode) == "RunMode.MULTIRUN"
     if sweeps and not multirun:
@@ -299,11 +299,11 @@ def hydra_compose_default(config_name: str = "config") -> DictConfig:
 
 
 def _check_launcher_overrides(overrides: list) -> None:
-    """Refuse a number of worker processes that is no whole number, or 0 (-1: one per core)."""
+    """Refuse a number of worker processes that is no whole number, or 0 (-1: one per core; -k: all but k - 1)."""
     for o in overrides:
         if o.key_or_group == "hydra.launcher.n_jobs" and not o.is_sweep_override():
             value = o.value()
-            if isinstance(value, bool) or not isinstance(value, int) or value == 0 or value < -1:
+            if isinstance(value, bool) or not isinstance(value, int) or value == 0:
                 raise ConfigError(
                     f"hydra.launcher.n_jobs={o.get_value_element_as_str()}: give the number of worker processes, "
                     "a positive whole number, or -1 for one per core"
