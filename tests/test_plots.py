@@ -73,7 +73,8 @@ def test_report_writes_every_expected_file(written):
     stems = [f"{kind}__all" for kind in FACETED] + [f"{kind}__{nat}" for nat in NATURES for kind in PER_NATURE]
     stems += [f"leaderboard__{m}" for m in ("smce_over_T", "brier", "bias")] + ["certificates"]
     expected = {fig_dir / f"{s}.png" for s in stems}  # PNG by default: what index.html shows
-    expected |= {out / "paper" / f"{s}.pdf" for s in PAPER} | {out / "paper" / n for n in ("binary_table.tex", "example.tex")}
+    expected |= {out / "paper" / f"{s}.pdf" for s in PAPER}
+    expected |= {out / "paper" / n for n in ("binary_table.tex", "example.tex")}
     expected |= {fig_dir / "table.tex", out / "summary.md", out / "index.html"}
     assert set(paths) == expected and len(paths) == len(expected) == N_FILES_WITH_PAPER
     for p in expected:
