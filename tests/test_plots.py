@@ -1103,3 +1103,13 @@ def test_red_team_figures_say_what_they_draw_metric_and_T():
                       "value": [0.3, 0.1]})
     title = cross_attack_heatmap(m).axes[0].get_title()
     assert "cross-attack" in title and "smCE/T" in title and "T = 300" in title
+
+
+def test_a_two_panel_reliability_grid_has_a_one_line_title():
+    from arena.plots.binary import reliability_grid
+
+    rel = pd.DataFrame([{"forecaster": f, "nature": "anti_forecaster", "seed": 0, "bin": b, "lo": b / 10,
+                         "hi": (b + 1) / 10, "count": 5, "mean_p": b / 10 + 0.05, "mean_y": b / 10}
+                        for f in ("k29", "running_mean") for b in range(10)])
+    fig = reliability_grid(rel, "anti_forecaster")
+    assert fig.get_suptitle().count("\n") == 0 and "anti forecaster" in fig.get_suptitle()

@@ -355,13 +355,9 @@ def _reliability_grid(
     g["side"] = min(1.75, (width - g["left"] - g["right"] - (ncols - 1) * g["wgap"]) / ncols)
     g["left"] += (width - g["left"] - g["right"] - ncols * g["side"] - (ncols - 1) * g["wgap"]) / 2  # centered
     widths = np.concatenate([(p["hi"] - p["lo"]).to_numpy(float) for p in pooled.values()] or [np.array([])])
-    bins = f"{round(1 / np.median(widths))} equal bins; " if widths.size and np.median(widths) > 0 else ""
-    title = _lines(
-        f"reliability: {nature.replace('_', ' ')} ({bins}marker area: count per bin; bars: share of "
-        "the forecasts per bin, scale right of each panel)",
-        width,
-        0.065,
-    )  # 8 pt, with room to spare
+    bins = f", {round(1 / np.median(widths))} bins" if widths.size and np.median(widths) > 0 else ""
+    # what the markers and bars mean is the caption's: a title of three lines squeezed a column's two panels
+    title = _lines(f"reliability: {nature.replace('_', ' ')}{bins}", width, 0.065)  # 8 pt; seeds pooled: the caption
     top = g["top"] + g["title_line"] * len(title)
     height = g["bottom"] + nrows * g["side"] + (nrows - 1) * g["hgap"] + top
     rects = [
