@@ -175,3 +175,10 @@ def test_on_a_terminal_the_progress_is_one_line_rewritten_in_place(monkeypatch):
     text = screen.getvalue()
     assert text.count("\n") == 1 and text.endswith("[arena] matchups: 12/12 (100%) 0:00:01 elapsed\n")
     assert text.count("\r\x1b[K[arena] matchups: ") == 12  # each count written over the one before
+
+
+def test_the_headline_metric_is_the_first_of_each_games_leaderboards():
+    from arena.answer import HEADLINE
+    from arena.plots.tables import HEADLINE_METRICS
+
+    assert {game: metrics[0] for game, metrics in HEADLINE_METRICS.items()} == HEADLINE
