@@ -128,12 +128,15 @@ def sequential_comparison(d: dict, alpha: float = 0.05) -> pd.DataFrame:
 
 def per_round(out_dir: Path, row: pd.Series, trust: bool = False) -> tuple[np.ndarray, np.ndarray, str]:
     """The realized forecasts and outcomes of one stored matchup and where they came from
-    ("trace" or "replay"): its trace when stored, else the matchup played again from its config
-    (:func:`arena.matchup.matchup_from_stored`: unless ``trust``, registered plugins with plain values only)."""
+    ("trace", "stored" or "replay"): its trace, or those stored with its result
+    (:func:`arena.results.save_matchup`), else the matchup played again from its config (:func:`arena.matchup.matchup_from_stored`:
+    unless ``trust``, registered plugins with plain values only)."""
     trace = Path(out_dir) / "traces" / f"{row['matchup_id']}.parquet"
     if trace.is_file():
         t = pd.read_parquet(trace, columns=["p", "y"])
         return t["p"].to_numpy(float), t["y"].to_numpy(float), "trace"
+    if rounds := _stored_rounds(out_dir, row["matchup_id"]):
+        return np.asarray(rounds["p"], dtype=float), np.asarray(rounds["y"], dtype=float), "stored"
     if not isinstance(row.get("config"), str):
         raise ValueError(
             f"matchup {row.get('matchup_id')!r} has no stored trace and no `config` to replay it from; "
@@ -152,6 +155,15 @@ def per_round(out_dir: Path, row: pd.Series, trust: bool = False) -> tuple[np.nd
         if new is not None and old is not None and np.isfinite(old) and not math.isclose(new, old, rel_tol=1e-9):
             source = f"replay ({metric} {new:.6g}, stored {old:.6g}: other code version?)"
     return rec.p[: rec.n].copy(), rec.y[: rec.n].copy(), source
+
+
+def _stored_rounds(out_dir: Path | str, mid: str) -> dict | None:
+    """The realized forecasts and outcomes stored with the result of matchup ``mid``, if it has them."""
+    try:
+        rounds = json.loads((Path(out_dir) / "matchups" / f"{mid}.json").read_bytes()).get("rounds")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return rounds if isinstance(rounds, dict) and {"p", "y"} <= set(rounds) else None
 
 
 def game_params(row: pd.Series) -> dict:
@@ -341,11 +353,13 @@ def top_pairs(
 
 
 def replay_seconds(out_dir: Path | str, rows: pd.DataFrame) -> float:
-    """The seconds the matchups of ``rows`` without a stored trace took when played (their timing)."""
+    """The seconds the matchups of ``rows`` without a stored trace or rounds took when played (their timing)."""
     timing = [c for c in ("seconds_forecaster", "seconds_arena", "seconds_referee") if c in rows]
     if "matchup_id" not in rows or not timing:
         return 0.0
-    traced = rows["matchup_id"].map(lambda m: (Path(out_dir) / "traces" / f"{m}.parquet").is_file())
+    traced = rows["matchup_id"].map(
+        lambda m: (Path(out_dir) / "traces" / f"{m}.parquet").is_file() or _stored_rounds(out_dir, m) is not None
+    )
     return float(rows.loc[~traced, timing].apply(pd.to_numeric, errors="coerce").fillna(0).to_numpy().sum())
 
 

@@ -29,6 +29,8 @@ from arena.progress import Progress
 from arena.results import CRASH, PLAN_FILE, code_version, is_done, planned, plugin_code, read_stored, stored_ids
 
 pd = LazyModule("pandas")  # for a stored row (arena-rerun): a worker that plays and stores matchups does not load it
+#: The longest game whose realized forecasts and outcomes are stored with its result (two floats a round, as text).
+ROUNDS_KEPT = 10_000
 
 
 def run_matchup(cfg: DictConfig | dict, out_dir: Path, crashed: str | None = None, mid: str | None = None) -> dict:
@@ -60,7 +62,9 @@ def _play_and_store(m, config: dict, out_dir: Path, crashed: str | None = None, 
     row = result_row(result, Provenance(*labels, mid, config, plugin_code(plugin_targets(config))))
     rec = result.recorder
     reliability = reliability_columns(rec.p, rec.y, m.referee.ece_bins) if m.game.name != "quantile" else None
-    save_matchup(out_dir, row, result.curves_columns(), reliability, trace)
+    # kept for the report's pairs (replaying every matchup there costs as much as the tournament), up to a size
+    rounds = {"p": rec.p[: rec.n], "y": rec.y[: rec.n]} if rec.n <= ROUNDS_KEPT else None
+    save_matchup(out_dir, row, result.curves_columns(), reliability, trace, rounds)
     return row
 
 

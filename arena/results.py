@@ -230,9 +230,11 @@ def save_matchup(
     curves: pd.DataFrame | dict,
     reliability: pd.DataFrame | dict | None,
     trace: pd.DataFrame | Path | None = None,
+    rounds: dict | None = None,
 ) -> None:
     """Store one finished matchup as ``matchups/<matchup_id>.json``, written atomically (so it marks
-    completion), after its trace (optional) in ``traces/<matchup_id>.parquet``.
+    completion), after its trace (optional) in ``traces/<matchup_id>.parquet``. ``rounds``: the realized
+    forecasts and outcomes (``{"p": ..., "y": ...}``) that the pairs' comparisons read instead of replaying.
 
     The JSON holds the row, the curves and the reliability table (column -> values; floats
     round-trip exactly, NaN included): one small file a matchup, written and read back in about
@@ -247,7 +249,7 @@ def save_matchup(
     elif trace is not None and Path(trace) != trace_path:
         raise ValueError(f"a streamed trace must be at {trace_path}, not {trace}")
     stored = {"row": {k: _plain(v) for k, v in row.items()}, "trace": trace is not None}
-    for part, table in (("curves", curves), ("reliability", reliability)):
+    for part, table in (("curves", curves), ("reliability", reliability), ("rounds", rounds)):
         stored[part] = None if table is None else _columns(table)
     write_text_atomic(json.dumps(stored), out_dir / "matchups" / f"{mid}.json")
 
