@@ -128,9 +128,9 @@ def sequential_comparison(d: dict, alpha: float = 0.05) -> pd.DataFrame:
 
 def per_round(out_dir: Path, row: pd.Series, trust: bool = False) -> tuple[np.ndarray, np.ndarray, str]:
     """The realized forecasts and outcomes of one stored matchup and where they came from
-    ("trace", "stored" or "replay"): its trace, or those stored with its result
-    (:func:`arena.results.save_matchup`), else the matchup played again from its config (:func:`arena.matchup.matchup_from_stored`:
-    unless ``trust``, registered plugins with plain values only)."""
+    ("trace", "stored" or "replay"): its trace, or those stored with its result (:func:`arena.results.save_matchup`),
+    else the matchup played again from its config (:func:`arena.matchup.matchup_from_stored`: unless ``trust``,
+    registered plugins with plain values only)."""
     trace = Path(out_dir) / "traces" / f"{row['matchup_id']}.parquet"
     if trace.is_file():
         t = pd.read_parquet(trace, columns=["p", "y"])
