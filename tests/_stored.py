@@ -10,8 +10,9 @@ import arena
 from arena.results import matchup_id, reliability_table, save_matchup
 
 
-def store_binary_matchups(out: Path, forecasters: Iterable[str], natures: Iterable[str], seeds: Iterable[int],
-                          T: int) -> Path:
+def store_binary_matchups(
+    out: Path, forecasters: Iterable[str], natures: Iterable[str], seeds: Iterable[int], T: int
+) -> Path:
     """Play every forecaster x nature x seed of the binary game at horizon ``T`` and store each
     matchup (row, curves, reliability) in ``out``; return ``out``."""
     for fc in forecasters:

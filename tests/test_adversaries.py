@@ -225,8 +225,13 @@ def test_replay_params_are_its_constructor_arguments(bits_csv):
     nature = Replay(bits_csv, column="y", context_columns=["temp"], start=2)
     nature.reset(np.random.default_rng(0))
     # intercept: issue 12's constant 1 appended to replay contexts (a new constructor argument)
-    assert nature.params() == {"path": str(bits_csv), "column": "y", "context_columns": ("temp",), "start": 2,
-                               "intercept": False}
+    assert nature.params() == {
+        "path": str(bits_csv),
+        "column": "y",
+        "context_columns": ("temp",),
+        "start": 2,
+        "intercept": False,
+    }
     assert Replay(**nature.params()).length == T - 2
     assert SeattleRain(start=3).params() == {"context_columns": (), "start": 3, "intercept": False}
     with_one = Replay(bits_csv, column="y", context_columns=["temp"], intercept=True)
@@ -242,14 +247,22 @@ BAD_FILES = {
     "nonnumeric": ("y,x\n1,0\n0,1\nrain,2\n", "y", r"bad\.csv'.*column 'y'.*row 2 .*'rain' is not a number"),
     "nan": ("y,x\n1,0\n,1\n", "y", r"bad\.csv'.*column 'y'.*row 1 .*missing"),
     "nan_text": ("y,x\n1,0\n0,1\nNaN,2\n", "y", r"bad\.csv'.*column 'y'.*row 2 .*missing"),
-    "two": ("y,x\n1,0\n0,1\n1,3\n2,4\n", "y",
-            r"bad\.csv', column 'y', row 3 \(0-based, header not counted; line 5 of the file\): value 2 is not 0 or 1"),
+    "two": (
+        "y,x\n1,0\n0,1\n1,3\n2,4\n",
+        "y",
+        r"bad\.csv', column 'y', row 3 \(0-based, header not counted; line 5 of the file\): value 2 is not 0 or 1",
+    ),
     # blank lines are skipped (as pandas does): the row counts data rows, the line is the editor's
     "blank_lines": ("y\n1\n\n0\n\n7\n", "y", r"column 'y', row 2 \(0-based, header not counted; line 6 of the file\)"),
     # a first row longer than the header used to become pandas' index, shifting every column silently
-    "short_header": ("y\n1,0\n0,1\n", "y",
-                     (r"bad\.csv', row 0 \(0-based, header not counted; line 2 of the file\) has 2 fields, but the "
-                     r"header has 1 \(looking for column 'y'\); remove the extra fields or name every column")),
+    "short_header": (
+        "y\n1,0\n0,1\n",
+        "y",
+        (
+            r"bad\.csv', row 0 \(0-based, header not counted; line 2 of the file\) has 2 fields, but the "
+            r"header has 1 \(looking for column 'y'\); remove the extra fields or name every column"
+        ),
+    ),
     "long_row": ("y,x\n1,0\n0,1,5\n", "y", r"row 1 \(0-based, header not counted; line 3 of the file\) has 3 fields"),
     "infinite": ("y,x\n1,0\n0,inf\n", "x", r"bad\.csv'.*column 'x'.*row 1 .*not finite"),
     "empty": ("", "y", r"bad\.csv' is empty.*column 'y'.*row 0"),
@@ -272,8 +285,11 @@ def test_replay_bad_files_name_the_file_column_and_row(case, tmp_path):
 
 def test_replay_names_the_line_of_a_byte_that_is_not_utf8(tmp_path):
     (tmp_path / "latin1.csv").write_bytes("y,city\n1,Paris\n0,Zürich\n".encode("latin-1"))
-    with pytest.raises(ValueError, match=r"latin1\.csv' \(column 'y'\) is not UTF-8 text: byte 0xfc on line 3 is not "
-                                         r"UTF-8; save the file as UTF-8"):
+    with pytest.raises(
+        ValueError,
+        match=r"latin1\.csv' \(column 'y'\) is not UTF-8 text: byte 0xfc on line 3 is not "
+        r"UTF-8; save the file as UTF-8",
+    ):
         _ = Replay(tmp_path / "latin1.csv", column="y").length
 
 
@@ -281,8 +297,11 @@ def test_replay_reads_parquet_dictionary_and_nullable_columns(tmp_path):
     df = pd.DataFrame({"y": pd.Series([1, 0, 1], dtype="category"), "x": pd.Series([1, None, 3], dtype="Int64")})
     df.to_parquet(tmp_path / "s.parquet")
     assert Replay(tmp_path / "s.parquet", column="y").length == 3  # categories of numbers are numbers
-    with pytest.raises(ValueError, match=r"s\.parquet', column 'x', row 1 \(0-based, header not counted\): the value "
-                                         r"is missing"):
+    with pytest.raises(
+        ValueError,
+        match=r"s\.parquet', column 'x', row 1 \(0-based, header not counted\): the value "
+        r"is missing",
+    ):
         _ = Replay(tmp_path / "s.parquet", column="y", context_columns=["x"]).length
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -26,13 +27,33 @@ def _summary(seed: int = 0) -> pd.DataFrame:
     rows = []
     for fc, nat, s in itertools.product(FORECASTERS, NATURES, SEEDS):
         level = {"a": 0.2, "b": 0.25, "c": 0.3}[fc]
-        rows.append({"matchup_id": f"{fc}-{nat}-{s}", "game": "binary", "forecaster": fc, "nature": nat, "seed": s,
-                     "T": 50, "rounds": 50, "status": "ok", "forfeit_who": "", "forfeit_step": -1,
-                     "forfeit_reason": "", "adaptive": nat == "n2", "q": 0.9,
-                     "seed_nature": 1000 + s, "brier": level + 0.02 * rng.standard_normal(),
-                     "regret": 5 * level + rng.standard_normal(), "coverage": 0.9 + 0.01 * rng.standard_normal(),
-                     "cert.smce.value": 1.0, "cert.smce.bound": 2.0, "cert.smce.holds": True,
-                     "seconds_forecaster": rng.random(), "peak_rss_mb": 100.0, "config": "{}"})
+        rows.append(
+            {
+                "matchup_id": f"{fc}-{nat}-{s}",
+                "game": "binary",
+                "forecaster": fc,
+                "nature": nat,
+                "seed": s,
+                "T": 50,
+                "rounds": 50,
+                "status": "ok",
+                "forfeit_who": "",
+                "forfeit_step": -1,
+                "forfeit_reason": "",
+                "adaptive": nat == "n2",
+                "q": 0.9,
+                "seed_nature": 1000 + s,
+                "brier": level + 0.02 * rng.standard_normal(),
+                "regret": 5 * level + rng.standard_normal(),
+                "coverage": 0.9 + 0.01 * rng.standard_normal(),
+                "cert.smce.value": 1.0,
+                "cert.smce.bound": 2.0,
+                "cert.smce.holds": True,
+                "seconds_forecaster": rng.random(),
+                "peak_rss_mb": 100.0,
+                "config": "{}",
+            }
+        )
     s = pd.DataFrame(rows)
     s.loc[(s["forecaster"] == "a") & (s["nature"] == "n1") & (s["seed"] == 2), "brier"] = np.nan
     forfeit = (s["forecaster"] == "b") & (s["nature"] == "n1") & s["seed"].isin([1, 3])
@@ -103,7 +124,7 @@ def _welch(s: pd.DataFrame, fc: str, metric: str) -> tuple[float, float, int]:
     k = len(parts)
     mean = np.mean([v.mean() for v in parts])
     var = [v.var(ddof=1) / len(v) for v in parts]
-    dof = sum(var) ** 2 / sum(w**2 / (len(v) - 1) for w, v in zip(var, parts))
+    dof = sum(var) ** 2 / sum(w**2 / (len(v) - 1) for w, v in zip(var, parts, strict=False))
     return mean, stats.t.ppf(0.975, dof) * np.sqrt(sum(var)) / k, k
 
 
@@ -144,8 +165,17 @@ def test_leaderboard_with_one_nature_is_the_t_interval_of_the_seed_mean():
 
 
 def test_leaderboard_direction_and_ties(monkeypatch):
-    s = pd.DataFrame({"game": "g", "forecaster": ["a", "b", "c", "d"], "nature": "n", "seed": 0, "T": 10,
-                      "loss": [0.3, 0.1, 0.1, 0.2], "score": [0.3, 0.1, 0.1, 0.2]})
+    s = pd.DataFrame(
+        {
+            "game": "g",
+            "forecaster": ["a", "b", "c", "d"],
+            "nature": "n",
+            "seed": 0,
+            "T": 10,
+            "loss": [0.3, 0.1, 0.1, 0.2],
+            "score": [0.3, 0.1, 0.1, 0.2],
+        }
+    )
     monkeypatch.setitem(aggregate.DIRECTION, "score", "max")
     board = leaderboard(s)
     loss = board[board["metric"] == "loss"].set_index("forecaster")["rank"].to_dict()
@@ -163,7 +193,7 @@ def test_paired_equals_scipy_ttest_rel():
     s = _summary()
     for metric in ("brier", "regret"):
         p = paired(s, metric)
-        assert set(zip(p["forecaster_a"], p["forecaster_b"])) <= {("a", "b"), ("a", "c"), ("b", "c")}
+        assert set(zip(p["forecaster_a"], p["forecaster_b"], strict=False)) <= {("a", "b"), ("a", "c"), ("b", "c")}
         for nat, fa, fb in itertools.product(NATURES, FORECASTERS, FORECASTERS):
             if fa >= fb:
                 continue
@@ -196,9 +226,12 @@ def test_write_aggregates_writes_parquet_and_csv(tmp_path):
     s = _summary()
     paths = write_aggregates(tmp_path, s)
     assert set(paths) == {"seed_stats", "leaderboard", "paired", "minimax"}
-    expected = {"seed_stats": seed_stats(s), "leaderboard": leaderboard(s),
-                "paired": pd.concat([paired(s, m) for m in ("brier", "regret")], ignore_index=True),
-                "minimax": minimax_table(seed_stats(s), ["brier", "regret"], {"brier": "min", "regret": "min"})}
+    expected = {
+        "seed_stats": seed_stats(s),
+        "leaderboard": leaderboard(s),
+        "paired": pd.concat([paired(s, m) for m in ("brier", "regret")], ignore_index=True),
+        "minimax": minimax_table(seed_stats(s), ["brier", "regret"], {"brier": "min", "regret": "min"}),
+    }
     for name, path in paths.items():
         assert path == tmp_path / f"{name}.parquet"
         back = pd.read_parquet(path)
@@ -239,8 +272,11 @@ def test_paired_of_every_metric_at_once_equals_one_metric_at_a_time():
 
 def test_real_result_rows():
     """Rows as the runner writes them (certificates, seeds, timing): the same pairs and means."""
-    rows = [arena.play("binary", fc, "iid_bernoulli", T=60, seed=seed).row()
-            for fc in ("k29", "running_mean") for seed in (0, 1, 2)]
+    rows = [
+        arena.play("binary", fc, "iid_bernoulli", T=60, seed=seed).row()
+        for fc in ("k29", "running_mean")
+        for seed in (0, 1, 2)
+    ]
     s = pd.DataFrame(rows)
     cols = metric_columns(s)
     assert "brier" in cols and "smce_over_T" in cols

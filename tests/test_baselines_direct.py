@@ -47,11 +47,17 @@ def direct_ogd(X, y, lr, schedule, M, intercept, clip, paper):
     return np.array(out)
 
 
-@pytest.mark.parametrize("nature, params", [
-    ("logistic", {}), ("sinusoid", {}), ("logistic", {"lr": 0.5, "schedule": "fixed", "M": 0.3}),
-    ("sinusoid", {"lr": 0.5, "schedule": "fixed", "M": 0.3}),
-    ("logistic", {"intercept": False, "clip": False, "lr": 0.05}),  # no intercept: it needs a context
-    ("logistic", {"paper": True, "lr": 0.3})])
+@pytest.mark.parametrize(
+    "nature, params",
+    [
+        ("logistic", {}),
+        ("sinusoid", {}),
+        ("logistic", {"lr": 0.5, "schedule": "fixed", "M": 0.3}),
+        ("sinusoid", {"lr": 0.5, "schedule": "fixed", "M": 0.3}),
+        ("logistic", {"intercept": False, "clip": False, "lr": 0.05}),  # no intercept: it needs a context
+        ("logistic", {"paper": True, "lr": 0.3}),
+    ],
+)
 def test_ogd_matches_direct(nature, params):
     r = play("binary", "ogd", nature, T=600, seed=3, forecaster_params=params, fast_path=False)
     full = {"lr": 0.1, "schedule": "sqrt", "M": 10.0, "intercept": True, "clip": True, "paper": False, **params}
@@ -96,9 +102,17 @@ def test_hedge_matches_direct(eta, nature):
 
 
 @pytest.mark.parametrize("d", [0, 1, 3, 14, 15, 16, 40])  # weights kept in a list up to 15, an array above
-@pytest.mark.parametrize("params", [
-    {}, {"lr": 0.5, "schedule": "fixed", "M": 0.3}, {"lr": 2.0, "schedule": "sqrt", "M": 1.0},
-    {"intercept": False, "clip": False, "lr": 0.05}, {"paper": True, "lr": 0.02}, {"paper": True, "lr": 0.005}])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"lr": 0.5, "schedule": "fixed", "M": 0.3},
+        {"lr": 2.0, "schedule": "sqrt", "M": 1.0},
+        {"intercept": False, "clip": False, "lr": 0.05},
+        {"paper": True, "lr": 0.02},
+        {"paper": True, "lr": 0.005},
+    ],
+)
 def test_ogd_steps_match_direct_on_random_data(d, params):
     """The forecaster driven by hand (predict, then update with the same context; every fifth round a
     copy of it, and every seventh a list) on random contexts of several dimensions: the same forecasts,

@@ -13,16 +13,28 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from arena.batch import (Sample, comparator_risks, draw, expected_losses, high_probability_bound, interval, main,
-                         prefix_risks, summarize, sweep)
-from arena.games.experts import ExpertsGame, squared_loss
+from arena.batch import (
+    Sample,
+    comparator_risks,
+    draw,
+    expected_losses,
+    high_probability_bound,
+    interval,
+    main,
+    prefix_risks,
+    summarize,
+    sweep,
+)
 from arena.games import get_game
+from arena.games.experts import ExpertsGame, squared_loss
 from arena.registry import make_nature
 from arena.seeding import derive_rng
 from forecasters.experts import FollowTheLeader, LinfDF
 
-COIN_PANEL = {"name": "expert_constants", "params": {"N": 9, "outcomes": {"name": "iid_bernoulli",
-                                                                            "params": {"p": 0.3}}}}
+COIN_PANEL = {
+    "name": "expert_constants",
+    "params": {"N": 9, "outcomes": {"name": "iid_bernoulli", "params": {"p": 0.3}}},
+}
 
 
 def _data(nature="expert_logistic", n=60, m=40, seed=0, game=None):
@@ -63,7 +75,7 @@ def test_evaluation_never_changes_the_online_run_and_both_paths_agree():
     plain.reset(None)
     evaluated = LinfDF()
     prefix_risks(evaluated, game, train, test, seed=0)
-    for x, y in zip(train.X, train.y):
+    for x, y in zip(train.X, train.y, strict=False):
         p = plain.predict(x)
         plain.update(x, p, y)
     assert np.array_equal(plain._L, evaluated._L)
@@ -87,8 +99,14 @@ def test_expected_test_loss_uses_the_law_when_nature_exposes_it():
 
 def test_linf_df_excess_risk_is_within_log_n_over_lambda_n_on_average():
     """Best expert = the Bayes forecast 0.3: the excess is mean_i (p_i - 0.3)^2 >= 0, <= log N/(2n) in expectation."""
-    table = sweep(["linf_df", "uniform_average"], COIN_PANEL, {"name": "experts"}, ns=(10, 100, 1000),
-                  test_size=10, seeds=range(6))
+    table = sweep(
+        ["linf_df", "uniform_average"],
+        COIN_PANEL,
+        {"name": "experts"},
+        ns=(10, 100, 1000),
+        test_size=10,
+        seeds=range(6),
+    )
     ours = table.loc[table["forecaster"] == "linf_df"].groupby("n")
     df = ours[["excess_risk", "bound"]].mean()
     se = ours["excess_risk"].std() / math.sqrt(ours.size().iloc[0])
@@ -103,14 +121,14 @@ def test_linf_df_excess_risk_is_within_log_n_over_lambda_n_on_average():
 
 def test_the_high_probability_bound_beside_the_expectation_bound():
     """§11 Prop.: w.p. 1 - delta, excess <= R(n)/n + 2B sqrt((log(2/delta) + log|Omega|)/n), B = 1 (squared loss)."""
-    table = sweep(["linf_df"], COIN_PANEL, {"name": "experts"}, ns=(10, 100), test_size=10, seeds=range(8),
-                  delta=0.1)
+    table = sweep(["linf_df"], COIN_PANEL, {"name": "experts"}, ns=(10, 100), test_size=10, seeds=range(8), delta=0.1)
     N = 9
     for n, part in table.groupby("n"):
         expected = math.log(N) / (2 * n)
         assert part["bound"].tolist() == pytest.approx([expected] * 8)
-        assert part["bound_hp"].tolist() == pytest.approx([expected + 2 * math.sqrt((math.log(20) + math.log(N)) / n)]
-                                                          * 8)
+        assert part["bound_hp"].tolist() == pytest.approx(
+            [expected + 2 * math.sqrt((math.log(20) + math.log(N)) / n)] * 8
+        )
         assert (part["excess_risk"] <= part["bound_hp"]).all()  # at most delta of the seeds may exceed it
     s = summarize(table)
     assert s["seeds"].tolist() == [8, 8] and (s["excess_low"] <= s["excess_risk"]).all()
@@ -130,8 +148,9 @@ def test_interval_is_the_student_t_interval():
 
 
 def test_binary_forecasters_against_the_best_linear_predictor():
-    table = sweep(["running_mean", "ogd"], "logistic", "binary", ns=(5, 20), test_size=40, seeds=(0,),
-                  comparator="best_linear")
+    table = sweep(
+        ["running_mean", "ogd"], "logistic", "binary", ns=(5, 20), test_size=40, seeds=(0,), comparator="best_linear"
+    )
     assert set(table["comparator"]) == {"best_linear"} and table["bound"].isna().all()
     assert {"risk_best_linear", "risk_best_constant"} <= set(table.columns)
     assert np.all(np.isfinite(table["excess_risk"]))
@@ -143,20 +162,39 @@ def test_comparators():
     assert set(comps) == {"best_constant", "best_expert"}  # no linear class under the log loss
 
 
-@pytest.mark.parametrize(("kw", "match"), [
-    ({"nature": "expert_constants", "game": {"name": "experts"}, "comparator": "best_guess"}, r"comparator='best_guess'"),
-    ({"nature": {"name": "expert_constants", "params": {"outcomes": "anti_forecaster"}}, "game": {"name": "experts"}},
-     r"is adaptive; the batch setting needs i.i.d"),
-    ({"nature": "expert_second_guessing", "game": {"name": "experts"}}, r"second-guessing experts"),
-    ({"nature": "iid_bernoulli", "game": "binary", "comparator": "best_expert"}, r"comparator 'best_expert' does not"),
-    ({"nature": "iid_bernoulli", "game": "binary", "ns": (0,)}, r"training sizes >= 1"),
-    # issue 12: the quantile game used to be accepted and scored by the squared loss on P(y = 1) = 1 - F(0)
-    ({"nature": "iid_normal", "game": "quantile"}, r"^online-to-batch: the 'quantile' game is not supported"),
-    ({"nature": "iid_bernoulli", "game": "binary", "delta": 1.5}, r"delta=1\.5 must be in \(0, 1\)"),
-])
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        (
+            {"nature": "expert_constants", "game": {"name": "experts"}, "comparator": "best_guess"},
+            r"comparator='best_guess'",
+        ),
+        (
+            {
+                "nature": {"name": "expert_constants", "params": {"outcomes": "anti_forecaster"}},
+                "game": {"name": "experts"},
+            },
+            r"is adaptive; the batch setting needs i.i.d",
+        ),
+        ({"nature": "expert_second_guessing", "game": {"name": "experts"}}, r"second-guessing experts"),
+        (
+            {"nature": "iid_bernoulli", "game": "binary", "comparator": "best_expert"},
+            r"comparator 'best_expert' does not",
+        ),
+        ({"nature": "iid_bernoulli", "game": "binary", "ns": (0,)}, r"training sizes >= 1"),
+        # issue 12: the quantile game used to be accepted and scored by the squared loss on P(y = 1) = 1 - F(0)
+        ({"nature": "iid_normal", "game": "quantile"}, r"^online-to-batch: the 'quantile' game is not supported"),
+        ({"nature": "iid_bernoulli", "game": "binary", "delta": 1.5}, r"delta=1\.5 must be in \(0, 1\)"),
+    ],
+)
 def test_bad_batch_configs_get_one_clear_error(kw, match):
-    kw = {"forecasters": ["running_mean" if kw.get("game") == "binary" else "linf_df"], "ns": (5,),
-          "test_size": 5, "seeds": (0,), **kw}
+    kw = {
+        "forecasters": ["running_mean" if kw.get("game") == "binary" else "linf_df"],
+        "ns": (5,),
+        "test_size": 5,
+        "seeds": (0,),
+        **kw,
+    }
     with pytest.raises(ValueError, match=match):
         sweep(**kw)
 

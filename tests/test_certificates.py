@@ -23,7 +23,8 @@ import pytest
 
 import arena.certificates as certificates
 from arena import play
-from arena.games import ENV_IDS, GAMES, certificates as all_certificates, get_game, register_envs
+from arena.games import ENV_IDS, GAMES, get_game, register_envs
+from arena.games import certificates as all_certificates
 from arena.protocols import (
     DecisionForecaster,
     ExpertsForecaster,
@@ -51,14 +52,17 @@ def test_the_tolerance_rule_allows_rounding_and_nothing_more():
     assert certificates.not_applicable("x", "why").holds is None
 
 
-@pytest.mark.parametrize(("game", "forecaster", "nature", "cert", "curve", "params"), [
-    ("binary", "k29", "anti_forecaster", "smce", "smce_bound", {}),
-    ("binary", "linear_df", "logistic", "linear_regret", "regret_linear_bound", {}),
-    ("binary", "bit", "anti_forecaster", "bit", "bit_bound", {}),
-    ("quantile", "marginal_quantile_df", "iid_normal", "quantile_marginal", "coverage_error_bound", {}),
-    ("experts", "linf_df", "expert_constants", "experts_regret", "regret_experts_bound", {}),
-    ("decision", "decision_df", "anti_forecaster", "decision_regret", "regret_decision_bound", {}),
-])
+@pytest.mark.parametrize(
+    ("game", "forecaster", "nature", "cert", "curve", "params"),
+    [
+        ("binary", "k29", "anti_forecaster", "smce", "smce_bound", {}),
+        ("binary", "linear_df", "logistic", "linear_regret", "regret_linear_bound", {}),
+        ("binary", "bit", "anti_forecaster", "bit", "bit_bound", {}),
+        ("quantile", "marginal_quantile_df", "iid_normal", "quantile_marginal", "coverage_error_bound", {}),
+        ("experts", "linf_df", "expert_constants", "experts_regret", "regret_experts_bound", {}),
+        ("decision", "decision_df", "anti_forecaster", "decision_regret", "regret_decision_bound", {}),
+    ],
+)
 def test_a_certificates_curve_ends_at_its_bound(game, forecaster, nature, cert, curve, params):
     """The bound formula is one function: the curve's last point is the certificate's bound."""
     T = 150
@@ -122,10 +126,15 @@ def _hook_reads():
     reads = set()
     for path in (ROOT / "arena").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
-                    and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
-                    and isinstance(node.args[0], ast.Name)
-                    and node.args[0].id in ("forecaster", "fc", "nature", "plugin", "n", "source")):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "getattr"
+                and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[0], ast.Name)
+                and node.args[0].id in ("forecaster", "fc", "nature", "plugin", "n", "source")
+            ):
                 reads.add((node.args[0].id, node.args[1].value))
     return reads
 
@@ -177,5 +186,7 @@ def test_params_come_from_the_constructors_signature():
 
     with pytest.raises(AttributeError, match=r"must store the parameter 'c' as self.c"):
         Renamed().params()
-    assert np.isclose(play("binary", K29(), "iid_bernoulli", T=20, seed=0).certificates["smce"].value,
-                      play("binary", "k29", "iid_bernoulli", T=20, seed=0).certificates["smce"].value)
+    assert np.isclose(
+        play("binary", K29(), "iid_bernoulli", T=20, seed=0).certificates["smce"].value,
+        play("binary", "k29", "iid_bernoulli", T=20, seed=0).certificates["smce"].value,
+    )

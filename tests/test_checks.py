@@ -392,8 +392,11 @@ class ReadsFileInConstructor(Coin):
 
 
 def test_fakes_are_not_registered():
-    fakes = {cls.name for cls in globals().values()
-             if isinstance(cls, type) and str(getattr(cls, "name", "")).startswith("fake_")}
+    fakes = {
+        cls.name
+        for cls in globals().values()
+        if isinstance(cls, type) and str(getattr(cls, "name", "")).startswith("fake_")
+    }
     assert fakes and not fakes & (set(FORECASTERS) | set(NATURES))
 
 
@@ -410,8 +413,9 @@ def test_honest_forecasters_pass(check, plugin):
 
 
 @pytest.mark.parametrize("check", checks.all_checks("nature"), ids=lambda c: c.__name__)
-@pytest.mark.parametrize("plugin", [Coin(), checks.LogisticProbe, checks.ContrarianProbe()],
-                         ids=["instance", "class", "adaptive"])
+@pytest.mark.parametrize(
+    "plugin", [Coin(), checks.LogisticProbe, checks.ContrarianProbe()], ids=["instance", "class", "adaptive"]
+)
 def test_honest_natures_pass(check, plugin):
     try:
         check(plugin)
@@ -422,15 +426,18 @@ def test_honest_natures_pass(check, plugin):
 # --------------------------------------------------------------------------- forecaster checks
 
 
-@pytest.mark.parametrize(("fake", "match"), [
-    (NaNForecaster, r"fake_nan.*round t=1: forecast nan is outside the forecast space \[0\.0, 1\.0\]"),
-    (TooHigh, r"fake_too_high.*TooHigh.*round t=1: forecast 1\.5 is outside the forecast space"),
-    (LateTooHigh, r"round t=10: forecast 1\.5 is outside"),
-    (StringForecaster, r"round t=1: predict returned '0\.5' of type str; return a float or an arena\.Forecast"),
-    (BadInternal, r"round t=1: internal forecast inf is not a finite number in \[0\.0, 1\.0\]"),
-    (MalformedForecast, r"fake_malformed.*forfeited at round t=1.*probabilities \(0\.5, 0\.6\).*sum to 1"),
-    (Crasher, r"fake_crasher.*forfeited at round t=1.*predict raised ZeroDivisionError: oops"),
-])
+@pytest.mark.parametrize(
+    ("fake", "match"),
+    [
+        (NaNForecaster, r"fake_nan.*round t=1: forecast nan is outside the forecast space \[0\.0, 1\.0\]"),
+        (TooHigh, r"fake_too_high.*TooHigh.*round t=1: forecast 1\.5 is outside the forecast space"),
+        (LateTooHigh, r"round t=10: forecast 1\.5 is outside"),
+        (StringForecaster, r"round t=1: predict returned '0\.5' of type str; return a float or an arena\.Forecast"),
+        (BadInternal, r"round t=1: internal forecast inf is not a finite number in \[0\.0, 1\.0\]"),
+        (MalformedForecast, r"fake_malformed.*forfeited at round t=1.*probabilities \(0\.5, 0\.6\).*sum to 1"),
+        (Crasher, r"fake_crasher.*forfeited at round t=1.*predict raised ZeroDivisionError: oops"),
+    ],
+)
 def test_check_forecasts_in_range_catches(fake, match):
     with pytest.raises(CheckFailure, match=match):
         checks.check_forecasts_in_range(fake(), T=T)
@@ -438,9 +445,12 @@ def test_check_forecasts_in_range_catches(fake, match):
 
 @pytest.mark.parametrize("fake", [Peeker, FutureReader])
 def test_check_no_lookahead_catches_a_peeking_forecaster(fake):
-    with pytest.raises(CheckFailure, match=r"check_no_lookahead: forecaster 'fake_\w+' .* looked ahead: two outcome "
-                                          r"sequences that differ from round 1 on got "
-                                          r"different forecasts at round t=1, announced forecast mean"):
+    with pytest.raises(
+        CheckFailure,
+        match=r"check_no_lookahead: forecaster 'fake_\w+' .* looked ahead: two outcome "
+        r"sequences that differ from round 1 on got "
+        r"different forecasts at round t=1, announced forecast mean",
+    ):
         checks.check_no_lookahead(fake(), T=T)
 
 
@@ -474,24 +484,33 @@ def test_check_no_lookahead_passes_a_forecaster_that_uses_the_past():
 
 @pytest.mark.parametrize("fake", [GlobalRandom, PythonRandom])
 def test_check_same_seed_same_game_catches_global_randomness(fake):
-    with pytest.raises(CheckFailure, match=r"check_same_seed_same_game: forecaster 'fake_\w+_random'.* two different "
-                                          r"games against nature 'probe_logistic' with the same seed=0: "
-                                          r"first difference "
-                                          r"at round t=1, announced forecast mean: .*np\.random"):
+    with pytest.raises(
+        CheckFailure,
+        match=r"check_same_seed_same_game: forecaster 'fake_\w+_random'.* two different "
+        r"games against nature 'probe_logistic' with the same seed=0: "
+        r"first difference "
+        r"at round t=1, announced forecast mean: .*np\.random",
+    ):
         checks.check_same_seed_same_game(fake(), T=T)
 
 
 def test_check_reset_clears_state_catches_a_forgetful_forecaster():
-    with pytest.raises(CheckFailure, match=r"check_reset_clears_state: forecaster 'fake_forgetful'.* played "
-                                          r"differently "
-                                          r"after reset\(\) than a fresh instance .*first difference at round t=1, "
-                                          r"announced forecast mean"):
+    with pytest.raises(
+        CheckFailure,
+        match=r"check_reset_clears_state: forecaster 'fake_forgetful'.* played "
+        r"differently "
+        r"after reset\(\) than a fresh instance .*first difference at round t=1, "
+        r"announced forecast mean",
+    ):
         checks.check_reset_clears_state(ForgetfulReset(), T=T)
 
 
 def test_check_claims_hold_catches_a_false_claim():
-    with pytest.raises(CheckFailure, match=r"fake_false_claim.* claims the 'bit' certificate, which failed against "
-                                          r"nature 'probe_coin' \(T=30, seed=0\): value [\d.]+ > bound 1\.0"):
+    with pytest.raises(
+        CheckFailure,
+        match=r"fake_false_claim.* claims the 'bit' certificate, which failed against "
+        r"nature 'probe_coin' \(T=30, seed=0\): value [\d.]+ > bound 1\.0",
+    ):
         checks.check_claims_hold(FalseClaim(), T=T)
 
 
@@ -514,18 +533,33 @@ def test_check_claims_hold_is_not_applicable_without_claims():
         checks.check_claims_hold(Half())
 
 
-@pytest.mark.parametrize(("plugin", "kw", "match"), [
-    (RandomInConstructor, {}, r"constructing forecaster 'fake_random_ctor'.* consumed global randomness"),
-    (FreshEntropy, {}, (r"two instances of forecaster 'fake_fresh_entropy'.* have different params\(\): "
-                       r"\{\"offset\": [\d.]+\} vs")),
-    (OpensFile, {}, r"constructing forecaster 'fake_opens_file'.* opened .*test_checks\.py.*read files in reset"),
-    (ReadsFileInConstructor, {}, r"constructing nature 'fake_reads_file'.* opened"),
-    (ArrayParam, {}, r"params\(\)\['w'\] = array\(\[1\., 2\.\]\) \(type ndarray\) is not JSON-serializable"),
-    (RenamedParam, {"c": 0.3}, (r"fake_renamed.*: rebuilding it as RenamedParam\(\*\*params\(\)\) with "
-                                 r"params\(\)=\{\"level\": 0\.3\} "
-                                 r"raised TypeError")),
-    (PublicState, {}, r"params\(\) changed after playing 20 rounds: \{\} before, \{\"rounds_seen\": 20\} after"),
-])
+@pytest.mark.parametrize(
+    ("plugin", "kw", "match"),
+    [
+        (RandomInConstructor, {}, r"constructing forecaster 'fake_random_ctor'.* consumed global randomness"),
+        (
+            FreshEntropy,
+            {},
+            (
+                r"two instances of forecaster 'fake_fresh_entropy'.* have different params\(\): "
+                r"\{\"offset\": [\d.]+\} vs"
+            ),
+        ),
+        (OpensFile, {}, r"constructing forecaster 'fake_opens_file'.* opened .*test_checks\.py.*read files in reset"),
+        (ReadsFileInConstructor, {}, r"constructing nature 'fake_reads_file'.* opened"),
+        (ArrayParam, {}, r"params\(\)\['w'\] = array\(\[1\., 2\.\]\) \(type ndarray\) is not JSON-serializable"),
+        (
+            RenamedParam,
+            {"c": 0.3},
+            (
+                r"fake_renamed.*: rebuilding it as RenamedParam\(\*\*params\(\)\) with "
+                r"params\(\)=\{\"level\": 0\.3\} "
+                r"raised TypeError"
+            ),
+        ),
+        (PublicState, {}, r"params\(\) changed after playing 20 rounds: \{\} before, \{\"rounds_seen\": 20\} after"),
+    ],
+)
 def test_check_constructor_stores_only_catches(plugin, kw, match):
     with pytest.raises(CheckFailure, match=match):
         checks.check_constructor_stores_only(plugin, params=kw)
@@ -551,9 +585,12 @@ def test_checks_leave_the_global_random_streams_alone():
 
 def test_check_fast_path_matches_step_loop_catches_a_diverging_fast_path():
     checks.check_fast_path_matches_step_loop(HalfWithFastPath(), T=T)
-    with pytest.raises(CheckFailure, match=r"fake_slippery.*'s play_oblivious recorded a different game from the step "
-                                          r"loop's against nature 'probe_coin' \(T=30, seed=0\): first difference at "
-                                          r"round t=5, announced forecast mean: 0\.6 vs 0\.5 \(fast path first\)"):
+    with pytest.raises(
+        CheckFailure,
+        match=r"fake_slippery.*'s play_oblivious recorded a different game from the step "
+        r"loop's against nature 'probe_coin' \(T=30, seed=0\): first difference at "
+        r"round t=5, announced forecast mean: 0\.6 vs 0\.5 \(fast path first\)",
+    ):
         checks.check_fast_path_matches_step_loop(SlipperyFastPath(), T=T)
 
 
@@ -565,39 +602,74 @@ def test_check_fast_path_matches_step_loop_needs_a_fast_path():
 # --------------------------------------------------------------------------- nature checks
 
 
-@pytest.mark.parametrize(("fake", "match"), [
-    (OutcomeTwo, (r"nature 'fake_outcome_two'.* forfeited at round t=3 .*returned outcome 2\.0 at t=3; "
-                 r"the binary game needs 0 or 1")),
-    (NaNOutcome, r"nature 'fake_nan_outcome'.* forfeited at round t=1 .*returned outcome nan.*\(NaN\)"),
-    # issue 12: Bernoulli(1.5) is a protocol error when it is built (it used to reach the check as P(y = 1) = 1.5)
-    (BadLaw, r"fake_bad_law.* forfeited at round t=1 .*ProtocolError: Bernoulli\(p=1\.5\): p must be a probability"),
-    (Liar, r"fake_liar.* at round t=1: its law gives P\(y = 1\) = 0\.0 but sampling it gave y = 1\.0"),
-])
+@pytest.mark.parametrize(
+    ("fake", "match"),
+    [
+        (
+            OutcomeTwo,
+            (
+                r"nature 'fake_outcome_two'.* forfeited at round t=3 .*returned outcome 2\.0 at t=3; "
+                r"the binary game needs 0 or 1"
+            ),
+        ),
+        (NaNOutcome, r"nature 'fake_nan_outcome'.* forfeited at round t=1 .*returned outcome nan.*\(NaN\)"),
+        # issue 12: Bernoulli(1.5) is a protocol error when it is built (it used to reach the check as P(y = 1) = 1.5)
+        (
+            BadLaw,
+            r"fake_bad_law.* forfeited at round t=1 .*ProtocolError: Bernoulli\(p=1\.5\): p must be a probability",
+        ),
+        (Liar, r"fake_liar.* at round t=1: its law gives P\(y = 1\) = 0\.0 but sampling it gave y = 1\.0"),
+    ],
+)
 def test_check_outcomes_valid_catches(fake, match):
     with pytest.raises(CheckFailure, match=match):
         checks.check_outcomes_valid(fake(), T=T)
 
 
-@pytest.mark.parametrize(("fake", "match"), [
-    # its first context comes with the reset: a forfeit at round 0 (reset), like any plugin failing there
-    (WrongContextShape, (r"nature 'fake_wrong_shape' .*forfeited at round t=0 .*\(seed=0\): reset raised "
-                         r"ProtocolError: .*returned context array\(\[0\., 0\., 0\.\]\) "
-                        r"at t=1; expected 2 finite floats")),
-    (NaNContext, r"fake_nan_context.* forfeited .*returned context array\(\[nan\]\) at t=4; expected 1 finite floats"),
-    (NegativeDim, r"fake_negative_dim.*\.context_dim = -1; it must be an integer >= 0"),
-])
+@pytest.mark.parametrize(
+    ("fake", "match"),
+    [
+        # its first context comes with the reset: a forfeit at round 0 (reset), like any plugin failing there
+        (
+            WrongContextShape,
+            (
+                r"nature 'fake_wrong_shape' .*forfeited at round t=0 .*\(seed=0\): reset raised "
+                r"ProtocolError: .*returned context array\(\[0\., 0\., 0\.\]\) "
+                r"at t=1; expected 2 finite floats"
+            ),
+        ),
+        (
+            NaNContext,
+            r"fake_nan_context.* forfeited .*returned context array\(\[nan\]\) at t=4; expected 1 finite floats",
+        ),
+        (NegativeDim, r"fake_negative_dim.*\.context_dim = -1; it must be an integer >= 0"),
+    ],
+)
 def test_check_contexts_shape_catches(fake, match):
     with pytest.raises(CheckFailure, match=match):
         checks.check_contexts_shape(fake(), T=T)
 
 
-@pytest.mark.parametrize(("fake", "match"), [
-    (PeekingOblivious, (r"fake_peeking_oblivious.* declares adaptive = False but its play depends on the forecaster: "
-                       r"against the probe forecasters 'constant 0' and 'constant 1' with seed=0, first difference "
-                       r"at round t=1, outcome y_t: 1\.0 vs 0\.0")),
-    (ObservingOblivious, (r"fake_observing_oblivious.* declares adaptive = False .*round t=2, P\(y_t = 1\) of "
-                         r"nature's law: 0\.25 vs 0\.75")),
-])
+@pytest.mark.parametrize(
+    ("fake", "match"),
+    [
+        (
+            PeekingOblivious,
+            (
+                r"fake_peeking_oblivious.* declares adaptive = False but its play depends on the forecaster: "
+                r"against the probe forecasters 'constant 0' and 'constant 1' with seed=0, first difference "
+                r"at round t=1, outcome y_t: 1\.0 vs 0\.0"
+            ),
+        ),
+        (
+            ObservingOblivious,
+            (
+                r"fake_observing_oblivious.* declares adaptive = False .*round t=2, P\(y_t = 1\) of "
+                r"nature's law: 0\.25 vs 0\.75"
+            ),
+        ),
+    ],
+)
 def test_check_oblivious_ignores_forecast_catches(fake, match):
     with pytest.raises(CheckFailure, match=match):
         checks.check_oblivious_ignores_forecast(fake(), T=T)
@@ -609,16 +681,22 @@ def test_check_oblivious_ignores_forecast_does_not_apply_to_adaptive_natures():
 
 
 def test_check_same_seed_same_game_catches_a_nature_using_global_randomness():
-    with pytest.raises(CheckFailure, match=r"nature 'fake_global_random_nature'.* two different games against "
-                                          r"forecaster 'probe_mean' with the same seed=0: first difference at "
-                                          r"round t=1, context x_t"):
+    with pytest.raises(
+        CheckFailure,
+        match=r"nature 'fake_global_random_nature'.* two different games against "
+        r"forecaster 'probe_mean' with the same seed=0: first difference at "
+        r"round t=1, context x_t",
+    ):
         checks.check_same_seed_same_game(GlobalRandomNature(), T=T)
 
 
 def test_check_reset_clears_state_catches_a_forgetful_nature():
-    with pytest.raises(CheckFailure, match=r"nature 'fake_forgetful_nature'.* played differently after reset\(\) "
-                                          r"than a fresh instance .*round t=1, P\(y_t = 1\) of nature's law: "
-                                          r"0\.75 vs 0\.25"):
+    with pytest.raises(
+        CheckFailure,
+        match=r"nature 'fake_forgetful_nature'.* played differently after reset\(\) "
+        r"than a fresh instance .*round t=1, P\(y_t = 1\) of nature's law: "
+        r"0\.75 vs 0\.25",
+    ):
         checks.check_reset_clears_state(ForgetfulNature(), T=T)
 
 
@@ -654,14 +732,20 @@ class NoSeedEnv(gym.Env):
 
 
 def test_check_env_catches_a_broken_environment():
-    with pytest.raises(CheckFailure, match=r"check_env: gymnasium's check_env failed for .*OutOfSpaceEnv.*"
-                                          r"not within the observation space"):
+    with pytest.raises(
+        CheckFailure,
+        match=r"check_env: gymnasium's check_env failed for .*OutOfSpaceEnv.*"
+        r"not within the observation space",
+    ):
         checks.check_env(OutOfSpaceEnv())
 
 
 def test_check_env_catches_an_environment_that_ignores_the_seed():
-    with pytest.raises(CheckFailure, match=r"check_env: .*NoSeedEnv.* is not deterministic: reset\(seed=123\) "
-                                          r"returned array\(\[.*\]\) and then array"):
+    with pytest.raises(
+        CheckFailure,
+        match=r"check_env: .*NoSeedEnv.* is not deterministic: reset\(seed=123\) "
+        r"returned array\(\[.*\]\) and then array",
+    ):
         checks.check_env(NoSeedEnv())
 
 
@@ -670,8 +754,11 @@ def test_check_env_runs_the_arena_env_with_natures():
 
 
 def test_check_env_with_nature_catches_a_nature_that_ignores_the_seed():
-    with pytest.raises(CheckFailure, match=r"gymnasium's check_env failed for 'arena/Binary-v0' with nature "
-                                          r"'fake_global_random_nature'"):
+    with pytest.raises(
+        CheckFailure,
+        match=r"gymnasium's check_env failed for 'arena/Binary-v0' with nature "
+        r"'fake_global_random_nature'",
+    ):
         checks.check_env_with_nature(GlobalRandomNature())
 
 
@@ -686,10 +773,22 @@ def test_check_env_names_a_nature_that_cannot_be_made():
 def test_all_checks_lists_every_check_by_kind():
     f = {c.__name__ for c in checks.all_checks("forecaster")}
     n = {c.__name__ for c in checks.all_checks("nature")}
-    assert {"check_forecasts_in_range", "check_no_lookahead", "check_same_seed_same_game", "check_reset_clears_state",
-            "check_claims_hold", "check_constructor_stores_only"} <= f
-    assert {"check_outcomes_valid", "check_same_seed_same_game", "check_reset_clears_state",
-            "check_oblivious_ignores_forecast", "check_contexts_shape", "check_env_with_nature"} <= n
+    assert {
+        "check_forecasts_in_range",
+        "check_no_lookahead",
+        "check_same_seed_same_game",
+        "check_reset_clears_state",
+        "check_claims_hold",
+        "check_constructor_stores_only",
+    } <= f
+    assert {
+        "check_outcomes_valid",
+        "check_same_seed_same_game",
+        "check_reset_clears_state",
+        "check_oblivious_ignores_forecast",
+        "check_contexts_shape",
+        "check_env_with_nature",
+    } <= n
     with pytest.raises(ValueError, match=r"kind='expert'; expected 'forecaster' or 'nature'"):
         checks.all_checks("expert")
 
@@ -698,8 +797,9 @@ def test_check_plugin_collects_every_failure_and_honours_known_failures(monkeypa
     verdicts = checks.check_plugin(Follower())
     assert verdicts["check_no_lookahead"] == "passed"
     assert verdicts["check_claims_hold"].startswith("not applicable")
-    with pytest.raises(CheckFailure,
-                       match=r"(?s)1 check\(s\) failed for forecaster 'fake_forgetful'.*check_reset_clears"):
+    with pytest.raises(
+        CheckFailure, match=r"(?s)1 check\(s\) failed for forecaster 'fake_forgetful'.*check_reset_clears"
+    ):
         checks.check_plugin(ForgetfulReset())
     monkeypatch.setitem(checks.KNOWN_FAILURES, ("fake_forgetful", "check_reset_clears_state"), "a test fake")
     assert checks.check_plugin(ForgetfulReset())["check_reset_clears_state"] == "known failure: a test fake"
@@ -725,6 +825,7 @@ def test_checks_do_not_apply_to_a_game_the_plugin_does_not_play():
 
     with pytest.raises(NotApplicable, match=r"fake_chess_only.* plays \('chess',\); the arena implements only"):
         checks.check_forecasts_in_range(ChessOnly())
-    with pytest.raises(NotApplicable,
-                       match=r"fake_half.* does not play the 'quantile' game \(it plays \('binary',\)\)"):
+    with pytest.raises(
+        NotApplicable, match=r"fake_half.* does not play the 'quantile' game \(it plays \('binary',\)\)"
+    ):
         checks.check_no_lookahead(Half(), game="quantile")

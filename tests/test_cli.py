@@ -29,8 +29,9 @@ if not ARENA.exists():  # pragma: no cover (a non-venv interpreter)
 
 def _arena(args: list[str], cwd: Path, timeout: int = 180) -> subprocess.CompletedProcess:
     env = {**os.environ, "MPLBACKEND": "Agg", "HYDRA_FULL_ERROR": "0"}
-    return subprocess.run([str(ARENA), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
-                          check=False)
+    return subprocess.run(
+        [str(ARENA), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
 
 
 def _run_dirs(root: Path) -> list[Path]:
@@ -58,8 +59,18 @@ def _assert_nothing_written(cwd: Path, before: set[str]) -> None:
 
 
 def test_one_run_writes_a_one_row_summary_equal_to_play(tmp_path: Path) -> None:
-    proc = _arena(["tournament=none", "forecaster=k29", "nature=iid_bernoulli", "T=200", "seed=3",
-                   "results_root=res", "report=false"], tmp_path)  # figures: tests/test_plots.py
+    proc = _arena(
+        [
+            "tournament=none",
+            "forecaster=k29",
+            "nature=iid_bernoulli",
+            "T=200",
+            "seed=3",
+            "results_root=res",
+            "report=false",
+        ],
+        tmp_path,
+    )  # figures: tests/test_plots.py
     assert proc.returncode == 0, proc.stderr
     (run_dir,) = _run_dirs(tmp_path / "res")
     assert run_dir.parent.name == "single"
@@ -68,14 +79,40 @@ def test_one_run_writes_a_one_row_summary_equal_to_play(tmp_path: Path) -> None:
     assert len(pq) == 1 and len(csv) == 1
     assert list(pq.columns) == list(csv.columns)
     columns = set(pq.columns)
-    for col in ("game", "forecaster", "nature", "seed", "T", "smce", "smce_over_T", "brier", "bias", "log_loss",
-                "ece", "regret_linear", "cert.smce.holds", "cert.kernel.holds", "cert.search_precision.holds",
-                "seconds_forecaster", "seconds_referee", "arena_version", "config", "seed_nature",
-                "seed_outcome", "seed_forecaster", "seed_draw"):
+    for col in (
+        "game",
+        "forecaster",
+        "nature",
+        "seed",
+        "T",
+        "smce",
+        "smce_over_T",
+        "brier",
+        "bias",
+        "log_loss",
+        "ece",
+        "regret_linear",
+        "cert.smce.holds",
+        "cert.kernel.holds",
+        "cert.search_precision.holds",
+        "seconds_forecaster",
+        "seconds_referee",
+        "arena_version",
+        "config",
+        "seed_nature",
+        "seed_outcome",
+        "seed_forecaster",
+        "seed_draw",
+    ):
         assert col in columns, col
     row = pq.iloc[0]
     assert (row["game"], row["forecaster"], row["nature"], row["seed"], row["T"]) == (
-        "binary", "k29", "iid_bernoulli", 3, 200)
+        "binary",
+        "k29",
+        "iid_bernoulli",
+        3,
+        200,
+    )
     assert row["seed_nature"] == derive_seed(3, "nature", "iid_bernoulli")
     assert bool(row["cert.smce.holds"]) and bool(row["cert.kernel.holds"])
     config = json.loads(row["config"])
@@ -98,8 +135,19 @@ def test_one_run_writes_a_one_row_summary_equal_to_play(tmp_path: Path) -> None:
 
 
 def test_a_parallel_sweep_yields_one_row_per_matchup(tmp_path: Path) -> None:
-    proc = _arena(["-m", "forecaster=k29,bit", "nature=iid_bernoulli", "T=100", "results_root=res",
-                   "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "report=false"], tmp_path)
+    proc = _arena(
+        [
+            "-m",
+            "forecaster=k29,bit",
+            "nature=iid_bernoulli",
+            "T=100",
+            "results_root=res",
+            "hydra/launcher=joblib",
+            "hydra.launcher.n_jobs=2",
+            "report=false",
+        ],
+        tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     (run_dir,) = _run_dirs(tmp_path / "res")
     summary = pd.read_parquet(run_dir / "summary.parquet")
@@ -108,7 +156,7 @@ def test_a_parallel_sweep_yields_one_row_per_matchup(tmp_path: Path) -> None:
     assert set(summary["nature"]) == {"iid_bernoulli"} and set(summary["T"]) == {100}
     assert not (run_dir / "figures").exists()  # report=false
     paired = pd.read_parquet(run_dir / "paired.parquet")  # two forecasters: their comparisons and their game
-    assert set(zip(paired["forecaster_a"], paired["forecaster_b"])) == {("bit", "k29")}
+    assert set(zip(paired["forecaster_a"], paired["forecaster_b"], strict=False)) == {("bit", "k29")}
     assert set(pd.read_parquet(run_dir / "minimax.parquet")["name"]) == {"bit", "k29", "iid_bernoulli"}
 
 
@@ -153,8 +201,10 @@ def test_non_positive_horizon_is_refused(tmp_path: Path, T: str) -> None:
 def test_replay_of_a_csv_without_the_column(tmp_path: Path) -> None:
     (tmp_path / "days.csv").write_text("date,rainy\n1,1\n2,0\n3,1\n")
     before = {p.name for p in tmp_path.iterdir()}
-    proc = _arena(["forecaster=bit", "nature=replay", "nature.path=days.csv", "nature.column=rain", "T=3",
-                   "results_root=res"], tmp_path)
+    proc = _arena(
+        ["forecaster=bit", "nature=replay", "nature.path=days.csv", "nature.column=rain", "T=3", "results_root=res"],
+        tmp_path,
+    )
     _assert_clean_error(proc, "days.csv", "'rain'", "Did you mean 'rainy'")
     _assert_nothing_written(tmp_path, before)
 
@@ -162,8 +212,10 @@ def test_replay_of_a_csv_without_the_column(tmp_path: Path) -> None:
 def test_replay_of_a_csv_with_a_value_outside_0_1(tmp_path: Path) -> None:
     (tmp_path / "days.csv").write_text("rain\n1\n0\n2\n1\n")
     before = {p.name for p in tmp_path.iterdir()}
-    proc = _arena(["forecaster=bit", "nature=replay", "nature.path=days.csv", "nature.column=rain", "T=4",
-                   "results_root=res"], tmp_path)
+    proc = _arena(
+        ["forecaster=bit", "nature=replay", "nature.path=days.csv", "nature.column=rain", "T=4", "results_root=res"],
+        tmp_path,
+    )
     _assert_clean_error(proc, "days.csv", "'rain'", "row 2", "not 0 or 1")
     _assert_nothing_written(tmp_path, before)
 

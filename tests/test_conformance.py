@@ -35,10 +35,31 @@ REPLAY_ROWS = 300
 
 #: The plugins the project ships; the registries must hold at least these.
 REQUIRED = {
-    "forecaster": {"bit", "dmm", "linear_df", "kernel_df", "k29", "k29_rounded", "ogd", "constant", "running_mean",
-                   "last_outcome", "window_mean"},
-    "nature": {"iid_bernoulli", "logistic", "sinusoid", "logit_walk", "changepoints", "markov", "anti_forecaster",
-               "bias_pusher", "replay", "seattle_rain"},
+    "forecaster": {
+        "bit",
+        "dmm",
+        "linear_df",
+        "kernel_df",
+        "k29",
+        "k29_rounded",
+        "ogd",
+        "constant",
+        "running_mean",
+        "last_outcome",
+        "window_mean",
+    },
+    "nature": {
+        "iid_bernoulli",
+        "logistic",
+        "sinusoid",
+        "logit_walk",
+        "changepoints",
+        "markov",
+        "anti_forecaster",
+        "bias_pusher",
+        "replay",
+        "seattle_rain",
+    },
 }
 TABLES = {"forecaster": FORECASTERS, "nature": NATURES}
 
@@ -90,8 +111,9 @@ def game_of(plugin):
     if name is None:
         return None  # the checks say why they do not apply
     file = CONF / "game" / f"{name}.yaml"
-    params = {k: v for k, v in OmegaConf.to_container(OmegaConf.load(file)).items() if k != "name"} \
-        if file.is_file() else {}
+    params = (
+        {k: v for k, v in OmegaConf.to_container(OmegaConf.load(file)).items() if k != "name"} if file.is_file() else {}
+    )
     return get_game(name, **params)
 
 
@@ -187,7 +209,8 @@ def test_every_config_instantiates_to_its_registered_class(kind, replay_csv):
         assert name in TABLES[kind], f"conf/{kind}/{file.name} has no registered {kind} named {name!r}"
         plugin = build(kind, name, csv=replay_csv)
         assert type(plugin) is TABLES[kind][name], (
-            f"conf/{kind}/{file.name} instantiates {type(plugin).__qualname__}, not {TABLES[kind][name].__qualname__}")
+            f"conf/{kind}/{file.name} instantiates {type(plugin).__qualname__}, not {TABLES[kind][name].__qualname__}"
+        )
         assert plugin.name == name
 
 

@@ -65,8 +65,9 @@ def test_every_certificate_has_a_control_that_fails_it():
     assert set(controls.CONTROLS) == {n for n, cls in FORECASTERS.items() if cls.__module__ == "forecasters.controls"}
 
 
-@pytest.mark.parametrize(("cert", "game", "broken", "correct", "nature", "T"), TEETH,
-                         ids=[f"{c}-{b}" for c, _, b, *_ in TEETH])
+@pytest.mark.parametrize(
+    ("cert", "game", "broken", "correct", "nature", "T"), TEETH, ids=[f"{c}-{b}" for c, _, b, *_ in TEETH]
+)
 def test_a_broken_forecaster_fails_and_the_correct_one_passes(cert, game, broken, correct, nature, T):
     bad = play(game, broken, nature, T=T, seed=0).certificates[cert]
     assert bad.verdict == "fails" and bad.holds is False, bad
@@ -77,8 +78,10 @@ def test_a_broken_forecaster_fails_and_the_correct_one_passes(cert, game, broken
 
 def test_the_group_certificate_fails_over_seeds_for_a_forecaster_that_never_adapts():
     """quantile_group holds in expectation (docs/ERRATA.md, certificates): judged on the seed average."""
-    runs = {name: [play("quantile", name, "lipschitz_cdf", T=300, seed=s).certificates["quantile_group"]
-                   for s in range(3)] for name in ("ymax_claims_quantile_df", "conditional_quantile_df")}
+    runs = {
+        name: [play("quantile", name, "lipschitz_cdf", T=300, seed=s).certificates["quantile_group"] for s in range(3)]
+        for name in ("ymax_claims_quantile_df", "conditional_quantile_df")
+    }
     assert group_certificate_over_seeds(runs["ymax_claims_quantile_df"]).verdict == "fails"
     assert group_certificate_over_seeds(runs["conditional_quantile_df"]).verdict == "holds"
 
@@ -91,8 +94,11 @@ def test_a_constant_forecaster_claiming_k29_no_longer_passes_vacuously():
     bounds added the slack sigma measured in the run; with the allowance fixed before the game they fail."""
     for nature in ("iid_bernoulli", "logistic", "anti_forecaster"):
         c = play("binary", "constant_claims_k29", nature, T=300, seed=0).certificates
-        assert {name: cert.verdict for name, cert in c.items()} == {"kernel": "fails", "search_precision": "fails",
-                                                                   "smce": "fails"}
+        assert {name: cert.verdict for name, cert in c.items()} == {
+            "kernel": "fails",
+            "search_precision": "fails",
+            "smce": "fails",
+        }
         # the old bound (diag + sigma) would have held: the identity gap = diag + 2 sum w S <= diag + sigma
         diag = c["kernel"].bound - c["kernel"].extra["allowance"]
         assert c["kernel"].value <= diag + c["kernel"].extra["sigma"] + 1e-9
@@ -107,8 +113,11 @@ def test_a_forecaster_declaring_a_looser_tolerance_is_refused_with_both_values()
 
     fc = FORECASTERS["constant_claims_k29"]()
     fc.tol = 0.99  # the audit's constant declaring tol = 0.99 passed search_precision against iid_bernoulli
-    with pytest.raises(ValueError, match=r"^forecaster 'constant_claims_k29' declares tol=0\.99, looser than the "
-                                         r"referee accepts \(referee\.max_tol=5\.820766091346741e-11\)") as exc:
+    with pytest.raises(
+        ValueError,
+        match=r"^forecaster 'constant_claims_k29' declares tol=0\.99, looser than the "
+        r"referee accepts \(referee\.max_tol=5\.820766091346741e-11\)",
+    ) as exc:
         play("binary", fc, Loose(), T=5, seed=0)
     assert "\n" not in str(exc.value)
     # a referee that accepts such a tolerance allows the slack it explains, ~ tol T^2/2: so loose an allowance
@@ -121,11 +130,13 @@ def test_a_forecaster_declaring_a_looser_tolerance_is_refused_with_both_values()
 def test_the_matchup_builder_refuses_a_looser_tolerance_and_accepts_with_a_looser_referee():
     from arena.matchup import build_matchup
 
-    with pytest.raises(ValueError, match=r"^forecaster 'k29' declares tol=0\.01, looser than the referee accepts "
-                                         r"\(referee\.max_tol=5\.820766091346741e-11\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"^forecaster 'k29' declares tol=0\.01, looser than the referee accepts "
+        r"\(referee\.max_tol=5\.820766091346741e-11\)",
+    ):
         build_matchup("binary", "k29", "iid_bernoulli", 10, forecaster_params={"tol": 0.01})
-    m = build_matchup("binary", "k29", "iid_bernoulli", 10, forecaster_params={"tol": 0.01},
-                      referee={"max_tol": 0.01})
+    m = build_matchup("binary", "k29", "iid_bernoulli", 10, forecaster_params={"tol": 0.01}, referee={"max_tol": 0.01})
     assert m.referee.max_tol == 0.01
 
 
@@ -164,8 +175,9 @@ def test_a_law_without_a_lipschitz_constant_makes_the_round_certificate_not_appl
 
 
 def test_the_deterministic_decision_search_on_zero_one_loss_is_not_applicable():
-    c = play("decision", "decision_df", "anti_forecaster", T=100, seed=0,
-             forecaster_params={"search": "deterministic"}).certificates["decision_regret"]
+    c = play(
+        "decision", "decision_df", "anti_forecaster", T=100, seed=0, forecaster_params={"search": "deterministic"}
+    ).certificates["decision_regret"]
     assert c.verdict == "n/a" and "discontinuous" in c.reason
 
 
@@ -214,8 +226,9 @@ class _LyingNature(Nature):
 def test_the_law_check_catches_a_cdf_that_disagrees_with_its_sample():
     with pytest.raises(CheckFailure, match=r"its cdf disagrees with its sample \(Kolmogorov-Smirnov distance"):
         check_laws_agree_with_samples(_LyingNature(), game=get_game("quantile", q=0.5, ymin=-1.0, ymax=3.0))
-    check_laws_agree_with_samples(_LyingNature(Uniform(0.0, 2.0)), game=get_game("quantile", q=0.5, ymin=-1.0,
-                                                                                 ymax=3.0))
+    check_laws_agree_with_samples(
+        _LyingNature(Uniform(0.0, 2.0)), game=get_game("quantile", q=0.5, ymin=-1.0, ymax=3.0)
+    )
 
 
 class _AtomAtYmin(OutcomeLaw):
@@ -257,17 +270,25 @@ class _Laws(Nature):
 @settings(max_examples=15, deadline=None)
 @given(st.lists(st.floats(-4.0, 4.0), min_size=1, max_size=60), st.sampled_from([0.1, 0.5, 0.7, 0.9]))
 def test_the_marginal_quantile_certificate_holds_on_any_outcome_sequence(ys, q):
-    r = play(get_game("quantile", q=q, ymin=-5.0, ymax=5.0), "marginal_quantile_df", ScriptedNature(ys, games=(
-        "quantile",)), T=len(ys), seed=0)
+    r = play(
+        get_game("quantile", q=q, ymin=-5.0, ymax=5.0),
+        "marginal_quantile_df",
+        ScriptedNature(ys, games=("quantile",)),
+        T=len(ys),
+        seed=0,
+    )
     assert r.certificates["quantile_marginal"].verdict == "holds"
 
 
 @settings(max_examples=10, deadline=None)
-@given(st.lists(st.tuples(st.floats(-4.0, 3.0), st.floats(0.05, 1.0)), min_size=1, max_size=40),
-       st.sampled_from([0.5, 0.9]))
+@given(
+    st.lists(st.tuples(st.floats(-4.0, 3.0), st.floats(0.05, 1.0)), min_size=1, max_size=40),
+    st.sampled_from([0.5, 0.9]),
+)
 def test_the_conditional_quantile_round_certificate_holds_on_any_law_sequence(laws, q):
-    r = play(get_game("quantile", q=q, ymin=-5.0, ymax=5.0), "conditional_quantile_df", _Laws(laws),
-             T=len(laws), seed=0)
+    r = play(
+        get_game("quantile", q=q, ymin=-5.0, ymax=5.0), "conditional_quantile_df", _Laws(laws), T=len(laws), seed=0
+    )
     assert r.certificates["quantile_round"].verdict == "holds"
 
 
@@ -315,8 +336,13 @@ def test_marginal_quantile_tie_rule_is_exact():
 
     q, T = 0.7, 2000
     ys = np.random.default_rng(0).normal(size=T)
-    r = play(get_game("quantile", q=q, ymin=-50.0, ymax=50.0), "marginal_quantile_df", ScriptedNature(
-        ys, games=("quantile",)), T=T, seed=0)
+    r = play(
+        get_game("quantile", q=q, ymin=-50.0, ymax=50.0),
+        "marginal_quantile_df",
+        ScriptedNature(ys, games=("quantile",)),
+        T=T,
+        seed=0,
+    )
     covered, want = 0, []
     for t in range(T):  # the rule in exact rational arithmetic, written independently
         p = 50.0 if Fraction(covered) <= Fraction(7, 10) * t else -50.0
@@ -349,8 +375,13 @@ def test_linear_comparator_with_an_intercept():
     from scipy.optimize import minimize
 
     Z = np.hstack([X, np.ones((len(y), 1))])
-    res = minimize(lambda w: float(np.sum((Z @ w - y) ** 2)), np.zeros(Z.shape[1]), method="SLSQP",
-                   constraints=[{"type": "ineq", "fun": lambda w: 1.0 - w @ w}], options={"ftol": 1e-14})
+    res = minimize(
+        lambda w: float(np.sum((Z @ w - y) ** 2)),
+        np.zeros(Z.shape[1]),
+        method="SLSQP",
+        constraints=[{"type": "ineq", "fun": lambda w: 1.0 - w @ w}],
+        options={"ftol": 1e-14},
+    )
     assert inter.summary["regret_linear"] == pytest.approx(float(np.sum((p - y) ** 2)) - res.fun, abs=1e-5)
     c, c0 = inter.certificates["linear_regret"], plain.certificates["linear_regret"]
     assert c.verdict == "holds" and c.extra["intercept"] is True

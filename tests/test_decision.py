@@ -16,13 +16,16 @@ from hypothesis import strategies as st
 
 import arena
 from arena import checks
-from arena.games import DecisionGame
-from arena.games import get_game, plays
+from arena.games import DecisionGame, get_game, plays
 from arena.protocols import Nature
 from forecasters.decision import DecisionDF
 
-LOSSES = [DecisionGame(), DecisionGame(loss="asymmetric"), DecisionGame(loss="squared"),
-          DecisionGame(loss="matrix", matrix=[[0.0, 1.0], [1.0, 0.0], [0.3, 0.3]])]
+LOSSES = [
+    DecisionGame(),
+    DecisionGame(loss="asymmetric"),
+    DecisionGame(loss="squared"),
+    DecisionGame(loss="matrix", matrix=[[0.0, 1.0], [1.0, 0.0], [0.3, 0.3]]),
+]
 
 
 class Bits(Nature):
@@ -58,15 +61,18 @@ def test_best_fixed_action_in_hindsight():
     assert DecisionGame(loss="squared").best_fixed_loss(y) == pytest.approx(2 / 3)  # a* = mean(y)
 
 
-@pytest.mark.parametrize(("params", "match"), [
-    ({"loss": "matrix", "matrix": [[0, 1, 2]]}, r"matrix has shape \(1, 3\); expected one row"),
-    ({"loss": "matrix", "matrix": [0, 1]}, r"matrix has shape \(2,\); expected one row"),
-    ({"loss": "matrix", "matrix": [[0, "x"]]}, r"is not a table of numbers"),
-    ({"loss": "matrix", "matrix": [[0, float("inf")]]}, r"has a non-finite entry"),
-    ({"loss": "matrix"}, r"loss='matrix' needs matrix"),
-    ({"loss": "zero_one", "matrix": [[0, 1], [1, 0]]}, r"matrix is given but loss='zero_one'"),
-    ({"loss": "hinge"}, r"loss='hinge' is unknown"),
-])
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"loss": "matrix", "matrix": [[0, 1, 2]]}, r"matrix has shape \(1, 3\); expected one row"),
+        ({"loss": "matrix", "matrix": [0, 1]}, r"matrix has shape \(2,\); expected one row"),
+        ({"loss": "matrix", "matrix": [[0, "x"]]}, r"is not a table of numbers"),
+        ({"loss": "matrix", "matrix": [[0, float("inf")]]}, r"has a non-finite entry"),
+        ({"loss": "matrix"}, r"loss='matrix' needs matrix"),
+        ({"loss": "zero_one", "matrix": [[0, 1], [1, 0]]}, r"matrix is given but loss='zero_one'"),
+        ({"loss": "hinge"}, r"loss='hinge' is unknown"),
+    ],
+)
 def test_bad_decision_configs_get_one_clear_error(params, match):
     with pytest.raises(ValueError, match=match):
         get_game("decision", **params)
@@ -95,8 +101,14 @@ def test_binary_plugins_play_the_decision_game():
 
 
 # ------------------------------------------------------------------------------ certificates
-NATURES = [("anti_forecaster", {}), ("bias_pusher", {}), ("iid_bernoulli", {}), ("logistic", {}),
-           ("sinusoid", {"period": 50}), ("markov", {})]
+NATURES = [
+    ("anti_forecaster", {}),
+    ("bias_pusher", {}),
+    ("iid_bernoulli", {}),
+    ("logistic", {}),
+    ("sinusoid", {"period": 50}),
+    ("markov", {}),
+]
 
 
 @pytest.mark.parametrize("nature", NATURES, ids=lambda n: n[0])
@@ -109,8 +121,7 @@ def test_squared_loss_decision_df_certificate_holds_deterministically(nature):
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(bits=st.lists(st.sampled_from([0.0, 1.0]), min_size=1, max_size=80),
-       game=st.sampled_from(LOSSES))
+@given(bits=st.lists(st.sampled_from([0.0, 1.0]), min_size=1, max_size=80), game=st.sampled_from(LOSSES))
 def test_decision_certificates_hold_on_generated_sequences(bits, game):
     r = arena.play(game, DecisionDF(), Bits(bits), T=len(bits), seed=0)
     prec = r.certificates["decision_search_precision"]
@@ -152,10 +163,12 @@ def test_expected_regret_is_exact_from_the_announced_two_point_forecasts():
     r = arena.play(game, DecisionDF(), "iid_bernoulli", T=300, seed=5, keep_forecasts=True)
     rec = r.recorder
     assert r.summary["randomized_rounds"] > 0.1
-    expected = sum(sum(w * game.action_loss(game.action(pt), y) for pt, w in zip(f.points, f.probs))
-                   for f, y in zip(rec.forecasts, rec.y))
+    expected = sum(
+        sum(w * game.action_loss(game.action(pt), y) for pt, w in zip(f.points, f.probs, strict=False))
+        for f, y in zip(rec.forecasts, rec.y, strict=False)
+    )
     assert r.summary["regret_decision_expected"] == pytest.approx(expected - game.best_fixed_loss(rec.y), abs=1e-9)
-    realized = sum(game.action_loss(game.action(p), y) for p, y in zip(rec.p, rec.y))
+    realized = sum(game.action_loss(game.action(p), y) for p, y in zip(rec.p, rec.y, strict=False))
     assert r.summary["regret_decision"] == pytest.approx(realized - game.best_fixed_loss(rec.y), abs=1e-9)
 
 

@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 
 from arena import discover, play, registry
-from arena.games import GAMES
-from arena.games import CERTIFICATE_DESCRIPTIONS, METRICS
+from arena.games import CERTIFICATE_DESCRIPTIONS, GAMES, METRICS
 from arena.referee import CERTIFICATES
 
 CONF = Path(__file__).resolve().parent.parent / "conf"
@@ -58,10 +57,12 @@ def user_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "my_conf" / "nature").mkdir(parents=True)
     (tmp_path / "my_conf" / "tournament").mkdir()
     (tmp_path / "my_conf" / "nature" / "listed_nature.yaml").write_text(
-        "# A coin of my own.\n_target_: listing_natures.Listed\np: 0.25\n")
+        "# A coin of my own.\n_target_: listing_natures.Listed\np: 0.25\n"
+    )
     (tmp_path / "my_conf" / "tournament" / "listed.yaml").write_text(
         "# @package _global_\n# My coin against K29.\ntournament_name: listed\ntournament:\n  name: listed\n"
-        "  forecasters: [k29]\n  natures: [listed_nature]\n  seeds: [0]\n  T: [50]\n  shards: 1\n")
+        "  forecasters: [k29]\n  natures: [listed_nature]\n  seeds: [0]\n  T: [50]\n  shards: 1\n"
+    )
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", [*sys.path, str(tmp_path)])
     monkeypatch.setattr(registry, "NATURES", dict(registry.NATURES))
@@ -80,8 +81,12 @@ def _names(entries: list[dict]) -> set[str]:
 def test_the_listing_has_every_option_arena_accepts() -> None:
     cat = discover.catalogue()
     assert list(cat) == list(discover.SECTIONS)
-    for section, group in (("forecasters", "forecaster"), ("natures", "nature"), ("tournaments", "tournament"),
-                           ("games", "game")):
+    for section, group in (
+        ("forecasters", "forecaster"),
+        ("natures", "nature"),
+        ("tournaments", "tournament"),
+        ("games", "game"),
+    ):
         options = {p.stem for p in (CONF / group).glob("*.yaml")}
         assert options and options <= _names(cat[section]), (section, options - _names(cat[section]))
     assert set(GAMES) <= _names(cat["games"])
@@ -143,11 +148,14 @@ def test_without_the_search_path_the_user_plugin_is_not_listed(user_folder: Path
     assert "listed_nature" not in _names(discover.catalogue(["natures"])["natures"])
 
 
-@pytest.mark.parametrize(("argv", "needle"), [
-    (["natur"], "unknown section 'natur'. Did you mean 'natures'?"),
-    (["T=5"], "unknown argument 'T=5'"),
-    (["hydra.searchpath=[file:///no/such/dir]"], "config folder file:///no/such/dir"),
-])
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["natur"], "unknown section 'natur'. Did you mean 'natures'?"),
+        (["T=5"], "unknown argument 'T=5'"),
+        (["hydra.searchpath=[file:///no/such/dir]"], "config folder file:///no/such/dir"),
+    ],
+)
 def test_bad_arguments_stop_with_one_line(argv: list[str], needle: str, capsys: pytest.CaptureFixture) -> None:
     with pytest.raises(SystemExit) as exit_info:
         discover.main(argv)

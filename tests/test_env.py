@@ -78,8 +78,11 @@ def test_different_seeds_give_different_games():
     assert not np.array_equal(x[0], x[1])
 
 
-@pytest.mark.parametrize("action", [0.3, np.array([0.3]), np.float32(0.3), Forecast.point(0.3)],
-                         ids=["float", "array", "float32", "Forecast"])
+@pytest.mark.parametrize(
+    "action",
+    [0.3, np.array([0.3]), np.float32(0.3), Forecast.point(0.3)],
+    ids=["float", "array", "float32", "Forecast"],
+)
 def test_step_returns_the_squared_loss_and_the_info(action):
     env = make("iid_bernoulli", T=5)
     env.reset(seed=0)
@@ -95,7 +98,7 @@ def test_reward_and_info_over_an_episode():
     env = make("anti_forecaster", T=40)
     _, rewards, infos = episode(env, np.linspace(0, 1, 40))
     assert [i["t"] for i in infos] == list(range(1, 41))
-    for r, i in zip(rewards, infos):
+    for r, i in zip(rewards, infos, strict=False):
         assert r == -((i["p"] - i["y"]) ** 2)
         assert i["y"] == (1.0 if i["forecast"].mean < 0.5 else 0.0)  # the contrarian sees the forecast
 
@@ -144,17 +147,21 @@ def test_the_forecast_coin_and_the_outcome_coin_are_independent_streams():
     assert y[0] == y[1]
 
 
-@pytest.mark.parametrize(("action", "match"), [
-    (math.nan, r"forecaster forecast nan is outside the forecast space \[0\.0, 1\.0\]; clip or fix the forecaster"),
-    (1.5, r"forecaster forecast 1\.5 is outside the forecast space \[0\.0, 1\.0\]"),
-    (-0.1, r"forecast -0\.1 is outside the forecast space"),
-    (Forecast((0.2, 0.8), (0.5, 0.6)), r"probabilities \(0\.5, 0\.6\); they must be >= 0 and sum to 1"),
-    (Forecast((0.2, 0.8), (1.2, -0.2)), r"probabilities \(1\.2, -0\.2\); they must be >= 0 and sum to 1"),
-    (Forecast((0.2,), (0.5, 0.5)), r"malformed distribution .*need as many probs as points"),
-    (Forecast((0.2, 1.3), (0.5, 0.5)), r"forecast 1\.3 is outside the forecast space"),
-    ("half", r"forecaster returned .*'half'.*expected a float in \[0\.0, 1\.0\] or an arena\.Forecast"),
-    (np.array([0.2, 0.3]), r"expected a float in \[0\.0, 1\.0\] or an arena\.Forecast"),
-], ids=["nan", "1.5", "negative", "probs-sum", "negative-prob", "malformed", "atom-out", "string", "two-floats"])
+@pytest.mark.parametrize(
+    ("action", "match"),
+    [
+        (math.nan, r"forecaster forecast nan is outside the forecast space \[0\.0, 1\.0\]; clip or fix the forecaster"),
+        (1.5, r"forecaster forecast 1\.5 is outside the forecast space \[0\.0, 1\.0\]"),
+        (-0.1, r"forecast -0\.1 is outside the forecast space"),
+        (Forecast((0.2, 0.8), (0.5, 0.6)), r"probabilities \(0\.5, 0\.6\); they must be >= 0 and sum to 1"),
+        (Forecast((0.2, 0.8), (1.2, -0.2)), r"probabilities \(1\.2, -0\.2\); they must be >= 0 and sum to 1"),
+        (Forecast((0.2,), (0.5, 0.5)), r"malformed distribution .*need as many probs as points"),
+        (Forecast((0.2, 1.3), (0.5, 0.5)), r"forecast 1\.3 is outside the forecast space"),
+        ("half", r"forecaster returned .*'half'.*expected a float in \[0\.0, 1\.0\] or an arena\.Forecast"),
+        (np.array([0.2, 0.3]), r"expected a float in \[0\.0, 1\.0\] or an arena\.Forecast"),
+    ],
+    ids=["nan", "1.5", "negative", "probs-sum", "negative-prob", "malformed", "atom-out", "string", "two-floats"],
+)
 def test_bad_actions_raise_a_protocol_error(action, match):
     env = make("iid_bernoulli", T=5)
     env.reset(seed=0)
@@ -216,8 +223,11 @@ def test_a_horizon_longer_than_a_replayed_series_is_refused(tmp_path):
     env = gym.make(ENV_ID, nature="replay", T=5, nature_params={"path": str(path), "column": "y"})
     env.reset(seed=0)
     assert [env.step(0.5)[4]["y"] for _ in range(5)] == [0.0, 1.0, 1.0, 0.0, 1.0]
-    with pytest.raises(ValueError, match=r"T=2000 exceeds the 1460 rounds nature 'seattle_rain' can play; "
-                                         r"lower T to at most 1460"):
+    with pytest.raises(
+        ValueError,
+        match=r"T=2000 exceeds the 1460 rounds nature 'seattle_rain' can play; "
+        r"lower T to at most 1460",
+    ):
         play("binary", "constant", "seattle_rain", T=2000)
 
 

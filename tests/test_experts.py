@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 import arena
 from adversaries.experts import ExpertConstants, ExpertLogistic, ExpertSecondGuessing
 from arena import checks
-from arena.games.experts import AdviceContext, ExpertsGame, log_loss, squared_loss
 from arena.games import get_game
+from arena.games.experts import AdviceContext, ExpertsGame, log_loss, squared_loss
 from arena.protocols import Bernoulli, Nature
 from arena.registry import FORECASTERS, NATURES, load_plugins
 from forecasters.experts import Aggregating, FollowTheLeader, Hedge, LinfDF, UniformAverage
@@ -33,8 +33,7 @@ from forecasters.experts import Aggregating, FollowTheLeader, Hedge, LinfDF, Uni
 load_plugins()
 
 NEW_FORECASTERS = {"linf_df", "aggregating", "hedge", "ftl", "uniform_average"}
-NEW_NATURES = {"expert_constants", "expert_logistic", "expert_good_noisy", "expert_switching",
-               "expert_second_guessing"}
+NEW_NATURES = {"expert_constants", "expert_logistic", "expert_good_noisy", "expert_switching", "expert_second_guessing"}
 LOSSES = ("squared", "log")
 
 
@@ -63,7 +62,7 @@ def _drive(fc, advice, outcomes, loss="squared"):
     fc.game = ExpertsGame(loss=loss)
     fc.reset(np.random.default_rng(0))
     out = []
-    for x, y in zip(advice, outcomes):
+    for x, y in zip(advice, outcomes, strict=False):
         p = fc.predict(np.asarray(x, float))
         out.append(p)
         fc.update(np.asarray(x, float), p, float(y))
@@ -99,14 +98,16 @@ def test_game_loss_is_a_field_and_the_per_round_loss():
 
 
 def test_bad_loss_gets_one_clear_error():
-    with pytest.raises(ValueError, match=r"loss='hinge' is not a loss of the experts game; expected one of "
-                                         r"'squared', 'log'"):
+    with pytest.raises(
+        ValueError,
+        match=r"loss='hinge' is not a loss of the experts game; expected one of "
+        r"'squared', 'log'",
+    ):
         get_game("experts", loss="hinge")
 
 
 @pytest.mark.parametrize("loss", LOSSES)
-@pytest.mark.parametrize("panel", ["expert_constants", "expert_logistic", "expert_second_guessing",
-                                   "expert_switching"])
+@pytest.mark.parametrize("panel", ["expert_constants", "expert_logistic", "expert_second_guessing", "expert_switching"])
 def test_check_env_passes(panel, loss):
     checks.check_env("arena/Experts-v0", [panel], T=15, game=ExpertsGame(loss=loss))
 
@@ -118,7 +119,7 @@ def test_gym_make_experts_env():
     x, _ = env.reset(seed=0)
     assert x.tolist() == [0.25, 0.5, 0.75]
     x, r, term, _, info = env.step(0.5)
-    assert r == -(0.5 - info["y"]) ** 2 and not term
+    assert r == -((0.5 - info["y"]) ** 2) and not term
 
 
 def _mirror(p):
@@ -152,20 +153,39 @@ def test_a_forecaster_cannot_read_the_outcome_through_the_advice_callable():
 
 
 # ----------------------------------------------------------------------------- certificates
-CLAIMANTS = [("linf_df", {}), ("linf_df", {"lam": 0.5}), ("aggregating", {}), ("hedge", {"eta": "doubling"}),
-             ("hedge", {"eta": 0.4})]
-PANELS = [("expert_constants", {}), ("expert_constants", {"greedy": True}),
-          ("expert_constants", {"outcomes": "anti_forecaster"}), ("expert_logistic", {"greedy": True}),
-          ("expert_good_noisy", {}), ("expert_switching", {"period": 40}), ("expert_second_guessing", {}),
-          ("expert_second_guessing", {"greedy": True})]
+CLAIMANTS = [
+    ("linf_df", {}),
+    ("linf_df", {"lam": 0.5}),
+    ("aggregating", {}),
+    ("hedge", {"eta": "doubling"}),
+    ("hedge", {"eta": 0.4}),
+]
+PANELS = [
+    ("expert_constants", {}),
+    ("expert_constants", {"greedy": True}),
+    ("expert_constants", {"outcomes": "anti_forecaster"}),
+    ("expert_logistic", {"greedy": True}),
+    ("expert_good_noisy", {}),
+    ("expert_switching", {"period": 40}),
+    ("expert_second_guessing", {}),
+    ("expert_second_guessing", {"greedy": True}),
+]
 
 
 @pytest.mark.parametrize("loss", LOSSES)
 @pytest.mark.parametrize(("fc", "fp"), CLAIMANTS, ids=lambda v: str(v))
 def test_certificates_hold_against_every_panel(fc, fp, loss):
     for nat, np_ in PANELS:
-        r = arena.play(ExpertsGame(loss=loss), fc, nat, T=150, seed=1, forecaster_params=fp, nature_params=np_,
-                       keep_forecasts=False)
+        r = arena.play(
+            ExpertsGame(loss=loss),
+            fc,
+            nat,
+            T=150,
+            seed=1,
+            forecaster_params=fp,
+            nature_params=np_,
+            keep_forecasts=False,
+        )
         assert r.forfeit is None, r.forfeit
         for name, c in r.certificates.items():
             if name == "hedge_regret" and loss == "log" and not (isinstance(fp.get("eta"), float) and fp["eta"] <= 1):
@@ -218,7 +238,7 @@ def _bayes_mixture(advice, y):
     """p_t = sum_j pi_j f_tj with pi_j ∝ prod_{s<t} f_sj(y_s): the closed form, in log space."""
     logpost = np.zeros(advice.shape[1])
     out = []
-    for f, yt in zip(advice, y):
+    for f, yt in zip(advice, y, strict=False):
         w = np.exp(logpost - np.max(logpost)) if np.isfinite(np.max(logpost)) else np.ones_like(logpost)
         out.append(float(w @ f / w.sum()))
         with np.errstate(divide="ignore"):
@@ -237,7 +257,7 @@ def _aa_direct(advice, y, loss, eta):
     """Vovk's aggregating algorithm written from its definition (weights as products)."""
     w = np.ones(advice.shape[1]) / advice.shape[1]
     out = []
-    for f, yt in zip(advice, y):
+    for f, yt in zip(advice, y, strict=False):
         if loss == "squared":
             g0 = -math.log(float(np.sum(w * np.exp(-eta * f**2)))) / eta
             g1 = -math.log(float(np.sum(w * np.exp(-eta * (1 - f) ** 2)))) / eta
@@ -280,11 +300,18 @@ def test_predict_many_equals_predict():
     advice, y = _random_script(5, T=60)
     rng = np.random.default_rng(9)
     for loss in LOSSES:
-        for fc in (LinfDF(), LinfDF(lam=0.3), Aggregating(), Hedge(eta=0.5), Hedge(), FollowTheLeader(),
-                   UniformAverage()):
+        for fc in (
+            LinfDF(),
+            LinfDF(lam=0.3),
+            Aggregating(),
+            Hedge(eta=0.5),
+            Hedge(),
+            FollowTheLeader(),
+            UniformAverage(),
+        ):
             fc.game = ExpertsGame(loss=loss)
             fc.reset(None)
-            for x, yt in zip(advice, y):
+            for x, yt in zip(advice, y, strict=False):
                 X = rng.uniform(0, 1, (7, advice.shape[1]))
                 assert np.max(np.abs(fc.predict_many(X) - [fc.predict(r) for r in X])) < 1e-9
                 fc.update(x, fc.predict(x), yt)
@@ -326,8 +353,14 @@ def test_hedge_stays_under_its_textbook_bound(eta):
             bound = _hedge_textbook(T, N, e)
         assert _regret(p, advice, y, "squared") <= bound
     # and the referee certifies the same bound against an adaptive nature
-    r = arena.play("experts", Hedge(eta=eta, horizon=T if eta == "tuned" else None), "expert_constants", T=T,
-                   seed=0, nature_params={"greedy": True})
+    r = arena.play(
+        "experts",
+        Hedge(eta=eta, horizon=T if eta == "tuned" else None),
+        "expert_constants",
+        T=T,
+        seed=0,
+        nature_params={"greedy": True},
+    )
     assert r.certificates["hedge_regret"].holds
 
 
@@ -357,20 +390,26 @@ def test_every_new_plugin_is_registered_with_a_config():
         assert (conf / "nature" / f"{name}.yaml").is_file()
 
 
-@pytest.mark.parametrize(("make", "match"), [
-    (lambda: LinfDF(lam=0.0), r"lam=0.0 is outside \(0, 2\]"),
-    (lambda: LinfDF(lam=2.5), r"lam=2.5 is outside \(0, 2\]"),
-    (lambda: LinfDF(lam=float("nan")), r"lam=nan is outside \(0, 2\]"),
-    (lambda: ExpertConstants(N=0), r"N=0 is not an integer >= 1"),
-    (lambda: ExpertLogistic(N=-3), r"N=-3 is not an integer >= 1"),
-    (lambda: ExpertConstants(outcomes="iid_normal"), r"plays \('quantile',\); a panel wraps a nature of the binary"),
-    (lambda: ExpertConstants(outcomes="no_such_nature"), r"unknown nature 'no_such_nature'"),
-    (lambda: Hedge(eta="tuned"), r"eta='tuned' needs the horizon T"),
-    (lambda: Hedge(eta=-1.0), r"eta=-1.0 must be a positive number"),
-    (lambda: Aggregating(eta=3.0), r"eta=3.0 must be in \(0, 2\]"),
-    (lambda: LinfDF(loss="hinge"), r"loss='hinge'"),
-    (lambda: ExpertLogistic(outcomes="iid_bernoulli"), r"has no contexts; logistic experts need features"),
-])
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda: LinfDF(lam=0.0), r"lam=0.0 is outside \(0, 2\]"),
+        (lambda: LinfDF(lam=2.5), r"lam=2.5 is outside \(0, 2\]"),
+        (lambda: LinfDF(lam=float("nan")), r"lam=nan is outside \(0, 2\]"),
+        (lambda: ExpertConstants(N=0), r"N=0 is not an integer >= 1"),
+        (lambda: ExpertLogistic(N=-3), r"N=-3 is not an integer >= 1"),
+        (
+            lambda: ExpertConstants(outcomes="iid_normal"),
+            r"plays \('quantile',\); a panel wraps a nature of the binary",
+        ),
+        (lambda: ExpertConstants(outcomes="no_such_nature"), r"unknown nature 'no_such_nature'"),
+        (lambda: Hedge(eta="tuned"), r"eta='tuned' needs the horizon T"),
+        (lambda: Hedge(eta=-1.0), r"eta=-1.0 must be a positive number"),
+        (lambda: Aggregating(eta=3.0), r"eta=3.0 must be in \(0, 2\]"),
+        (lambda: LinfDF(loss="hinge"), r"loss='hinge'"),
+        (lambda: ExpertLogistic(outcomes="iid_bernoulli"), r"has no contexts; logistic experts need features"),
+    ],
+)
 def test_bad_configs_get_one_clear_error(make, match):
     with pytest.raises((ValueError, KeyError), match=match):
         make()
@@ -381,11 +420,11 @@ def test_bad_config_on_the_command_line_fails_before_running():
     from arena.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"forecaster: linf_df: lam=3.0 is outside \(0, 2\]"):
-        validate(["tournament=none", "game=experts", "forecaster=linf_df", "forecaster.lam=3.0",
-                  "nature=expert_constants"])
+        validate(
+            ["tournament=none", "game=experts", "forecaster=linf_df", "forecaster.lam=3.0", "nature=expert_constants"]
+        )
     with pytest.raises(ConfigError, match=r"nature: expert_constants: N=0 is not an integer >= 1"):
-        validate(["tournament=none", "game=experts", "forecaster=linf_df", "nature=expert_constants",
-                  "nature.N=0"])
+        validate(["tournament=none", "game=experts", "forecaster=linf_df", "nature=expert_constants", "nature.N=0"])
 
 
 def test_the_experts_tournament_composes():

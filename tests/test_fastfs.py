@@ -65,8 +65,7 @@ def test_time_order_matters_only_for_cross_sums() -> None:
     P, W = _case(rng, 200, "continuous")
     perm = rng.permutation(200)
     assert fs_quadratic(P[perm], W[perm]) == pytest.approx(fs_quadratic(P, W), rel=1e-12)
-    np.testing.assert_allclose(fs_cross_sums(P[perm], W[perm]), _direct_cross(P[perm], W[perm]), rtol=1e-9,
-                               atol=1e-10)
+    np.testing.assert_allclose(fs_cross_sums(P[perm], W[perm]), _direct_cross(P[perm], W[perm]), rtol=1e-9, atol=1e-10)
 
 
 def test_quadratic_is_nonnegative_and_empty_inputs() -> None:
@@ -87,7 +86,7 @@ def test_quadratic_is_nonnegative_and_empty_inputs() -> None:
     )
 )
 def test_property_against_direct(pairs: list[tuple[float, float]]) -> None:
-    P, W = map(np.array, zip(*pairs))
+    P, W = map(np.array, zip(*pairs, strict=False))
     atol = 1e-12 * (1 + np.abs(W).sum() ** 2)
     np.testing.assert_allclose(fs_cross_sums(P, W), _direct_cross(P, W), rtol=1e-9, atol=atol)
     assert fs_quadratic(P, W) == pytest.approx(float(W @ _gram(P) @ W), rel=1e-9, abs=atol)

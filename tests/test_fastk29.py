@@ -47,7 +47,7 @@ def _dyadic(rng, n: int, depth: int) -> np.ndarray:
 
 def _filled(P, W, depth) -> FSTrie:
     trie = FSTrie(depth, capacity=4)  # small, so that reserve() has to grow it
-    for p, w in zip(P, W):
+    for p, w in zip(P, W, strict=False):
         trie.insert(p, w)
     return trie
 
@@ -171,6 +171,7 @@ def test_trie_search_takes_the_path_of_anticorrelation_search(tol: float) -> Non
         P, W = _dyadic(rng, size, depth), rng.normal(size=size)
         trie = _filled(P, W, depth)
         c_fs, (a, b, c) = float(trial % 3 != 0), rng.normal(size=3) * (trial % 2)
+
         def S(p, c_fs=c_fs, W=W, P=P, a=a, b=b, c=c):
             return c_fs * float(W @ _k_fs(p, P)) + a + b * p + c * p * p
 
@@ -214,17 +215,32 @@ def test_node_count_is_linear_in_the_rounds() -> None:
 # ----------------------------------------------------------------------------- fast == direct
 
 
-@pytest.mark.parametrize(("make", "nature", "T"), [
-    (K29, "anti_forecaster", 3000),
-    (K29, "bias_pusher", 2000),
-    (K29, "iid_bernoulli", 1000),
-    (K29Rounded, "bias_pusher", 1500),
-    (K29Rounded, "iid_bernoulli", 1000),
-    (lambda fast: KernelDF(kernel=SUM_KERNEL, fast=fast), "logistic", 1200),
-], ids=["k29-anti", "k29-pusher", "k29-iid", "rounded-pusher", "rounded-iid", "sumkernel-logistic"])
+@pytest.mark.parametrize(
+    ("make", "nature", "T"),
+    [
+        (K29, "anti_forecaster", 3000),
+        (K29, "bias_pusher", 2000),
+        (K29, "iid_bernoulli", 1000),
+        (K29Rounded, "bias_pusher", 1500),
+        (K29Rounded, "iid_bernoulli", 1000),
+        (lambda fast: KernelDF(kernel=SUM_KERNEL, fast=fast), "logistic", 1200),
+    ],
+    ids=["k29-anti", "k29-pusher", "k29-iid", "rounded-pusher", "rounded-iid", "sumkernel-logistic"],
+)
 def test_fast_forecasts_equal_the_direct_ones(make, nature, T) -> None:
-    fast, direct = (play("binary", make(fast=f), nature, T=T, seed=3, keep_forecasts=False, fast_path=False,
-                         referee=None if f else _NoReferee()) for f in (True, False))
+    fast, direct = (
+        play(
+            "binary",
+            make(fast=f),
+            nature,
+            T=T,
+            seed=3,
+            keep_forecasts=False,
+            fast_path=False,
+            referee=None if f else _NoReferee(),
+        )
+        for f in (True, False)
+    )
     assert fast.forecaster.uses_fast_path and not direct.forecaster.uses_fast_path
     np.testing.assert_allclose(_internal(fast), _internal(direct), atol=1e-9, rtol=0)
     np.testing.assert_allclose(fast.recorder.p, direct.recorder.p, atol=1e-9, rtol=0)
@@ -234,11 +250,25 @@ def test_fast_forecasts_equal_the_direct_ones(make, nature, T) -> None:
     assert all(c.holds for c in fast.certificates.values() if not c.probabilistic), fast.certificates
 
 
-@pytest.mark.parametrize("make", [lambda f: LinearDF(fast=f), lambda f: DMM(features=["1", "2*p", "p2", "px"], fast=f)],
-                         ids=["linear_df", "dmm"])
+@pytest.mark.parametrize(
+    "make",
+    [lambda f: LinearDF(fast=f), lambda f: DMM(features=["1", "2*p", "p2", "px"], fast=f)],
+    ids=["linear_df", "dmm"],
+)
 def test_fast_finite_kernels_equal_the_direct_ones(make) -> None:
-    runs = [play("binary", make(f), "logistic", T=1000, seed=4, keep_forecasts=False, fast_path=False,
-                 referee=None if f else _NoReferee()) for f in (True, False)]
+    runs = [
+        play(
+            "binary",
+            make(f),
+            "logistic",
+            T=1000,
+            seed=4,
+            keep_forecasts=False,
+            fast_path=False,
+            referee=None if f else _NoReferee(),
+        )
+        for f in (True, False)
+    ]
     np.testing.assert_allclose(runs[0].recorder.p, runs[1].recorder.p, atol=1e-9, rtol=0)
     assert all(c.holds for c in runs[0].certificates.values())
 
@@ -258,8 +288,15 @@ def test_fast_equals_direct_on_arbitrary_bits(bits, tol) -> None:
     np.testing.assert_allclose(forecasts[0], forecasts[1], atol=1e-9, rtol=0)
     # the same game through the oblivious fast path
     # (a referee that accepts this tolerance: the default one refuses tol > 2^-34 since issue 12)
-    fast = play("binary", K29(tol=tol), _Bits(bits), T=len(bits), seed=0, keep_forecasts=False,
-                referee=Referee(max_tol=max(tol, 2.0**-34)))
+    fast = play(
+        "binary",
+        K29(tol=tol),
+        _Bits(bits),
+        T=len(bits),
+        seed=0,
+        keep_forecasts=False,
+        referee=Referee(max_tol=max(tol, 2.0**-34)),
+    )
     # exact: the same compiled search and trie updates in the same order, in one loop or called round by round
     np.testing.assert_array_equal(fast.recorder.p, forecasts[0])
 
@@ -317,19 +354,34 @@ def test_batched_uniforms_equal_single_draws() -> None:
     np.testing.assert_array_equal(a.random(1000), [b.random() for _ in range(1000)])
 
 
-@pytest.mark.parametrize(("forecaster", "params", "nature", "T"), [
-    ("k29", {}, "iid_bernoulli", 5000),
-    ("k29_rounded", {"N": 7}, "logistic", 3000),
-    ("k29_rounded", {}, "seattle_rain", 1460),
-    ("kernel_df", {"kernel": SUM_KERNEL}, "logistic", 2000),
-    ("linear_df", {}, "sinusoid", 2000),
-    ("k29", {}, _Mixed(), 2000),
-    ("kernel_df", {"kernel": SUM_KERNEL}, _Mixed(), 1000),
-    ("k29", {}, _Phases(), 40_000),
-])
+@pytest.mark.parametrize(
+    ("forecaster", "params", "nature", "T"),
+    [
+        ("k29", {}, "iid_bernoulli", 5000),
+        ("k29_rounded", {"N": 7}, "logistic", 3000),
+        ("k29_rounded", {}, "seattle_rain", 1460),
+        ("kernel_df", {"kernel": SUM_KERNEL}, "logistic", 2000),
+        ("linear_df", {}, "sinusoid", 2000),
+        ("k29", {}, _Mixed(), 2000),
+        ("kernel_df", {"kernel": SUM_KERNEL}, _Mixed(), 1000),
+        ("k29", {}, _Phases(), 40_000),
+    ],
+)
 def test_oblivious_fast_path_records_the_same_game(forecaster, params, nature, T) -> None:
-    runs = [play("binary", forecaster, nature, T=T, seed=11, forecaster_params=params, keep_forecasts=False,
-                 fast_path=fast_path, referee=_NoReferee()) for fast_path in (True, False)]
+    runs = [
+        play(
+            "binary",
+            forecaster,
+            nature,
+            T=T,
+            seed=11,
+            forecaster_params=params,
+            keep_forecasts=False,
+            fast_path=fast_path,
+            referee=_NoReferee(),
+        )
+        for fast_path in (True, False)
+    ]
     assert runs[0].recorder.forecasts is None  # the fast path keeps no Forecast objects
     # exact: the fast path runs the step loop's compiled functions and scalar formulas in the same order (no
     # BLAS, no reordered sums), and both draw the same uniforms
@@ -339,15 +391,29 @@ def test_oblivious_fast_path_records_the_same_game(forecaster, params, nature, T
 
 
 def test_oblivious_fast_path_is_scored_like_the_step_loop() -> None:
-    runs = [play("binary", "k29", "iid_bernoulli", T=400, seed=1, keep_forecasts=False, fast_path=f)
-            for f in (True, False)]
+    runs = [
+        play("binary", "k29", "iid_bernoulli", T=400, seed=1, keep_forecasts=False, fast_path=f) for f in (True, False)
+    ]
     assert runs[0].summary == pytest.approx(runs[1].summary, nan_ok=True)
-    assert {k: c.value for k, c in runs[0].certificates.items()} == {k: c.value for k, c in runs[1].certificates.items()}
+    assert {k: c.value for k, c in runs[0].certificates.items()} == {
+        k: c.value for k, c in runs[1].certificates.items()
+    }
 
 
 def test_oblivious_fast_path_leaves_the_forecaster_in_the_step_loops_state() -> None:
-    runs = [play("binary", "kernel_df", "logistic", T=500, seed=1, forecaster_params={"kernel": SUM_KERNEL},
-                 keep_forecasts=False, fast_path=f) for f in (True, False)]
+    runs = [
+        play(
+            "binary",
+            "kernel_df",
+            "logistic",
+            T=500,
+            seed=1,
+            forecaster_params={"kernel": SUM_KERNEL},
+            keep_forecasts=False,
+            fast_path=f,
+        )
+        for f in (True, False)
+    ]
     x = np.array([1.0, 0.2, -0.3])
     # exact: the same operations in the same order on either path (see above)
     assert runs[0].forecaster.predict(x) == runs[1].forecaster.predict(x)
@@ -367,8 +433,9 @@ def test_kept_forecasts_and_adaptive_natures_use_the_step_loop() -> None:
 
 def test_a_protocol_break_is_reported_at_its_round_with_the_fast_path_on() -> None:
     for fast_path in (True, False):
-        r = play("binary", "k29", _BadAt(37), T=100, seed=0, keep_forecasts=False, fast_path=fast_path,
-                 referee=_NoReferee())
+        r = play(
+            "binary", "k29", _BadAt(37), T=100, seed=0, keep_forecasts=False, fast_path=fast_path, referee=_NoReferee()
+        )
         assert r.forfeit is not None and r.forfeit.step == 37 and r.forfeit.who == "nature"
         assert r.recorder.n == 36
 

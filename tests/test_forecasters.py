@@ -118,7 +118,7 @@ def _rounding_law(p: float, N: int) -> list[float]:
 
 def _as_grid_probs(f: Forecast, N: int) -> list[float]:
     probs = [0.0] * (N + 1)
-    for point, w in zip(f.points, f.probs):
+    for point, w in zip(f.points, f.probs, strict=False):
         n = round(point * N)
         assert abs(point - n / N) <= 1e-12, f"atom {point} is off the grid 1/{N}"
         probs[n] += w
@@ -127,7 +127,7 @@ def _as_grid_probs(f: Forecast, N: int) -> list[float]:
 
 def test_rounding_erratum_example() -> None:
     f = K29Rounded(N=20).round(0.89)
-    probs = dict(zip(f.points, f.probs))
+    probs = dict(zip(f.points, f.probs, strict=False))
     assert sorted(probs) == pytest.approx([0.85, 0.90])
     assert probs[0.9] == pytest.approx(0.8, abs=1e-12)
     assert probs[0.85] == pytest.approx(0.2, abs=1e-12)
@@ -141,7 +141,9 @@ def test_rounding_law_and_unbiasedness(N: int) -> None:
     for p in [0.0, 1.0, 0.5, 1e-12, 1 - 1e-12, *rng.random(300)]:
         f = fc.round(float(p))
         np.testing.assert_allclose(_as_grid_probs(f, N), _rounding_law(float(p), N), atol=1e-12)
-        assert math.fsum(a * w for a, w in zip(f.points, f.probs)) == pytest.approx(p, abs=1e-12)  # unbiased
+        assert math.fsum(a * w for a, w in zip(f.points, f.probs, strict=False)) == pytest.approx(
+            p, abs=1e-12
+        )  # unbiased
         assert len(f.points) <= 2
         assert all(abs(a - p) < 1 / N + 1e-12 for a in f.points)  # at most one grid step away
         assert f.internal == p
@@ -162,7 +164,8 @@ def test_grid_points_map_to_themselves_despite_rounding_of_p_times_N(N: int, n: 
 
 
 def test_rounded_forecaster_updates_with_the_unrounded_forecast() -> None:
-    # the protocol's step 5 (arena/protocols.py): K29 with rounding keeps K29's state; its internal forecasts equal plain K29's.
+    # the protocol's step 5 (arena/protocols.py): K29 with rounding keeps K29's state;
+    # its internal forecasts equal plain K29's.
     T = 80
     rounded, plain = K29Rounded(N=10), K29()
     rounded.reset(np.random.default_rng(0))
@@ -186,7 +189,7 @@ def _fs(p, q):
 
 
 def _dot(a, b):
-    return sum(u * v for u, v in zip(a, b))
+    return sum(u * v for u, v in zip(a, b, strict=False))
 
 
 # name -> (make forecaster, plain-Python kernel on ((x, p), (x', p')), Lipschitz constant in p, context)
@@ -195,11 +198,18 @@ DF_CASES = {
     "dmm_p2": (lambda **kw: DMM(features=["1", "p2"], **kw), lambda x, p, xx, q: 1 + p * p * q * q, 2.0, None),
     "linear_df": (LinearDF, lambda x, p, xx, q: 1 + p * q + _dot(x, xx), 1.0, _gauss2),
     "k29": (K29, lambda x, p, xx, q: _fs(p, q), 1.0, None),
-    "kernel_df": (lambda **kw: KernelDF(kernel=["fs", {"features": ["1", "p", "x"]}], **kw),
-                  lambda x, p, xx, q: _fs(p, q) + 1 + p * q + _dot(x, xx), 2.0, _gauss2),
-    "kernel_df_rbf": (lambda **kw: KernelDF(kernel={"product": ["fs", {"rbf": 0.5}]}, **kw),
-                      lambda x, p, xx, q: _fs(p, q) * math.exp(-0.5 * sum((a - b) ** 2 for a, b in zip(x, xx))),
-                      1.0, _gauss2),
+    "kernel_df": (
+        lambda **kw: KernelDF(kernel=["fs", {"features": ["1", "p", "x"]}], **kw),
+        lambda x, p, xx, q: _fs(p, q) + 1 + p * q + _dot(x, xx),
+        2.0,
+        _gauss2,
+    ),
+    "kernel_df_rbf": (
+        lambda **kw: KernelDF(kernel={"product": ["fs", {"rbf": 0.5}]}, **kw),
+        lambda x, p, xx, q: _fs(p, q) * math.exp(-0.5 * sum((a - b) ** 2 for a, b in zip(x, xx, strict=False))),
+        1.0,
+        _gauss2,
+    ),
 }
 
 
@@ -275,12 +285,12 @@ def _ogd_reference(xs, ys, lr, schedule, M, intercept):
     d = len(xs[0]) + (1 if intercept else 0)
     w = [0.0] * d
     out = []
-    for t, (x, y) in enumerate(zip(xs, ys), start=1):
+    for t, (x, y) in enumerate(zip(xs, ys, strict=False), start=1):
         z = ([1.0] if intercept else []) + list(x)
         raw = _dot(w, z)
         out.append(min(max(raw, 0.0), 1.0))
         step = lr if schedule == "fixed" else lr / math.sqrt(t)
-        w = [wi - step * (raw - y) * zi for wi, zi in zip(w, z)]
+        w = [wi - step * (raw - y) * zi for wi, zi in zip(w, z, strict=False)]
         norm = math.sqrt(_dot(w, w))
         if norm > M:
             w = [wi * M / norm for wi in w]
@@ -310,7 +320,7 @@ def test_running_mean_window_mean_last_outcome_constant() -> None:
     np.testing.assert_allclose(p, [(1 + sum(ys[:t])) / (2 + t) for t in range(150)], rtol=1e-14)
     for window in (1, 7, 50):
         _, _, p, _ = _drive(WindowMean(window), 150, outcome)
-        expected = [0.5 if t == 0 else sum(ys[max(0, t - window):t]) / min(t, window) for t in range(150)]
+        expected = [0.5 if t == 0 else sum(ys[max(0, t - window) : t]) / min(t, window) for t in range(150)]
         np.testing.assert_allclose(p, expected, atol=1e-12)
     _, _, p, _ = _drive(LastOutcome(), 150, outcome)
     np.testing.assert_array_equal(p, [0.5, *ys[:-1]])
@@ -319,8 +329,16 @@ def test_running_mean_window_mean_last_outcome_constant() -> None:
 
 
 def test_reset_clears_state() -> None:
-    for make in (RunningMean, lambda: WindowMean(5), LastOutcome, lambda: OGD(lr=0.3), BitPrediction, K29,
-                 LinearDF, lambda: K29Rounded(N=5)):
+    for make in (
+        RunningMean,
+        lambda: WindowMean(5),
+        LastOutcome,
+        lambda: OGD(lr=0.3),
+        BitPrediction,
+        K29,
+        LinearDF,
+        lambda: K29Rounded(N=5),
+    ):
         fc = make()
         first = _drive(fc, 30, _coin(0.5), _gauss2 if isinstance(fc, (OGD, LinearDF)) else None, seed=7)[2]
         again = _drive(fc, 30, _coin(0.5), _gauss2 if isinstance(fc, (OGD, LinearDF)) else None, seed=7)[2]
@@ -341,8 +359,13 @@ def test_reset_clears_state() -> None:
         (lambda: LinearDF(tol=0.0), r"linear_df: tol=0\.0 must be in \[2\*\*-52, 1\)"),
         (lambda: K29Rounded(tol=0), r"k29_rounded: tol=0 must be in \[2\*\*-52, 1\)"),
         (lambda: K29(tol=1e-300), r"k29: tol=1e-300 must be in \[2\*\*-52, 1\)"),
-        (lambda: K29Rounded(N=0), (r"k29_rounded: N=0 must be an integer >= 1 \(the grid is \{0, 1/N, \.\.\., 1\}\), "
-                                   r"e\.g\. N: 10")),
+        (
+            lambda: K29Rounded(N=0),
+            (
+                r"k29_rounded: N=0 must be an integer >= 1 \(the grid is \{0, 1/N, \.\.\., 1\}\), "
+                r"e\.g\. N: 10"
+            ),
+        ),
         (lambda: K29Rounded(N=2.5), r"k29_rounded: N=2\.5 must be an integer >= 1"),
         (lambda: K29Rounded(delta=0), r"k29_rounded: delta=0 must be in \(0, 1\), e\.g\. delta: 0\.05"),
         (lambda: K29Rounded(delta=1.0), r"k29_rounded: delta=1\.0 must be in \(0, 1\)"),
@@ -369,7 +392,11 @@ def test_kernel_claims_follow_the_kernel() -> None:
     assert LinearDF().claims == ("kernel", "search_precision", "linear_regret")
     assert DMM().claims == ("kernel", "search_precision")
     assert KernelDF(kernel=["fs", {"features": ["1", "p", "x"]}]).claims == (
-        "kernel", "search_precision", "smce", "linear_regret")
+        "kernel",
+        "search_precision",
+        "smce",
+        "linear_regret",
+    )
     assert K29Rounded().claims == ("kernel", "search_precision", "smce", "rounded_calibration")
     assert BitPrediction().claims == ("bit",)
     assert RunningMean().claims == ()

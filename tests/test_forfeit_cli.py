@@ -38,7 +38,7 @@ class Stalling(Nature):
         return Bernoulli(0.5)
 '''
 
-TOURNAMENT = '''
+TOURNAMENT = """
 # @package _global_
 tournament_name: stalls
 tournament:
@@ -56,19 +56,32 @@ hydra:
   sweeper:
     params:
       shard: range(0,${tournament.shards})
-'''
+"""
 
 
 def test_a_hanging_or_raising_nature_forfeits_and_the_tournament_goes_on(tmp_path):
     (tmp_path / "stalling.py").write_text(textwrap.dedent(MODULE))
-    for group, name, text in (("nature", "stalling", "_target_: stalling.Stalling\nat: 5\nseconds: 5.0\n"),
-                              ("tournament", "stalls", TOURNAMENT)):
+    for group, name, text in (
+        ("nature", "stalling", "_target_: stalling.Stalling\nat: 5\nseconds: 5.0\n"),
+        ("tournament", "stalls", TOURNAMENT),
+    ):
         (tmp_path / "conf" / group).mkdir(parents=True, exist_ok=True)
         (tmp_path / "conf" / group / f"{name}.yaml").write_text(text)
     env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": str(tmp_path)}
-    proc = subprocess.run([str(BIN / "arena"), f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "tournament=stalls",
-                           "time_limit=0.5", f"results_root={tmp_path / 'results'}"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            str(BIN / "arena"),
+            f"hydra.searchpath=[file://{tmp_path / 'conf'}]",
+            "tournament=stalls",
+            "time_limit=0.5",
+            f"results_root={tmp_path / 'results'}",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = tmp_path / "results" / "stalls"
     summary = pd.read_parquet(out / "summary.parquet").set_index(["forecaster", "nature"])

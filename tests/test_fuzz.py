@@ -240,7 +240,9 @@ def test_fuzzed_broken_csv_names_the_file_and_line(workdir, data, damage):
         line = table.lines[row]
         lines[line - 1] += ",1" * data.draw(st.integers(1, 3))
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        pattern = rf"row {row} \(0-based, header not counted; line {line} of the file\) has \d+ fields, but the header has 3"
+        pattern = (
+            rf"row {row} \(0-based, header not counted; line {line} of the file\) has \d+ fields, but the header has 3"
+        )
     elif damage == "bad_byte":
         row = data.draw(st.integers(0, table.n - 1))
         line = table.lines[row]
@@ -264,8 +266,10 @@ def _parquet_column(kind: str, n: int, draw, labels: bool = False):
     if kind == "float":
         floats = st.floats(allow_subnormal=False) | st.floats(-60, 60) | st.sampled_from([0.0, 1.0])
         vals = draw(st.lists(floats, min_size=n, max_size=n))
-        cells = [Cell("", "missing") if math.isnan(v) else Cell("", "inf", v) if math.isinf(v) else Cell("", "num", v)
-                 for v in vals]
+        cells = [
+            Cell("", "missing") if math.isnan(v) else Cell("", "inf", v) if math.isinf(v) else Cell("", "num", v)
+            for v in vals
+        ]
         return vals, "float64", cells
     if kind == "int":
         ints = st.integers(-(2**62), 2**62) | st.integers(-60, 60) | st.sampled_from([0, 1])
@@ -282,8 +286,15 @@ def _parquet_column(kind: str, n: int, draw, labels: bool = False):
         cells = [Cell("", "num", float(v)) for v in vals]
         return vals, "category", cells
     if kind == "string":
-        pool = {"0": Cell("", "num", 0.0), "1": Cell("", "num", 1.0), "2.5": Cell("", "num", 2.5),
-                "1e30": Cell("", "num", 1e30), "x": Cell("", "word"), "inf": Cell("", "inf", math.inf), None: None}
+        pool = {
+            "0": Cell("", "num", 0.0),
+            "1": Cell("", "num", 1.0),
+            "2.5": Cell("", "num", 2.5),
+            "1e30": Cell("", "num", 1e30),
+            "x": Cell("", "word"),
+            "inf": Cell("", "inf", math.inf),
+            None: None,
+        }
         vals = draw(st.lists(st.sampled_from(list(pool)), min_size=n, max_size=n))
         cells = [Cell("", "missing") if v is None else pool[v] for v in vals]
         if labels:  # as group labels every text is fine
@@ -344,16 +355,20 @@ def test_a_missing_or_unreadable_file_is_an_os_error_naming_it(workdir, monkeypa
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(pd, "read_csv", refuse)  # chmod does not stop root, who may run the tests
-    with pytest.raises(PermissionError, match=r"replay: cannot open file .*fuzz\d+\.csv' \(looking for column 'y'\): "
-                                              r"Permission denied$"):
+    with pytest.raises(
+        PermissionError,
+        match=r"replay: cannot open file .*fuzz\d+\.csv' \(looking for column 'y'\): "
+        r"Permission denied$",
+    ):
         _ = Replay(path, column="y").length
 
 
 @settings(max_examples=25)
 @given(
     start=st.integers(0, 2000),
-    contexts=st.lists(st.sampled_from(["precipitation", "temp_max", "temp_min", "wind", "tmp_max", "rain"]),
-                      max_size=3),
+    contexts=st.lists(
+        st.sampled_from(["precipitation", "temp_max", "temp_min", "wind", "tmp_max", "rain"]), max_size=3
+    ),
 )
 def test_fuzzed_seattle_rain_parameters(start, contexts):
     try:
@@ -362,8 +377,11 @@ def test_fuzzed_seattle_rain_parameters(start, contexts):
     except ValueError as err:
         message = str(err)
         assert "\n" not in message
-        assert (len(set(contexts)) < len(contexts) or not set(contexts) <= {"precipitation", "temp_max", "temp_min",
-                                                                          "wind"} or start >= 1460), message
+        assert (
+            len(set(contexts)) < len(contexts)
+            or not set(contexts) <= {"precipitation", "temp_max", "temp_min", "wind"}
+            or start >= 1460
+        ), message
         return
     assert n == 1460 - start and nature.context_dim == len(contexts)
 
@@ -393,15 +411,21 @@ def _matchups() -> dict[str, tuple[list[str], list[str]]]:
     games = _options("game")
     forecasters, natures = _options("forecaster"), _options("nature")
     return {
-        g: (sorted(f for f in forecasters if f in FORECASTERS and g in FORECASTERS[f].games),
-            sorted(n for n in natures if n in NATURES and g in NATURES[n].games))
+        g: (
+            sorted(f for f in forecasters if f in FORECASTERS and g in FORECASTERS[f].games),
+            sorted(n for n in natures if n in NATURES and g in NATURES[n].games),
+        )
         for g in games
     }
 
 
 MATCHUPS = _matchups()
-PARAMS = {"forecaster": _options("forecaster"), "nature": _options("nature"), "game": _options("game"),
-          "referee": ["M", "ece_bins", "oi_features", "n_checkpoints"]}
+PARAMS = {
+    "forecaster": _options("forecaster"),
+    "nature": _options("nature"),
+    "game": _options("game"),
+    "referee": ["M", "ece_bins", "oi_features", "n_checkpoints"],
+}
 REPLAY_CSV = ROOT / "adversaries" / "data" / "seattle_weather.csv"
 
 
@@ -415,18 +439,58 @@ VALUES = st.one_of(
     st.sampled_from(["0", "-1", "1", "2", "3", "0.5", "1.5", "2.0", "-0.5", "1e400", "nan", "inf", "-inf"]),
     st.integers(-(10**20), 10**20).map(str),
     st.floats(allow_subnormal=False).map(_float),
-    st.sampled_from(["true", "false", "null", "''", "abc", "[]", "[1,2]", "[nan]", "[[1]]", "{a:1}", "'1'", "[a,b]",
-                     "${T}", "${oops}", "[", "'", "a b", "???", "fs", "push", "sqrt", "${now:%Y}"]),
+    st.sampled_from(
+        [
+            "true",
+            "false",
+            "null",
+            "''",
+            "abc",
+            "[]",
+            "[1,2]",
+            "[nan]",
+            "[[1]]",
+            "{a:1}",
+            "'1'",
+            "[a,b]",
+            "${T}",
+            "${oops}",
+            "[",
+            "'",
+            "a b",
+            "???",
+            "fs",
+            "push",
+            "sqrt",
+            "${now:%Y}",
+        ]
+    ),
     st.text(alphabet="abcxyz_019.", min_size=1, max_size=6),
 )
-BROKEN = st.sampled_from(["T==", "=1", "T", "forecaster=", "nature=''", "nope=1", "forecaster.nope=1",
-                          "+forecaster.nope=1", "~T", "T=1,2", "T=range(1,3)", "seed=${oops}", "game.q=[",
-                          "referee.M=abc", "+nope.x=1"])
+BROKEN = st.sampled_from(
+    [
+        "T==",
+        "=1",
+        "T",
+        "forecaster=",
+        "nature=''",
+        "nope=1",
+        "forecaster.nope=1",
+        "+forecaster.nope=1",
+        "~T",
+        "T=1,2",
+        "T=range(1,3)",
+        "seed=${oops}",
+        "game.q=[",
+        "referee.M=abc",
+        "+nope.x=1",
+    ]
+)
 
 
 def _misspell(name: str, draw) -> str:
     i = draw(st.integers(0, len(name) - 1))
-    return name[:i] + draw(st.sampled_from("aeiou0123_")) + name[i + 1:]
+    return name[:i] + draw(st.sampled_from("aeiou0123_")) + name[i + 1 :]
 
 
 @st.composite
@@ -440,8 +504,11 @@ def config_overrides(draw) -> tuple[list[str], str | None]:
         args += [f"nature.path={REPLAY_CSV}", "nature.column=rain_tomorrow"]
     misspelled, entries = None, draw(st.integers(1, 2))
     for _ in range(entries):
-        what = draw(st.sampled_from(["forecaster", "nature", "game", "forecaster", "nature", "T", "seed", "referee",
-                                     "misspell", "broken"]))
+        what = draw(
+            st.sampled_from(
+                ["forecaster", "nature", "game", "forecaster", "nature", "T", "seed", "referee", "misspell", "broken"]
+            )
+        )
         if what in ("T", "seed"):
             args.append(f"{what}={draw(VALUES)}")
         elif what == "broken":
@@ -486,8 +553,11 @@ def test_misspelled_options_suggest_the_closest():
     from arena.config import validate
     from arena.errors import ConfigError
 
-    for group, wrong, right in [("forecaster", "k28", "k29"), ("nature", "iid_bernouli", "iid_bernoulli"),
-                                ("game", "binray", "binary")]:
+    for group, wrong, right in [
+        ("forecaster", "k28", "k29"),
+        ("nature", "iid_bernouli", "iid_bernoulli"),
+        ("game", "binray", "binary"),
+    ]:
         with pytest.raises(ConfigError, match=rf"unknown {group} '{wrong}'\. Did you mean '{right}'\?") as info:
             validate(["tournament=none", f"{group}={wrong}"])
         _one_clear_line(str(info.value))
@@ -499,14 +569,17 @@ EXPERTS = ["game=experts", "forecaster=hedge", "nature=expert_constants"]
 BAD_RUNS = st.one_of(
     st.integers(-(10**6), 0).map(lambda v: (["forecaster=k29", f"T={v}"], f"T={v}")),
     st.sampled_from(["0.0", "1.0", "1.5", "-0.1", "nan"]).map(
-        lambda v: ([*QUANTILE, "nature=iid_normal", f"game.q={v}"], "q=")),
+        lambda v: ([*QUANTILE, "nature=iid_normal", f"game.q={v}"], "q=")
+    ),
     st.sampled_from(["0", "-1", "2.5", "nan", "inf"]).map(
-        lambda v: (["game=experts", "forecaster=linf_df", "nature=expert_constants", f"forecaster.lam={v}"], "lam=")),
+        lambda v: (["game=experts", "forecaster=linf_df", "nature=expert_constants", f"forecaster.lam={v}"], "lam=")
+    ),
     st.integers(-5, 0).map(lambda v: (["forecaster=k29_rounded", f"forecaster.N={v}"], f"N={v}")),
     st.integers(-5, 0).map(lambda v: ([*EXPERTS, f"nature.N={v}"], f"N={v}")),
     st.sampled_from(["-1", "-0.5", "0"]).map(lambda v: ([*QUANTILE, "nature=lipschitz_cdf", f"nature.L={v}"], "L=")),
     st.text(alphabet="abxyz_", min_size=1, max_size=6).map(
-        lambda v: (["forecaster=bit", "nature=replay", f"nature.path={v}.csv", "nature.column=y"], f"{v}.csv")),
+        lambda v: (["forecaster=bit", "nature=replay", f"nature.path={v}.csv", "nature.column=y"], f"{v}.csv")
+    ),
 )
 
 
@@ -523,8 +596,15 @@ def test_fuzzed_bad_runs_exit_2_with_one_line_and_write_nothing(case):
         root = Path(cwd) / "res"
         env = {**os.environ, "MPLBACKEND": "Agg", "HYDRA_FULL_ERROR": "0"}
         horizon = [] if any(o.startswith("T=") for o in overrides) else ["T=20"]
-        proc = subprocess.run([str(arena), *overrides, *horizon, f"results_root={root}"], cwd=cwd, env=env,
-                              capture_output=True, text=True, timeout=120, check=False)
+        proc = subprocess.run(
+            [str(arena), *overrides, *horizon, f"results_root={root}"],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         assert proc.returncode == 2, (proc.returncode, proc.stderr)
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("arena: error: "), proc.stderr
@@ -565,14 +645,20 @@ def test_found_config_cases_give_one_config_error_line(name):
         ("bias_pusher", {"bins": 10**20}, r"bias_pusher: bins=100000000000000000000 is above 1000000"),
         ("expert_second_guessing", {"N": 10**20}, r"expert_second_guessing: N=\d+ is above 1000000"),
         ("expert_constants", {"outcomes": "abc"}, r"expert_constants: outcomes: unknown nature 'abc'"),
-        ("expert_constants", {"outcomes": {"name": "iid_bernoulli", "params": {"nope": 1}}},
-         r"expert_constants: outcomes=.*unexpected keyword argument 'nope'"),
+        (
+            "expert_constants",
+            {"outcomes": {"name": "iid_bernoulli", "params": {"nope": 1}}},
+            r"expert_constants: outcomes=.*unexpected keyword argument 'nope'",
+        ),
         ("expert_logistic", {"weights": 0}, r"expert_logistic: weights=0 is not a list of weight vectors"),
         ("iid_bernoulli", {"p": True}, r"iid_bernoulli: p=True is true/false, not a number"),
         ("iid_normal", {"scale": True}, r"iid_normal: scale=True is true/false, not a number"),
         ("logit_walk", {"bound": True}, r"logit_walk: bound=True is true/false, not a number"),
-        ("replay", {"path": "a.csv", "column": "y", "context_columns": {"a": 1}},
-         r"replay: context_columns=\{'a': 1\} is not a list of column names"),
+        (
+            "replay",
+            {"path": "a.csv", "column": "y", "context_columns": {"a": 1}},
+            r"replay: context_columns=\{'a': 1\} is not a list of column names",
+        ),
         ("quantile_replay", {"group_columns": "hour"}, r"quantile_replay: group_columns='hour' is not a list"),
         ("k29_rounded", {"N": True}, r"k29_rounded: N=True must be an integer >= 1"),
         ("k29_rounded", {"N": 10**20}, r"k29_rounded: N=100000000000000000000 is above 1000000"),
@@ -639,11 +725,18 @@ HARDENING = {
     "name_is_a_path": (["tournament=none", "forecaster=../nature/iid_bernoulli"], "not a path"),
     "results_root_empty": ([*ONE, "results_root="], "results_root='': give the folder"),
     "tournament_name_path": ([*ONE, "tournament_name=../../escaped"], "tournament_name='../../escaped'"),
-    "parameter_typo": ([*ONE, "forecaster=k29", "forecaster.lr=0.1"],
-                       "has no parameter 'lr'. Its parameters: tol, fast"),
-    "parameter_typo_appended": ([*ONE, "forecaster=ogd", "+forecaster.lrr=0.1"], "no parameter 'lrr'. Did you mean 'lr'?"),
-    "seattle_rain_too_long": (["tournament=none", "forecaster=bit", "nature=seattle_rain", "T=2000"],
-                              "T=2000 exceeds the 1460 rounds nature 'seattle_rain' can play"),
+    "parameter_typo": (
+        [*ONE, "forecaster=k29", "forecaster.lr=0.1"],
+        "has no parameter 'lr'. Its parameters: tol, fast",
+    ),
+    "parameter_typo_appended": (
+        [*ONE, "forecaster=ogd", "+forecaster.lrr=0.1"],
+        "no parameter 'lrr'. Did you mean 'lr'?",
+    ),
+    "seattle_rain_too_long": (
+        ["tournament=none", "forecaster=bit", "nature=seattle_rain", "T=2000"],
+        "T=2000 exceeds the 1460 rounds nature 'seattle_rain' can play",
+    ),
 }
 
 
@@ -668,8 +761,14 @@ def test_hardening_cases_exit_2_and_write_nothing(name, tmp_path):
 
     overrides, needle = HARDENING[name]
     env = {**os.environ, "MPLBACKEND": "Agg"}
-    proc = subprocess.run([str(Path(sys.executable).parent / "arena"), *overrides, f"results_root={tmp_path / 'r'}"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "arena"), *overrides, f"results_root={tmp_path / 'r'}"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2 and needle in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert list(tmp_path.iterdir()) == []
 

@@ -5,7 +5,6 @@ disk and damaged files end a run with one line and a failing status, losing noth
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import shutil
@@ -72,7 +71,7 @@ class BrokenNature(Nature):
         return Bernoulli(0.5)
 '''
 
-TOURNAMENT = '''
+TOURNAMENT = """
 # @package _global_
 tournament_name: bad
 tournament:
@@ -92,7 +91,7 @@ hydra:
   sweeper:
     params:
       shard: range(0,${tournament.shards})
-'''
+"""
 
 
 def _env(tmp_path: Path) -> dict:
@@ -101,13 +100,20 @@ def _env(tmp_path: Path) -> dict:
 
 def _setup(tmp_path: Path) -> list[str]:
     (tmp_path / "misbehaving.py").write_text(textwrap.dedent(MODULE))
-    for group, name, text in (("forecaster", "misbehaving", "_target_: misbehaving.Misbehaving\nhow: none\nat: 3\n"),
-                              ("nature", "broken_nature", "_target_: misbehaving.BrokenNature\n"),
-                              ("tournament", "bad", TOURNAMENT)):
+    for group, name, text in (
+        ("forecaster", "misbehaving", "_target_: misbehaving.Misbehaving\nhow: none\nat: 3\n"),
+        ("nature", "broken_nature", "_target_: misbehaving.BrokenNature\n"),
+        ("tournament", "bad", TOURNAMENT),
+    ):
         (tmp_path / "conf" / group).mkdir(parents=True, exist_ok=True)
         (tmp_path / "conf" / group / f"{name}.yaml").write_text(text)
-    return [str(BIN / "arena"), f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "tournament=bad", "report=false",
-            f"results_root={tmp_path / 'results'}"]
+    return [
+        str(BIN / "arena"),
+        f"hydra.searchpath=[file://{tmp_path / 'conf'}]",
+        "tournament=bad",
+        "report=false",
+        f"results_root={tmp_path / 'results'}",
+    ]
 
 
 def _limit_memory() -> None:  # the child's address space: 3 GiB, so that the hog fails fast
@@ -118,17 +124,20 @@ def _limit_memory() -> None:  # the child's address space: 3 GiB, so that the ho
 
 def test_misbehaving_plugins_forfeit_and_the_tournament_finishes(tmp_path):
     cmd = _setup(tmp_path)
-    proc = subprocess.run(cmd, cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True, timeout=600,
-                          preexec_fn=_limit_memory)
+    proc = subprocess.run(
+        cmd, cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True, timeout=600, preexec_fn=_limit_memory
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = tmp_path / "results" / "bad"
     summary = pd.read_parquet(out / "summary.parquet").set_index(["forecaster", "nature"])
     assert len(summary) == 10
     assert summary.loc[("ogd", "iid_bernoulli"), "status"] == "ok"
-    expected = {"raises_in_reset": ("forecaster", 0, "reset raised LookupError: no model file"),
-                "exits": ("forecaster", 3, "predict raised SystemExit: 3"),
-                "os_exits": ("unknown", 0, "ended its process (exit status 7)"),
-                "hogs": ("forecaster", 3, "MemoryError")}
+    expected = {
+        "raises_in_reset": ("forecaster", 0, "reset raised LookupError: no model file"),
+        "exits": ("forecaster", 3, "predict raised SystemExit: 3"),
+        "os_exits": ("unknown", 0, "ended its process (exit status 7)"),
+        "hogs": ("forecaster", 3, "MemoryError"),
+    }
     for fc, (who, step, reason) in expected.items():
         row = summary.loc[(fc, "iid_bernoulli")]
         assert (row["status"], row["forfeit_who"], row["forfeit_step"]) == ("forfeit", who, step), fc
@@ -143,8 +152,9 @@ def test_misbehaving_plugins_forfeit_and_the_tournament_finishes(tmp_path):
     progress = out / ".progress"  # one 16-byte record per matchup the last run played (arena.jobs)
     assert again.returncode == 0 and progress.stat().st_size == 0  # every forfeit is stored: nothing replays
     before = {f: f.stat().st_mtime_ns for f in (out / "matchups").glob("*.json")}
-    retry = subprocess.run([*cmd, "retry_crashed=true"], cwd=tmp_path, env=_env(tmp_path), capture_output=True,
-                           text=True, timeout=600)
+    retry = subprocess.run(
+        [*cmd, "retry_crashed=true"], cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True, timeout=600
+    )
     again_stored = [f for f, t in before.items() if f.stat().st_mtime_ns != t]
     assert retry.returncode == 0 and progress.stat().st_size == 16, retry.stdout
     assert len(again_stored) == 1 and json.loads(again_stored[0].read_text())["row"]["forecaster"] == "os_exits"
@@ -152,9 +162,16 @@ def test_misbehaving_plugins_forfeit_and_the_tournament_finishes(tmp_path):
 
 # ----------------------------------------------------------------------------- processes
 
-BENCH = ["tournament=bench", "tournament.T=[1500]", "tournament.seeds=[0,1,2]",
-         "tournament.forecasters=[linear_df,ogd]", "tournament.natures=[iid_bernoulli,logistic]",
-         "tournament.shards=2", "hydra.launcher.n_jobs=2", "report=false"]
+BENCH = [
+    "tournament=bench",
+    "tournament.T=[1500]",
+    "tournament.seeds=[0,1,2]",
+    "tournament.forecasters=[linear_df,ogd]",
+    "tournament.natures=[iid_bernoulli,logistic]",
+    "tournament.shards=2",
+    "hydra.launcher.n_jobs=2",
+    "report=false",
+]
 
 
 def _stored(out: Path) -> int:
@@ -164,9 +181,16 @@ def _stored(out: Path) -> int:
 def _start(tmp_path: Path, *extra: str) -> subprocess.Popen:
     # Ctrl-C's default action in the child, as in a terminal: a test run started in the background by a
     # non-interactive shell (`cmd &`) inherits SIGINT ignored, and so would `arena`
-    return subprocess.Popen([str(BIN / "arena"), *BENCH, f"results_root={tmp_path}", *extra], cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp_path),
-                            start_new_session=True, preexec_fn=_default_sigint)
+    return subprocess.Popen(
+        [str(BIN / "arena"), *BENCH, f"results_root={tmp_path}", *extra],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(tmp_path),
+        start_new_session=True,
+        preexec_fn=_default_sigint,
+    )
 
 
 def _default_sigint() -> None:
@@ -211,6 +235,7 @@ def _children(pid: int) -> list[int]:
 
 def _forked_children(pid: int) -> list[int]:
     """The children of ``pid`` forked from it (its command line), not a program it runs for a moment."""
+
     def cmdline(p: int) -> bytes | None:
         try:
             return Path(f"/proc/{p}/cmdline").read_bytes()
@@ -235,8 +260,15 @@ def test_a_killed_worker_ends_the_run_with_one_line_and_the_rerun_resumes(tmp_pa
     assert "a worker process of the local launcher ended abruptly" in err and "run the same command to resume" in err
     assert "Traceback" not in err, err[-3000:]
     stored = _stored(tmp_path / "bench")
-    again = subprocess.run([str(BIN / "arena"), *BENCH, f"results_root={tmp_path}"], cwd=tmp_path,
-                           capture_output=True, text=True, env=_env(tmp_path), timeout=300, check=False)
+    again = subprocess.run(
+        [str(BIN / "arena"), *BENCH, f"results_root={tmp_path}"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        timeout=300,
+        check=False,
+    )
     assert again.returncode == 0, again.stderr[-2000:]
     assert stored >= 1 and _stored(tmp_path / "bench") == 12
     assert f"resuming bench: {stored}/12 matchups already" in again.stdout
@@ -244,14 +276,28 @@ def test_a_killed_worker_ends_the_run_with_one_line_and_the_rerun_resumes(tmp_pa
 
 def _report_with_workers(tmp_path: Path) -> tuple[subprocess.Popen, list[int]]:
     """A played tournament's arena-report, caught while its figure workers (forked from it) run."""
-    played = subprocess.run([str(BIN / "arena"), *BENCH, f"results_root={tmp_path}"], cwd=tmp_path,
-                            capture_output=True, text=True, env=_env(tmp_path), timeout=300, check=False)
+    played = subprocess.run(
+        [str(BIN / "arena"), *BENCH, f"results_root={tmp_path}"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        timeout=300,
+        check=False,
+    )
     assert played.returncode == 0, played.stderr[-2000:]
     for _ in range(3):  # the report may end before its workers are seen (a fast machine): draw it again
         shutil.rmtree(tmp_path / "bench" / "figures", ignore_errors=True)
-        proc = subprocess.Popen([str(BIN / "arena-report"), str(tmp_path / "bench")], cwd=tmp_path,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                                preexec_fn=_default_sigint, env={**_env(tmp_path), "ARENA_PLOT_JOBS": "3"})
+        proc = subprocess.Popen(
+            [str(BIN / "arena-report"), str(tmp_path / "bench")],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+            preexec_fn=_default_sigint,
+            env={**_env(tmp_path), "ARENA_PLOT_JOBS": "3"},
+        )
         workers: list[int] = []
         while proc.poll() is None and not workers:
             workers = _forked_children(proc.pid)
@@ -327,8 +373,13 @@ def test_a_ctrl_c_dropped_inside_a_c_callback_is_raised_again():
     """A Ctrl-C that comes while C code runs a Python callback (Numba's, as the report's top comparison loads
     compiled code) is dropped by ctypes: arena-report exited 0 after it, with a traceback on stderr. Within
     ctrl_c_remembered it is raised again at the next check, or at the end of the block, and nothing is printed."""
-    proc = subprocess.run([sys.executable, "-c", CALLBACK_CTRL_C], capture_output=True, text=True, timeout=60,
-                          env=_env(Path(__file__).resolve().parent.parent))
+    proc = subprocess.run(
+        [sys.executable, "-c", CALLBACK_CTRL_C],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_env(Path(__file__).resolve().parent.parent),
+    )
     assert proc.returncode == 0, proc.stderr
     outcomes, handler_restored, hook_restored = json.loads(proc.stdout)
     assert outcomes == [["dropped", "raised"], ["dropped", "went on", "raised"]]
@@ -381,7 +432,7 @@ def test_ctrl_c_says_how_to_resume_and_exits_130(tmp_path):
 
 # ----------------------------------------------------------------------------- a full or read-only disk
 
-FAULTY = '''
+FAULTY = """
 import errno, os, sys
 import arena.results as results
 
@@ -399,7 +450,7 @@ results.atomic_write = faulty
 from arena.cli import main
 
 main(sys.argv[1:])
-'''
+"""
 
 
 @pytest.mark.parametrize("code, fix", [("ENOSPC", "free some space"), ("EROFS", "make it writable")])
@@ -408,8 +459,14 @@ def test_a_full_or_read_only_disk_is_one_line_and_loses_nothing(tmp_path, code, 
     script.write_text(FAULTY.format(after=5, code=code))
     keep = [a for a in BENCH if a.split("=")[0] not in ("tournament.T", "tournament.shards", "hydra.launcher.n_jobs")]
     args = [*keep, "tournament.T=[200]", "hydra/launcher=basic", "tournament.shards=1", f"results_root={tmp_path}"]
-    proc = subprocess.run([sys.executable, str(script), *args], cwd=tmp_path, capture_output=True, text=True,
-                          env=_env(tmp_path), timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(script), *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        timeout=600,
+    )
     assert proc.returncode == 1, proc.stderr[-3000:]
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
@@ -418,8 +475,9 @@ def test_a_full_or_read_only_disk_is_one_line_and_loses_nothing(tmp_path, code, 
     out = tmp_path / "bench"
     kept = sorted(p.name for p in (out / "matchups").glob("*.json"))
     assert kept and f"({len(kept)} of 12 stored)" in lines[0]
-    resumed = subprocess.run([str(BIN / "arena"), *args], cwd=tmp_path, capture_output=True, text=True,
-                             env=_env(tmp_path), timeout=600)
+    resumed = subprocess.run(
+        [str(BIN / "arena"), *args], cwd=tmp_path, capture_output=True, text=True, env=_env(tmp_path), timeout=600
+    )
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert f"{len(kept)}/12 matchups already stored" in resumed.stdout
     assert set(kept) <= {p.name for p in (out / "matchups").glob("*.json")}
@@ -441,16 +499,25 @@ def test_the_getting_started_python_blocks_run_as_printed_in_a_fresh_process(tmp
     blocks = _readme_section_blocks("Playing from Python")
     assert len(blocks) == 3 and any('gym.make("arena.env:arena/Binary-v0"' in b for b in blocks)
     for block in blocks:  # each alone: the Gymnasium one does not import arena itself
-        proc = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True,
-                              env=_env(tmp_path), timeout=300)
+        proc = subprocess.run(
+            [sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True, env=_env(tmp_path), timeout=300
+        )
         assert proc.returncode == 0, block + proc.stderr[-2000:]
 
 
 def test_arena_help_is_the_arenas_own():
     proc = subprocess.run([str(BIN / "arena"), "--help"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0
-    for needed in ("usage: arena", "tournament=NAME", "referee.ece_bins", "arena-report", "arena-rerun",
-                   "arena-list", "replace_plan=true", "130 interrupted"):
+    for needed in (
+        "usage: arena",
+        "tournament=NAME",
+        "referee.ece_bins",
+        "arena-report",
+        "arena-rerun",
+        "arena-list",
+        "replace_plan=true",
+        "130 interrupted",
+    ):
         assert needed in proc.stdout, needed
     assert "== Config ==" not in proc.stdout and "Powered by Hydra" not in proc.stdout
 
@@ -458,8 +525,16 @@ def test_arena_help_is_the_arenas_own():
 def test_progress_counts_each_matchup_once_without_listing_the_results(tmp_path, monkeypatch):
     from arena.jobs import PROGRESS_FILE, MatchupCount
 
-    (tmp_path / "plan.json").write_text(json.dumps({"ids": [f"m{i}" for i in range(100)], "started": time.time() - 60,
-                                                    "done_at_start": 10, "code_version": "x"}))
+    (tmp_path / "plan.json").write_text(
+        json.dumps(
+            {
+                "ids": [f"m{i}" for i in range(100)],
+                "started": time.time() - 60,
+                "done_at_start": 10,
+                "code_version": "x",
+            }
+        )
+    )
     (tmp_path / PROGRESS_FILE).write_bytes(b"")
 
     def no_listing(*args):

@@ -32,9 +32,11 @@ def test_import_arena_loads_no_heavy_module():
 def test_playing_loads_no_table_library_until_a_table_is_read():
     """``arena.play`` builds no DataFrame (a million-round K29 play stays in memory bounds): pandas and
     pyarrow load when the curves are first read, and the curves are then the scorer's rows."""
-    code = ("import sys, json, arena; r = arena.play('binary', 'k29', 'iid_bernoulli', T=200, seed=0); "
-            "before = [m for m in ('pandas', 'pyarrow') if m in sys.modules]; c = r.curves; "
-            "print(json.dumps([before, 'pandas' in sys.modules, list(c.columns), len(c), c is r.curves]))")
+    code = (
+        "import sys, json, arena; r = arena.play('binary', 'k29', 'iid_bernoulli', T=200, seed=0); "
+        "before = [m for m in ('pandas', 'pyarrow') if m in sys.modules]; c = r.curves; "
+        "print(json.dumps([before, 'pandas' in sys.modules, list(c.columns), len(c), c is r.curves]))"
+    )
     before, loaded, columns, rows, kept = json.loads(_fresh(code))
     assert before == [] and loaded and columns == ["t", "metric", "value"] and rows > 0 and kept
 
@@ -59,12 +61,17 @@ print(json.dumps([before, [m for m in heavy if m in sys.modules and m not in bef
 """
 
 
-@pytest.mark.parametrize("overrides, needed", [
-    (["forecaster=linear_df", "nature=logistic", "T=300", "referee.M=0.01"], ["scipy.optimize", "scipy.special"]),
-    (["forecaster=k29", "nature=iid_bernoulli", "T=300", "keep_trace=true"], ["pandas", "pyarrow"]),
-    (["game=quantile", "forecaster=running_quantile", "nature=iid_normal", "T=300"], ["pandas", "pyarrow",
-                                                                                      "scipy.special"]),
-])
+@pytest.mark.parametrize(
+    "overrides, needed",
+    [
+        (["forecaster=linear_df", "nature=logistic", "T=300", "referee.M=0.01"], ["scipy.optimize", "scipy.special"]),
+        (["forecaster=k29", "nature=iid_bernoulli", "T=300", "keep_trace=true"], ["pandas", "pyarrow"]),
+        (
+            ["game=quantile", "forecaster=running_quantile", "nature=iid_normal", "T=300"],
+            ["pandas", "pyarrow", "scipy.special"],
+        ),
+    ],
+)
 def test_a_tournament_worker_loads_only_what_its_game_needs(overrides, needed):
     """What a worker of the local launcher does: forked from the ``arena`` process once it imported the command,
     it plays and stores matchups. The binary game needs neither pandas nor pyarrow; the regret to the linear
@@ -93,13 +100,15 @@ def test_importing_the_commands_starts_no_process():
     """Importing the command line's module (``arena``, ``arena-report``) starts no child process (a child that
     the Ctrl-C test of arena-report took for a figure worker, and interrupted the report while it still imported
     its plotting code)."""
-    code = ("import json, os, subprocess\n"
-            "started = []\n"
-            "popen, fork = subprocess.Popen.__init__, os.fork\n"
-            "subprocess.Popen.__init__ = lambda self, *a, **k: (started.append(str(a[0])), popen(self, *a, **k))[1]\n"
-            "os.fork = lambda: (started.append('fork'), fork())[1]\n"
-            "import arena.cli\n"
-            "print(json.dumps(started))")
+    code = (
+        "import json, os, subprocess\n"
+        "started = []\n"
+        "popen, fork = subprocess.Popen.__init__, os.fork\n"
+        "subprocess.Popen.__init__ = lambda self, *a, **k: (started.append(str(a[0])), popen(self, *a, **k))[1]\n"
+        "os.fork = lambda: (started.append('fork'), fork())[1]\n"
+        "import arena.cli\n"
+        "print(json.dumps(started))"
+    )
     assert json.loads(_fresh(code)) == []
 
 
@@ -127,12 +136,19 @@ def test_lazy_names_are_the_real_ones():
 def test_gymnasium_ids_in_either_import_order(imports):
     """Every id is registered once, by ``arena.games`` (a second registration would warn, and warnings are
     errors here), whether Gymnasium is imported before or after arena."""
-    code = (f"{imports}\n"
-            "import arena.env, arena.games\n"
-            "ids = sorted(i for i in gym.registry if i.startswith('arena/'))\n"
-            "for i in ids:\n"
-            "    env = gym.make(i, T=3)\n"
-            "    env.reset(seed=0)\n"
-            "print(' '.join(ids))")
-    assert _fresh(code).split() == ["arena/Binary-v0", "arena/Decision-v0", "arena/Experts-v0", "arena/Quantile-v0",
-                                    "arena/RedTeam-v0"]
+    code = (
+        f"{imports}\n"
+        "import arena.env, arena.games\n"
+        "ids = sorted(i for i in gym.registry if i.startswith('arena/'))\n"
+        "for i in ids:\n"
+        "    env = gym.make(i, T=3)\n"
+        "    env.reset(seed=0)\n"
+        "print(' '.join(ids))"
+    )
+    assert _fresh(code).split() == [
+        "arena/Binary-v0",
+        "arena/Decision-v0",
+        "arena/Experts-v0",
+        "arena/Quantile-v0",
+        "arena/RedTeam-v0",
+    ]

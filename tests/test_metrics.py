@@ -54,7 +54,7 @@ def test_brier_hand_made() -> None:
 
 def _log_loss_loop(p, y, eps) -> float:
     total = 0.0
-    for pi, yi in zip(p, y):
+    for pi, yi in zip(p, y, strict=False):
         q = min(max(pi, eps), 1 - eps)
         total += -math.log(q) if yi == 1 else -math.log(1 - q)
     return total / len(p)
@@ -91,7 +91,7 @@ def test_log_loss_matches_plain_loop_on_random_inputs() -> None:
 
 def _ece_loop(p, y, bins) -> float:
     sums = [0.0] * bins
-    for pi, yi in zip(p, y):
+    for pi, yi in zip(p, y, strict=False):
         b = bins - 1 if pi == 1.0 else math.floor(pi * bins)
         sums[b] += yi - pi
     return sum(abs(s) for s in sums) / len(p)
@@ -138,7 +138,9 @@ def test_grid_calibration_matches_plain_loop() -> None:
 
 
 def test_grid_calibration_rejects_off_grid_forecasts() -> None:
-    with pytest.raises(ValueError, match=r"forecast .*0\.33.* is not on the grid \{0, 1/10, \.\.\., 1\}; grid calibration"):
+    with pytest.raises(
+        ValueError, match=r"forecast .*0\.33.* is not on the grid \{0, 1/10, \.\.\., 1\}; grid calibration"
+    ):
         grid_calibration(np.array([0.3, 0.33]), np.array([1.0, 0.0]), 10)
 
 
@@ -164,8 +166,9 @@ def test_regret_constant_matches_scalar_minimization() -> None:
     for _ in range(10):
         T = int(rng.integers(1, 80))
         p, y = rng.random(T), (rng.random(T) < rng.random()).astype(float)
-        best = minimize_scalar(lambda c, y=y: float(np.sum((c - y) ** 2)), bounds=(0, 1), method="bounded",
-                               options={"xatol": 1e-12}).fun
+        best = minimize_scalar(
+            lambda c, y=y: float(np.sum((c - y) ** 2)), bounds=(0, 1), method="bounded", options={"xatol": 1e-12}
+        ).fun
         assert regret_constant(p, y) == pytest.approx(float(np.sum((p - y) ** 2)) - best, abs=1e-8)
 
 
@@ -176,10 +179,14 @@ def _objective(X, y, w) -> float:
 def _slsqp(X, y, M) -> np.ndarray:
     """min ||Xw - y||^2 s.t. ||w||^2 <= M^2, by scipy's SLSQP (a general-purpose solver)."""
     d = X.shape[1]
-    res = minimize(lambda w: _objective(X, y, w), np.zeros(d), jac=lambda w: 2 * X.T @ (X @ w - y),
-                   method="SLSQP",
-                   constraints=[{"type": "ineq", "fun": lambda w: M * M - w @ w, "jac": lambda w: -2 * w}],
-                   options={"ftol": 1e-13, "maxiter": 1000})
+    res = minimize(
+        lambda w: _objective(X, y, w),
+        np.zeros(d),
+        jac=lambda w: 2 * X.T @ (X @ w - y),
+        method="SLSQP",
+        constraints=[{"type": "ineq", "fun": lambda w: M * M - w @ w, "jac": lambda w: -2 * w}],
+        options={"ftol": 1e-13, "maxiter": 1000},
+    )
     # SLSQP may stop with "positive directional derivative in linesearch" once it cannot improve
     # further; the callers check feasibility and the objective, which is what matters.
     assert res.status in (0, 8), res.message
@@ -297,24 +304,28 @@ def _fs(p: float, q: float) -> float:
 
 
 def _rbf(gamma):
-    return lambda x, p, xx, q: math.exp(-gamma * sum((a - b) ** 2 for a, b in zip(x, xx)))
+    return lambda x, p, xx, q: math.exp(-gamma * sum((a - b) ** 2 for a, b in zip(x, xx, strict=False)))
 
 
 def _phi(terms):
     """The feature vector of named terms, written out by hand."""
+
     def phi(x, p):
         out = []
         for term in terms:
             scale, _, name = term.rpartition("*")
             c = float(scale) if scale else 1.0
-            out += {"1": [c], "p": [c * p], "p2": [c * p * p], "x": [c * v for v in x], "px": [c * p * v for v in x]}[name]
+            out += {"1": [c], "p": [c * p], "p2": [c * p * p], "x": [c * v for v in x], "px": [c * p * v for v in x]}[
+                name
+            ]
         return out
+
     return phi
 
 
 def _feature_kernel(terms):
     phi = _phi(terms)
-    return lambda x, p, xx, q: sum(a * b for a, b in zip(phi(x, p), phi(xx, q)))
+    return lambda x, p, xx, q: sum(a * b for a, b in zip(phi(x, p), phi(xx, q), strict=False))
 
 
 def _fs_k(x, p, xx, q):
@@ -337,8 +348,10 @@ KERNELS = {
     "rbf": (RBF(0.7), _rbf(0.7)),
     "features": (FeatureKernel(TERMS), _feature_kernel(TERMS)),
     "linear": (make_kernel("linear"), _feature_kernel(("p", "x"))),
-    "sum_fs_features": (make_kernel(["fs", {"features": ["1", "p", "x"]}]),
-                        _sum_k(_fs_k, _feature_kernel(("1", "p", "x")))),
+    "sum_fs_features": (
+        make_kernel(["fs", {"features": ["1", "p", "x"]}]),
+        _sum_k(_fs_k, _feature_kernel(("1", "p", "x"))),
+    ),
     "sum_fs_rbf": (FermiSobolev() + RBF(2.0), _sum_k(_fs_k, _rbf(2.0))),
     "product_fs_rbf": (make_kernel({"product": ["fs", {"rbf": 0.5}]}), _prod_k(_fs_k, _rbf(0.5))),
 }
@@ -351,8 +364,9 @@ def _points(rng, T, d=2):
 
 
 def _gram_loop(k, X1, P1, X2, P2):
-    return np.array([[k(list(X1[i]), float(P1[i]), list(X2[j]), float(P2[j])) for j in range(len(P2))]
-                     for i in range(len(P1))])
+    return np.array(
+        [[k(list(X1[i]), float(P1[i]), list(X2[j]), float(P2[j])) for j in range(len(P2))] for i in range(len(P1))]
+    )
 
 
 @pytest.mark.parametrize("name", sorted(KERNELS))
@@ -424,8 +438,9 @@ def test_lip_p_bounds_the_derivative_in_p(name) -> None:
     for t in range(12):
         for s in range(12):
             for p in np.linspace(h, 1 - h, 21):
-                dk = (ref(list(X[t]), p + h, list(X[s]), float(P[s]))
-                      - ref(list(X[t]), p - h, list(X[s]), float(P[s]))) / (2 * h)
+                dk = (
+                    ref(list(X[t]), p + h, list(X[s]), float(P[s])) - ref(list(X[t]), p - h, list(X[s]), float(P[s]))
+                ) / (2 * h)
                 assert abs(dk) <= lip + 1e-6
 
 
@@ -505,8 +520,9 @@ def test_cross_sums_with_no_context_columns() -> None:
     P = rng.random(25)
     W = (rng.random(25) < 0.5) - P
     X = np.zeros((25, 0))
-    np.testing.assert_allclose(cross_sums(FermiSobolev(), X, P, W), _cross_sums_loop(_fs_k, X, P, W), rtol=1e-12,
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        cross_sums(FermiSobolev(), X, P, W), _cross_sums_loop(_fs_k, X, P, W), rtol=1e-12, atol=1e-12
+    )
     assert kernel_gap(FermiSobolev(), X, P, W) == pytest.approx(_gap_loop(_fs_k, X, P, W), rel=1e-12)
 
 

@@ -33,6 +33,7 @@ BIN = Path(sys.executable).parent
 
 # ------------------------------------------------------------------ README: your own adversary
 
+
 def readme_files() -> dict[str, str]:
     """The plugins page's code blocks that name their file in a comment among their first two lines, as printed:
     file name -> the block's text (a user copies the whole block)."""
@@ -55,8 +56,10 @@ MINE_YAML = README_FILES["my_conf/tournament/mine.yaml"]
 
 TOURNAMENT = 'arena "hydra.searchpath=[file://$PWD/my_conf]" tournament=mine'
 MATCHUP = 'arena "hydra.searchpath=[file://$PWD/my_conf]" forecaster=k29 nature=my_nature nature.period=25 T=100'
-CHECK = ('python -c "from arena.checks import check_plugin; from my_natures import MyNature; '
-         'print(check_plugin(MyNature()))"')
+CHECK = (
+    'python -c "from arena.checks import check_plugin; from my_natures import MyNature; '
+    'print(check_plugin(MyNature()))"'
+)
 LIST = 'arena-list natures tournaments "hydra.searchpath=[file://$PWD/my_conf]"'
 
 # --------------------------------------------------------------------- README: ship it as a package
@@ -155,19 +158,30 @@ def test_the_readme_shows_the_files_and_commands_these_tests_use() -> None:
 
 
 def _user_folder(root: Path) -> Path:
-    _write(root, {"my_natures.py": MY_NATURES, "my_conf/nature/my_nature.yaml": MY_NATURE_YAML,
-                  "my_conf/tournament/mine.yaml": MINE_YAML})
+    _write(
+        root,
+        {
+            "my_natures.py": MY_NATURES,
+            "my_conf/nature/my_nature.yaml": MY_NATURE_YAML,
+            "my_conf/tournament/mine.yaml": MINE_YAML,
+        },
+    )
     return root
 
 
 def _shell(command: str, cwd: Path, pythonpath: Path | None = None, timeout: int = 300):
     """Run a README command as a user does: in a shell, with this environment's scripts on the PATH."""
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "MPLBACKEND": "Agg",
-           "HYDRA_FULL_ERROR": "0"}
+    env = {
+        **os.environ,
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "MPLBACKEND": "Agg",
+        "HYDRA_FULL_ERROR": "0",
+    }
     if pythonpath is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(pythonpath), os.environ.get("PYTHONPATH")]))
-    return subprocess.run(command, shell=True, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
-                          check=False)
+    return subprocess.run(
+        command, shell=True, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
 
 
 def _summary(results: Path) -> pd.DataFrame:
@@ -188,8 +202,12 @@ def test_your_own_adversary_plays_a_tournament_and_a_matchup_from_a_search_path(
     assert set(summary["nature"]) == {"my_nature", "iid_bernoulli"}
     mine = summary[summary["nature"] == "my_nature"]
     assert set(mine["nature_plugin"]) == {"my_nature"} and set(mine["status"]) == {"ok"}
-    assert json.loads(mine["config"].iloc[0])["nature"] == {"_target_": "my_natures.MyNature", "p": 0.2, "q": 0.8,
-                                                            "period": 50}
+    assert json.loads(mine["config"].iloc[0])["nature"] == {
+        "_target_": "my_natures.MyNature",
+        "p": 0.2,
+        "q": 0.8,
+        "period": 50,
+    }
     assert list((root / "results" / "mine").glob("**/figures/*.png"))  # the report, as for a built-in tournament
 
     proc = _shell(MATCHUP, root)
@@ -199,16 +217,27 @@ def test_your_own_adversary_plays_a_tournament_and_a_matchup_from_a_search_path(
     assert json.loads(row.config)["nature"]["period"] == 25  # a parameter overridden on the command line
 
 
-@pytest.mark.parametrize(("args", "needle"), [
-    (["hydra.searchpath=[file://{root}/no_such_dir]", "tournament=mine"], "config folder file://{root}/no_such_dir"),
-    (["hydra.searchpath=[file://{root}/my_conf]", "forecaster=k29", "nature=my_natur"],
-     "unknown nature 'my_natur'. Did you mean 'my_nature'?"),
-    (["hydra.searchpath=[file://{root}/my_conf]", "tournament=min"], "unknown tournament 'min'. Did you mean 'mine'?"),
-    (["forecaster=k29", "nature=my_nature"], "unknown nature 'my_nature'"),  # the folder is not on the search path
-])
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (
+            ["hydra.searchpath=[file://{root}/no_such_dir]", "tournament=mine"],
+            "config folder file://{root}/no_such_dir",
+        ),
+        (
+            ["hydra.searchpath=[file://{root}/my_conf]", "forecaster=k29", "nature=my_natur"],
+            "unknown nature 'my_natur'. Did you mean 'my_nature'?",
+        ),
+        (
+            ["hydra.searchpath=[file://{root}/my_conf]", "tournament=min"],
+            "unknown tournament 'min'. Did you mean 'mine'?",
+        ),
+        (["forecaster=k29", "nature=my_nature"], "unknown nature 'my_nature'"),  # the folder is not on the search path
+    ],
+)
 def test_search_path_mistakes_stop_with_one_line_and_write_nothing(
-        args: list[str], needle: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture) -> None:
+    args: list[str], needle: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
     root = _user_folder(tmp_path)
     monkeypatch.chdir(root)
     monkeypatch.setattr(sys, "path", list(sys.path))  # `arena` makes the current directory importable
@@ -238,8 +267,13 @@ def test_the_conformance_checks_are_public_and_run_on_a_users_class(tmp_path: Pa
     proc = _shell(CHECK, _user_folder(tmp_path))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     verdicts = proc.stdout.strip()
-    for check in ("check_outcomes_valid", "check_same_seed_same_game", "check_reset_clears_state",
-                  "check_oblivious_ignores_forecast", "check_constructor_stores_only"):
+    for check in (
+        "check_outcomes_valid",
+        "check_same_seed_same_game",
+        "check_reset_clears_state",
+        "check_oblivious_ignores_forecast",
+        "check_constructor_stores_only",
+    ):
         assert f"'{check}': 'passed'" in verdicts, verdicts
     with pytest.raises(CheckFailure, match=r"check_oblivious_ignores_forecast: nature 'peeking'"):
         check_oblivious_ignores_forecast(_Peeking())
@@ -269,14 +303,18 @@ def test_the_search_path_plugin_adds_folders_to_the_arena_only(monkeypatch: pyte
     from arena.config import use_search_path_plugin
 
     plugin = sys.modules.get("hydra_plugins.arena_searchpath") or importlib.import_module(
-        "hydra_plugins.arena_searchpath")
+        "hydra_plugins.arena_searchpath"
+    )
     monkeypatch.setattr(plugin, "declared_config_paths", lambda: [("arena.configs:x", "pkg://x.conf")])
     try:
         use_search_path_plugin(["T=5", "hydra.searchpath=[file:///a/b,pkg://c]"])
         arena = _search_path("pkg://arena.conf")
         assert arena[1] == ("main", "pkg://arena.conf") and arena[-1][0] == "schema"
-        assert arena[2:-1] == [("arena.configs:x", "pkg://x.conf"), ("hydra.searchpath in command-line", "file:///a/b"),
-                               ("hydra.searchpath in command-line", "pkg://c")]
+        assert arena[2:-1] == [
+            ("arena.configs:x", "pkg://x.conf"),
+            ("hydra.searchpath in command-line", "file:///a/b"),
+            ("hydra.searchpath in command-line", "pkg://c"),
+        ]
         assert _search_path("pkg://another_app.conf")[2:-1] == []  # other Hydra apps are left alone
         use_search_path_plugin()  # a later command without the override
         assert _search_path("pkg://arena.conf")[2:-1] == [("arena.configs:x", "pkg://x.conf")]
@@ -291,17 +329,22 @@ def _can_build_wheels() -> bool:
     return importlib.util.find_spec("wheel") is not None or version >= (70, 1)
 
 
-@pytest.mark.skipif(not _can_build_wheels(), reason="pip install --no-build-isolation needs the `wheel` package "
-                                                     "with setuptools < 70.1: pip install wheel")
+@pytest.mark.skipif(
+    not _can_build_wheels(),
+    reason="pip install --no-build-isolation needs the `wheel` package with setuptools < 70.1: pip install wheel",
+)
 def test_a_plugin_package_needs_only_two_entry_points(tmp_path: Path) -> None:
-    _write(tmp_path / "my-arena-plugin", {
-        "pyproject.toml": PYPROJECT,
-        "my_arena_plugin/__init__.py": "",
-        "my_arena_plugin/natures.py": STREAKY,
-        "my_arena_plugin/conf/__init__.py": "",
-        "my_arena_plugin/conf/nature/streaky.yaml": STREAKY_YAML,
-        "my_arena_plugin/conf/tournament/streaks.yaml": STREAKS_YAML,
-    })
+    _write(
+        tmp_path / "my-arena-plugin",
+        {
+            "pyproject.toml": PYPROJECT,
+            "my_arena_plugin/__init__.py": "",
+            "my_arena_plugin/natures.py": STREAKY,
+            "my_arena_plugin/conf/__init__.py": "",
+            "my_arena_plugin/conf/nature/streaky.yaml": STREAKY_YAML,
+            "my_arena_plugin/conf/tournament/streaks.yaml": STREAKS_YAML,
+        },
+    )
     proc = _shell(PIP_INSTALL, tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     site = tmp_path / "site"

@@ -24,8 +24,8 @@ import arena  # noqa: F401  (registers the Gymnasium ids)
 from arena import checks, play
 from arena.env import ForecastEnv
 from arena.games import QuantileGame, get_game
-from arena.laws import Mixture, PiecewiseLinearCDF, TruncatedNormal, TruncatedStudentT, Uniform, lipschitz_ramp
 from arena.games.quantile import group_certificate_over_seeds, pinball
+from arena.laws import Mixture, PiecewiseLinearCDF, TruncatedNormal, TruncatedStudentT, Uniform, lipschitz_ramp
 from arena.protocols import Forecast, Nature, ProtocolError
 from arena.registry import FORECASTERS, NATURES, load_plugins
 from arena.search import two_point_search
@@ -36,19 +36,37 @@ load_plugins()
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "adversaries" / "data"
 # The negative controls (forecasters/controls.py) fail their claims on purpose: tests/test_controls.py plays them.
-QUANTILE_FORECASTERS = sorted(n for n, c in FORECASTERS.items() if "quantile" in c.games
-                              and c.__module__ != "forecasters.controls")
+QUANTILE_FORECASTERS = sorted(
+    n for n, c in FORECASTERS.items() if "quantile" in c.games and c.__module__ != "forecasters.controls"
+)
 QUANTILE_NATURES = sorted(n for n, c in NATURES.items() if "quantile" in c.games)
-LAW_NATURES = [n for n in QUANTILE_NATURES if n not in ("quantile_replay", "seattle_hourly_temp",
-                                                         "seattle_daily_temp")]
+LAW_NATURES = [n for n in QUANTILE_NATURES if n not in ("quantile_replay", "seattle_hourly_temp", "seattle_daily_temp")]
 
 
 def test_the_registries_hold_the_quantile_plugins():
-    assert set(QUANTILE_FORECASTERS) == {"marginal_quantile_df", "conditional_quantile_df", "quantile_ogd", "aci",
-                                         "window_quantile", "running_quantile"}
-    assert {"iid_normal", "iid_uniform", "iid_student_t", "iid_mixture", "mean_shift", "variance_change",
-            "level_changepoints", "group_normal", "hourly_cycle", "lipschitz_cdf", "quantile_replay",
-            "seattle_hourly_temp", "seattle_daily_temp"} <= set(QUANTILE_NATURES)
+    assert set(QUANTILE_FORECASTERS) == {
+        "marginal_quantile_df",
+        "conditional_quantile_df",
+        "quantile_ogd",
+        "aci",
+        "window_quantile",
+        "running_quantile",
+    }
+    assert {
+        "iid_normal",
+        "iid_uniform",
+        "iid_student_t",
+        "iid_mixture",
+        "mean_shift",
+        "variance_change",
+        "level_changepoints",
+        "group_normal",
+        "hourly_cycle",
+        "lipschitz_cdf",
+        "quantile_replay",
+        "seattle_hourly_temp",
+        "seattle_daily_temp",
+    } <= set(QUANTILE_NATURES)
 
 
 # ---------------------------------------------------------------------------------- game
@@ -118,9 +136,13 @@ def test_the_recorder_keeps_atoms_only_in_the_quantile_game():
 
 
 # ---------------------------------------------------------------------------------- laws
-LAWS = [TruncatedNormal(1.0, 2.0, -3.0, 4.0), TruncatedStudentT(3.0, 0.5, 1.5, -4.0, 6.0), Uniform(-1.0, 2.0),
-        Mixture((TruncatedNormal(-2.0, 0.5, -5, 5), TruncatedNormal(2.0, 1.0, -5, 5)), (0.3, 0.7)),
-        lipschitz_ramp(0.3, 2.0, -1.0, 3.0)]
+LAWS = [
+    TruncatedNormal(1.0, 2.0, -3.0, 4.0),
+    TruncatedStudentT(3.0, 0.5, 1.5, -4.0, 6.0),
+    Uniform(-1.0, 2.0),
+    Mixture((TruncatedNormal(-2.0, 0.5, -5, 5), TruncatedNormal(2.0, 1.0, -5, 5)), (0.3, 0.7)),
+    lipschitz_ramp(0.3, 2.0, -1.0, 3.0),
+]
 
 
 @pytest.mark.parametrize("law", LAWS, ids=lambda law: type(law).__name__)
@@ -209,10 +231,15 @@ def test_empirical_quantile_is_the_conformal_order_statistic():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.floats(0.01, 0.99), st.floats(-3, 3)), min_size=1, max_size=6),
-       st.floats(-2, 2), st.floats(0, 5), st.integers(1, 500))
+@given(
+    st.lists(st.tuples(st.floats(0.01, 0.99), st.floats(-3, 3)), min_size=1, max_size=6),
+    st.floats(-2, 2),
+    st.floats(0, 5),
+    st.integers(1, 500),
+)
 def test_two_point_search_straddles_the_sign_change_within_the_precision(jumps, b, slope, t):
     """Alg. 6: either an exact branch, or S(lo) < 0 < S(hi), hi - lo <= 1/(10 t^2 |S(lo)|), tau hedges."""
+
     def S(p):
         return b + slope * p + sum(a for c, a in jumps if p >= c)
 
@@ -254,8 +281,13 @@ def test_conditional_df_straddles_and_updates_with_the_sampled_forecast():
 
 
 def test_a_kernel_without_feature_map_uses_the_direct_sums():
-    r = play("quantile", ConditionalQuantileDF(kernel=[{"features": ["1", "p"]}, {"rbf": 1.0}]), "group_normal",
-             T=120, seed=0)
+    r = play(
+        "quantile",
+        ConditionalQuantileDF(kernel=[{"features": ["1", "p"]}, {"rbf": 1.0}]),
+        "group_normal",
+        T=120,
+        seed=0,
+    )
     assert r.forfeit is None and r.certificates["quantile_round"].holds
     assert r.certificates["quantile_group"].holds is None  # ||f|| needs a finite feature map
 
@@ -281,8 +313,9 @@ def test_the_per_round_certificate_holds_against_every_law_nature(nature, bins):
 @pytest.mark.parametrize("L", [0.02, 0.1, 1.0, 10.0, 100.0])
 @pytest.mark.parametrize("mode", ["push", "above", "below"])
 def test_the_per_round_certificate_holds_against_lipschitz_adversaries(L, mode):
-    r = play("quantile", ConditionalQuantileDF(bins=5), "lipschitz_cdf", T=250, seed=1,
-             nature_params={"L": L, "mode": mode})
+    r = play(
+        "quantile", ConditionalQuantileDF(bins=5), "lipschitz_cdf", T=250, seed=1, nature_params={"L": L, "mode": mode}
+    )
     c = r.certificates["quantile_round"]
     assert c.holds is True, c
     assert np.nanmax(r.recorder.law_lip) <= L * (1 + 1e-9)
@@ -295,8 +328,13 @@ class _Sloppy(ConditionalQuantileDF):
 
     def predict(self, x):
         t = self._t + 1
-        return two_point_search(self.summary_function(x), self._lo, self._hi,
-                                lambda s_lo, s_hi: 1e4 / (10.0 * t * t * abs(s_lo)), increasing=True)
+        return two_point_search(
+            self.summary_function(x),
+            self._lo,
+            self._hi,
+            lambda s_lo, s_hi: 1e4 / (10.0 * t * t * abs(s_lo)),
+            increasing=True,
+        )
 
 
 def test_the_per_round_certificate_catches_a_coarse_search():
@@ -312,14 +350,21 @@ class _FalseMarginal(MarginalQuantileDF):
 
 
 def test_the_marginal_certificate_catches_a_false_claim():
-    assert play("quantile", _FalseMarginal(), "iid_normal", T=200, seed=0).certificates["quantile_marginal"].holds is False
+    assert (
+        play("quantile", _FalseMarginal(), "iid_normal", T=200, seed=0).certificates["quantile_marginal"].holds is False
+    )
 
 
-@pytest.mark.parametrize(("nature", "params"), [("group_normal", {}), ("hourly_cycle", {}),
-                                                ("lipschitz_cdf", {"L": 1.0, "mode": "push"})])
+@pytest.mark.parametrize(
+    ("nature", "params"), [("group_normal", {}), ("hourly_cycle", {}), ("lipschitz_cdf", {"L": 1.0, "mode": "push"})]
+)
 def test_the_group_certificate_holds_on_the_seed_average(nature, params):
-    certs = [play("quantile", "conditional_quantile_df", nature, T=300, seed=s, nature_params=params)
-             .certificates["quantile_group"] for s in range(8)]
+    certs = [
+        play("quantile", "conditional_quantile_df", nature, T=300, seed=s, nature_params=params).certificates[
+            "quantile_group"
+        ]
+        for s in range(8)
+    ]
     verdict = group_certificate_over_seeds(certs)
     assert verdict.holds, verdict
     assert all(c.extra["functions"] >= 1 for c in certs)
@@ -348,9 +393,14 @@ def test_group_metrics_follow_the_group_columns():
     assert baseline["group_coverage_error_max"] > 0.2  # a forecaster that ignores x
 
 
-@pytest.mark.parametrize(("forecaster", "nature", "params"),
-                         [("conditional_quantile_df", "iid_mixture", {}), ("aci", "mean_shift", {}),
-                          (ConditionalQuantileDF(bins=6), "lipschitz_cdf", {"L": 2.0})])
+@pytest.mark.parametrize(
+    ("forecaster", "nature", "params"),
+    [
+        ("conditional_quantile_df", "iid_mixture", {}),
+        ("aci", "mean_shift", {}),
+        (ConditionalQuantileDF(bins=6), "lipschitz_cdf", {"L": 2.0}),
+    ],
+)
 def test_exact_expected_coverage_matches_monte_carlo(forecaster, nature, params):
     """The seed average of realized coverage estimates the seed average of the exact expected coverage."""
     realized, expected, loss, exp_loss = [], [], [], []
@@ -407,8 +457,13 @@ def test_quantile_replay_reads_values_contexts_and_groups(tmp_path, suffix):
     df = pd.DataFrame({"y": [1.5, -2.0, 0.25, 7.0], "temp": [1.0, 2.0, 3.0, 4.0], "site": ["b", "a", "b", "c"]})
     path = tmp_path / f"s{suffix}"
     df.to_csv(path, index=False) if suffix == ".csv" else df.to_parquet(path)
-    r = play("quantile", "running_quantile", "quantile_replay", T=4,
-             nature_params={"path": str(path), "column": "y", "context_columns": ["temp"], "group_columns": ["site"]})
+    r = play(
+        "quantile",
+        "running_quantile",
+        "quantile_replay",
+        T=4,
+        nature_params={"path": str(path), "column": "y", "context_columns": ["temp"], "group_columns": ["site"]},
+    )
     np.testing.assert_array_equal(r.recorder.y, df["y"])
     np.testing.assert_array_equal(r.recorder.X, [[1, 0, 1, 0], [2, 1, 0, 0], [3, 0, 1, 0], [4, 0, 0, 1]])
     assert r.recorder.group_dim == 3 and r.summary["group_count.0"] == 1 and r.summary["group_coverage.1"] >= 0
@@ -419,8 +474,11 @@ def test_quantile_replay_outside_the_range_names_file_row_and_fix(tmp_path):
     path = tmp_path / "s.csv"
     pd.DataFrame({"y": [1.0, 80.0]}).to_csv(path, index=False)
     env = ForecastEnv("quantile_replay", T=2, game="quantile", nature_params={"path": str(path), "column": "y"})
-    with pytest.raises(ValueError, match=r"s.csv', column 'y', row 1 .* value 80 is outside the quantile game's "
-                                         r"range .* set game.ymin below 1 and game.ymax >= 80"):
+    with pytest.raises(
+        ValueError,
+        match=r"s.csv', column 'y', row 1 .* value 80 is outside the quantile game's "
+        r"range .* set game.ymin below 1 and game.ymax >= 80",
+    ):
         env.reset(seed=0)
     with pytest.raises(ValueError, match=r"column 'y', row 1 .* value 'x' is not a number"):
         pd.DataFrame({"y": ["1.0", "x"]}).to_csv(path, index=False)
@@ -441,8 +499,9 @@ def test_the_shipped_series_and_their_provenance():
 
 
 # ----------------------------------------------------------------------------- configs
-@pytest.mark.parametrize("kind,name", [("forecaster", n) for n in QUANTILE_FORECASTERS]
-                         + [("nature", n) for n in QUANTILE_NATURES])
+@pytest.mark.parametrize(
+    "kind,name", [("forecaster", n) for n in QUANTILE_FORECASTERS] + [("nature", n) for n in QUANTILE_NATURES]
+)
 def test_every_config_holds_the_defaults(kind, name):
     from hydra.utils import instantiate
 
@@ -481,7 +540,12 @@ def test_the_report_draws_the_quantile_figures(tmp_path, monkeypatch):
                 curves.append(r.curves.assign(forecaster=fc, nature=label, seed=seed))
     tables = {"summary": pd.DataFrame(rows), "curves": pd.concat(curves), "reliability": pd.DataFrame()}
     names = {p.name for p in summarize.report(tmp_path, tables, formats=("png",))}
-    assert {"rolling_coverage__group_normal.png", "coverage_error__group_normal.png",
-            "group_coverage__group_normal.png", "coverage_vs_L.png", "leaderboard__coverage_error.png",
-            "table.tex"} <= names
+    assert {
+        "rolling_coverage__group_normal.png",
+        "coverage_error__group_normal.png",
+        "group_coverage__group_normal.png",
+        "coverage_vs_L.png",
+        "leaderboard__coverage_error.png",
+        "table.tex",
+    } <= names
     assert not any(n.startswith(("smce_vs_T", "reliability")) for n in names)

@@ -24,7 +24,7 @@ from arena.redteam.search import cma_search, evaluate, plan_search, search
 from arena.registry import load_plugins
 
 load_plugins()
-from adversaries.redteam import RedTeam  # (after the plugins are registered)
+from adversaries.redteam import RedTeam  # noqa: E402 (after the plugins are registered)
 
 BINARY = get_game("binary")
 
@@ -64,8 +64,9 @@ def test_each_searcher_finds_the_worst_case_of_last_outcome(searcher):
 
 
 def test_search_reports_values_the_referee_gives_and_ranks_them():
-    attacks = search("binary", "window_mean", "smce_over_T", T=80, seed=3, budget=40_000,
-                     forecaster_params={"window": 5})
+    attacks = search(
+        "binary", "window_mean", "smce_over_T", T=80, seed=3, budget=40_000, forecaster_params={"window": 5}
+    )
     assert [a["searcher"] for a in attacks] and attacks[0]["value"] >= attacks[-1]["value"]
     for a in attacks:
         r = arena.play("binary", "window_mean", RedTeamNature(a), T=80, seed=3, forecaster_params={"window": 5})
@@ -115,8 +116,14 @@ def test_quantile_attack_respects_L_and_beats_the_pusher():
 
 
 def test_experts_attack_on_ftl():
-    attack = cma_search(get_game("experts"), "ftl", "regret_experts", T=100, budget=30_000,
-                        panel={"name": "expert_constants", "params": {"grid": [0.0, 1.0]}})
+    attack = cma_search(
+        get_game("experts"),
+        "ftl",
+        "regret_experts",
+        T=100,
+        budget=30_000,
+        panel={"name": "expert_constants", "params": {"grid": [0.0, 1.0]}},
+    )
     # two constant experts 0 and 1: FTL follows the leader, and a contrarian makes it lose every round
     # while the best expert loses about half of them: regret about T/2
     assert attack["value"] >= 0.45 * 100
@@ -126,8 +133,11 @@ def test_env_passes_check_env_and_its_rewards_sum_to_the_metric():
     import gymnasium as gym
     from gymnasium.utils.env_checker import check_env
 
-    for kw in ({"forecaster": "running_mean"}, {"forecaster": "aci", "game": "quantile", "metric": "coverage_error"},
-               {"forecaster": "hedge", "game": "experts", "metric": "regret_experts"}):
+    for kw in (
+        {"forecaster": "running_mean"},
+        {"forecaster": "aci", "game": "quantile", "metric": "coverage_error"},
+        {"forecaster": "hedge", "game": "experts", "metric": "regret_experts"},
+    ):
         check_env(gym.make("arena/RedTeam-v0", T=30, **kw).unwrapped, skip_render_check=True)
     env = gym.make("arena/RedTeam-v0", forecaster="window_mean", T=50, forecaster_params={"window": 4})
     env.reset(seed=5)
@@ -153,8 +163,11 @@ def test_bias_pusher_differs_from_anti_forecaster():
 
 
 def test_errors_are_one_line():
-    with pytest.raises(ValueError, match=r"metric='coverage' is not a red-team objective of the quantile game\. "
-                                         r"Did you mean 'coverage_error'\?"):
+    with pytest.raises(
+        ValueError,
+        match=r"metric='coverage' is not a red-team objective of the quantile game\. "
+        r"Did you mean 'coverage_error'\?",
+    ):
         check_objective("quantile", "coverage")
     with pytest.raises(ValueError, match="is neither a file nor a shipped attack"):
         _ = RedTeam("no_such_attack").attack
@@ -174,19 +187,37 @@ def test_score_agrees_with_the_referee():
 
 
 def test_command_line(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "arena.redteam", "forecaster=constant", "T=30", "budget=6000",
-                          f"results_root={tmp_path}", "cross_attack=false"], capture_output=True, text=True, check=False)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "arena.redteam",
+            "forecaster=constant",
+            "T=30",
+            "budget=6000",
+            f"results_root={tmp_path}",
+            "cross_attack=false",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
     files = sorted((tmp_path / "redteam" / "binary" / "attacks").glob("*.json"))
-    assert [f.name.rsplit("__", 1)[0] for f in files] == ["constant__smce_over_T__T30__s0__cma",
-                                                          "constant__smce_over_T__T30__s0__planner"]
+    assert [f.name.rsplit("__", 1)[0] for f in files] == [
+        "constant__smce_over_T__T30__s0__cma",
+        "constant__smce_over_T__T30__s0__planner",
+    ]
     assert json.loads(files[0].read_text())["value"] == 0.5
     assert (tmp_path / "redteam" / "binary" / "table.md").is_file()
-    bad = subprocess.run([sys.executable, "-m", "arena.redteam", "metric=smce", "T=30", f"results_root={tmp_path}"],
-                         capture_output=True, text=True, check=False)
+    bad = subprocess.run(
+        [sys.executable, "-m", "arena.redteam", "metric=smce", "T=30", f"results_root={tmp_path}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0
     assert "not a red-team objective" in bad.stderr
-
 
 
 @pytest.mark.parametrize("name", ["running_mean", "window_mean", "ogd", "k29"])

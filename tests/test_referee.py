@@ -29,8 +29,18 @@ from forecasters.baselines import Constant
 from forecasters.defensive import K29
 
 DF = ["bit", "dmm", "linear_df", "kernel_df", "k29", "k29_rounded"]
-NATURE_NAMES = ["iid_bernoulli", "logistic", "sinusoid", "logit_walk", "changepoints", "markov", "anti_forecaster",
-                "bias_pusher", "seattle_rain", "redteam"]  # redteam: its shipped default attack
+NATURE_NAMES = [
+    "iid_bernoulli",
+    "logistic",
+    "sinusoid",
+    "logit_walk",
+    "changepoints",
+    "markov",
+    "anti_forecaster",
+    "bias_pusher",
+    "seattle_rain",
+    "redteam",
+]  # redteam: its shipped default attack
 T_RUN = 300
 # kernel_df as configured (conf/forecaster/kernel_df.yaml): 1 + k_FS + pp' + <x, x'> (§8).
 PARAMS = {"kernel_df": {"kernel": ["fs", {"features": ["1", "p", "x"]}]}}
@@ -48,8 +58,14 @@ def test_the_lists_cover_the_registry() -> None:
     # Every binary forecaster with a claim is in DF (kernel forecasters compute theirs from the kernel).
     # The negative controls (forecasters/controls.py) claim certificates on purpose and fail them, and ogd claims
     # ogd_regret only as the paper's method (paper: true): tests/test_controls.py plays them.
-    claiming = {n for n, cls in FORECASTERS.items() if "binary" in cls.games and cls.__module__ != "forecasters.controls"
-                and n != "ogd" and (n in ("kernel_df", "dmm", "linear_df", "k29", "k29_rounded") or cls.claims)}
+    claiming = {
+        n
+        for n, cls in FORECASTERS.items()
+        if "binary" in cls.games
+        and cls.__module__ != "forecasters.controls"
+        and n != "ogd"
+        and (n in ("kernel_df", "dmm", "linear_df", "k29", "k29_rounded") or cls.claims)
+    }
     assert claiming == set(DF)
 
 
@@ -75,9 +91,14 @@ def _k_fs_linear(x, p, xx, q):  # 1 + k_FS + pp' + <x, x'>, the default kernel_d
 def _best_linear_loss(X, y, M) -> float:
     """min over ||w|| <= M of sum (<w, x_t> - y_t)^2 by SLSQP."""
     f = lambda w: float(np.sum((X @ w - y) ** 2))
-    res = minimize(f, np.zeros(X.shape[1]), jac=lambda w: 2 * X.T @ (X @ w - y), method="SLSQP",
-                   constraints=[{"type": "ineq", "fun": lambda w: M * M - w @ w, "jac": lambda w: -2 * w}],
-                   options={"ftol": 1e-13, "maxiter": 1000})
+    res = minimize(
+        f,
+        np.zeros(X.shape[1]),
+        jac=lambda w: 2 * X.T @ (X @ w - y),
+        method="SLSQP",
+        constraints=[{"type": "ineq", "fun": lambda w: M * M - w @ w, "jac": lambda w: -2 * w}],
+        options={"ftol": 1e-13, "maxiter": 1000},
+    )
     return res.fun
 
 
@@ -107,7 +128,7 @@ def test_rounded_calibration_fails_at_most_delta_of_the_time(nature: str) -> Non
     delta = results[0].forecaster.delta
     failures = sum(not c.holds for c in certs)
     assert failures / len(certs) <= delta + 0.1  # slack for 15 seeds
-    for r, c in zip(results, certs):
+    for r, c in zip(results, certs, strict=False):
         assert c.probabilistic and c.extra["delta"] == delta
         N = r.forecaster.N
         assert c.extra["printed_bound"] == pytest.approx(c.bound - T_RUN / N + T_RUN / (2 * N))
@@ -224,8 +245,11 @@ def test_unknown_claim_and_bad_referee_parameters() -> None:
         name = "claims_unknown"
         claims = ("calibrated_forever",)
 
-    with pytest.raises(ValueError, match=r"forecaster 'claims_unknown' claims an unknown certificate "
-                                         r"'calibrated_forever'; known: \["):
+    with pytest.raises(
+        ValueError,
+        match=r"forecaster 'claims_unknown' claims an unknown certificate "
+        r"'calibrated_forever'; known: \[",
+    ):
         play("binary", Claims(), "iid_bernoulli", T=5, seed=0)
     with pytest.raises(ValueError, match=r"referee: M=0 must be > 0 \(the comparator norm bound\)"):
         Referee(M=0)
@@ -253,8 +277,10 @@ def test_expected_metrics_from_the_outcome_law(nature: str) -> None:
         np.testing.assert_allclose(q, 0.3)
     if nature == "sinusoid":
         np.testing.assert_allclose(q, [0.5 + 0.4 * math.sin(2 * math.pi * t / 500) for t in range(1, 201)], atol=1e-12)
-    exp_bias = abs(sum(pt - qt for pt, qt in zip(p, q))) / 200
-    exp_brier = sum(qt * (1 - pt) ** 2 + (1 - qt) * pt**2 for pt, qt in zip(p, q)) / 200  # E (p - y)^2, y ~ q
+    exp_bias = abs(sum(pt - qt for pt, qt in zip(p, q, strict=False))) / 200
+    exp_brier = (
+        sum(qt * (1 - pt) ** 2 + (1 - qt) * pt**2 for pt, qt in zip(p, q, strict=False)) / 200
+    )  # E (p - y)^2, y ~ q
     assert r.summary["expected_bias"] == pytest.approx(exp_bias, rel=1e-10, abs=1e-14)
     assert r.summary["expected_brier"] == pytest.approx(exp_brier, rel=1e-10)
 
@@ -277,9 +303,10 @@ def test_direct_metrics() -> None:
     assert s["oi_gap"] == pytest.approx(np.linalg.norm((y - p) @ Phi), rel=1e-10)
 
 
-@pytest.mark.parametrize("forecaster, nature, k", [("k29", "anti_forecaster", _k_fs),
-                                                   ("kernel_df", "logistic", _k_fs_linear),
-                                                   ("k29_rounded", "sinusoid", _k_fs)])
+@pytest.mark.parametrize(
+    "forecaster, nature, k",
+    [("k29", "anti_forecaster", _k_fs), ("kernel_df", "logistic", _k_fs_linear), ("k29_rounded", "sinusoid", _k_fs)],
+)
 def test_the_kernel_identity_on_a_run(forecaster: str, nature: str, k) -> None:
     # ||sum_t w_t Phi(z_t)||^2 = sum_t w_t^2 k(z_t, z_t) + 2 sum_t w_t S_t(p_t), on the forecaster's p_internal.
     r = _play(forecaster, nature, 150, 0)
@@ -292,8 +319,9 @@ def test_the_kernel_identity_on_a_run(forecaster: str, nature: str, k) -> None:
     assert gap == pytest.approx(float(np.sum(W**2 * diag) + 2 * np.sum(W * S)), rel=1e-10, abs=1e-9)
     S_loop = _cross_sums_loop(k, X, P, W)
     np.testing.assert_allclose(S, S_loop, rtol=1e-10, atol=1e-9)
-    gap_loop = sum(W[t] ** 2 * k(X[t], P[t], X[t], P[t]) for t in range(150)) + 2 * sum(W[t] * S_loop[t]
-                                                                                        for t in range(150))
+    gap_loop = sum(W[t] ** 2 * k(X[t], P[t], X[t], P[t]) for t in range(150)) + 2 * sum(
+        W[t] * S_loop[t] for t in range(150)
+    )
     assert gap == pytest.approx(gap_loop, rel=1e-9, abs=1e-9)
 
 
@@ -308,9 +336,14 @@ def test_checkpoints() -> None:
     assert ratios.max() / ratios.min() < 1.2  # log-spaced
 
 
-@pytest.mark.parametrize("forecaster, nature, k", [("kernel_df", "logistic", _k_fs_linear),
-                                                   ("bit", "iid_bernoulli", None),
-                                                   ("k29_rounded", "anti_forecaster", _k_fs)])
+@pytest.mark.parametrize(
+    "forecaster, nature, k",
+    [
+        ("kernel_df", "logistic", _k_fs_linear),
+        ("bit", "iid_bernoulli", None),
+        ("k29_rounded", "anti_forecaster", _k_fs),
+    ],
+)
 def test_curves_equal_metrics_recomputed_on_the_prefix(forecaster: str, nature: str, k) -> None:
     r = _play(forecaster, nature, 300, 0)
     X, p, y, p_int = r.recorder.X, r.recorder.p, r.recorder.y, r.recorder.p_internal
@@ -337,8 +370,9 @@ def test_curves_equal_metrics_recomputed_on_the_prefix(forecaster: str, nature: 
         assert row["smce"] == pytest.approx(smce_lp(pt, yt, "paper"), rel=1e-9, abs=1e-9)
         if "smce_pm" in row:
             assert row["smce_pm"] == pytest.approx(smce_lp(pt, yt, "pm"), rel=1e-9, abs=1e-9)
-        assert row["regret_constant"] == pytest.approx(np.sum((pt - yt) ** 2) - np.sum((yt - yt.mean()) ** 2),
-                                                       abs=1e-12)
+        assert row["regret_constant"] == pytest.approx(
+            np.sum((pt - yt) ** 2) - np.sum((yt - yt.mean()) ** 2), abs=1e-12
+        )
         assert row["regret_linear"] == pytest.approx(referee.metrics(X[:t], pt, yt)["regret_linear"], abs=1e-12)
         if "smce" in claims:
             assert row["smce_internal"] == pytest.approx(smce_lp(p_int[:t], yt, "paper"), rel=1e-9, abs=1e-9)
@@ -411,8 +445,9 @@ def test_smce_certificate_bound_by_hand() -> None:
 
 @pytest.mark.parametrize("M", [0.5, 2.0])
 def test_linear_regret_certificate_by_hand(M: float) -> None:
-    r = play("binary", "kernel_df", "logistic", T=200, seed=4, referee=Referee(M=M),
-             forecaster_params=PARAMS["kernel_df"])
+    r = play(
+        "binary", "kernel_df", "logistic", T=200, seed=4, referee=Referee(M=M), forecaster_params=PARAMS["kernel_df"]
+    )
     X, P, y = r.recorder.X, r.recorder.p_internal, r.recorder.y
     w = y - P
     S = _cross_sums_loop(_k_fs_linear, X, P, w)
@@ -463,8 +498,10 @@ def test_certificate_is_a_plain_record() -> None:
     assert (c.name, c.value, c.bound, c.holds, c.probabilistic, c.note, c.extra) == ("x", 1.0, 2.0, True, False, "", {})
 
 
-@pytest.mark.parametrize("key, value", [("ece_bins", 1e400), ("ece_bins", 0), ("ece_bins", 2.5),
-                                        ("n_checkpoints", float("inf")), ("n_checkpoints", True)])
+@pytest.mark.parametrize(
+    "key, value",
+    [("ece_bins", 1e400), ("ece_bins", 0), ("ece_bins", 2.5), ("n_checkpoints", float("inf")), ("n_checkpoints", True)],
+)
 def test_referee_counts_must_be_positive_integers(key, value):
     with pytest.raises(ValueError, match=rf"referee: {key}=.* must be a positive integer, e.g. {key}: \d+"):
         Referee(**{key: value})

@@ -19,10 +19,16 @@ from arena.results import collect, read_stored, summary_digest
 
 BIN = Path(sys.executable).parent
 #: 2 forecasters x 2 natures x 3 seeds = 12 matchups in 2 shards, each long enough to kill the run midway.
-TOURNAMENT = ["tournament=bench", "tournament.T=[1500]", "tournament.seeds=[0,1,2]",
-              "tournament.forecasters=[linear_df,ogd]", "tournament.natures=[iid_bernoulli,logistic]",
-              "tournament.shards=2", "hydra.launcher.n_jobs=2",
-              "report=false"]
+TOURNAMENT = [
+    "tournament=bench",
+    "tournament.T=[1500]",
+    "tournament.seeds=[0,1,2]",
+    "tournament.forecasters=[linear_df,ogd]",
+    "tournament.natures=[iid_bernoulli,logistic]",
+    "tournament.shards=2",
+    "hydra.launcher.n_jobs=2",
+    "report=false",
+]
 TOTAL = 12
 
 
@@ -31,8 +37,14 @@ def _env() -> dict:
 
 
 def arena(root: Path, *extra: str, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([str(BIN / "arena"), *TOURNAMENT, f"results_root={root}", *extra], cwd=root,
-                          capture_output=True, text=True, env=_env(), timeout=600)
+    proc = subprocess.run(
+        [str(BIN / "arena"), *TOURNAMENT, f"results_root={root}", *extra],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=600,
+    )
     if check:
         assert proc.returncode == 0, proc.stderr[-3000:]
     return proc
@@ -52,8 +64,11 @@ def uninterrupted(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("whole")
     proc = arena(root)
     assert f"{TOTAL}/{TOTAL} (100%)" in proc.stdout  # the progress display counts the whole tournament
-    counts = [int(ln.split()[2].split("/")[0]) for ln in proc.stdout.splitlines()
-              if ln.startswith("[arena] matchups: ") and f"/{TOTAL} (" in ln]
+    counts = [
+        int(ln.split()[2].split("/")[0])
+        for ln in proc.stdout.splitlines()
+        if ln.startswith("[arena] matchups: ") and f"/{TOTAL} (" in ln
+    ]
     assert len(set(counts)) == len(counts) <= 5 and TOTAL in counts  # a few lines (a pipe), each count once
     return root / "bench"
 
@@ -63,9 +78,14 @@ def test_killed_tournament_resumes_to_the_same_summary(tmp_path, uninterrupted):
         root = tmp_path / str(attempt)
         root.mkdir()
         out = root / "bench"
-        proc = subprocess.Popen([str(BIN / "arena"), *TOURNAMENT, f"results_root={root}"], cwd=root,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env(),
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            [str(BIN / "arena"), *TOURNAMENT, f"results_root={root}"],
+            cwd=root,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=_env(),
+            start_new_session=True,
+        )
         deadline = time.monotonic() + 300
         while len(stored(out)) < 2 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -112,7 +132,8 @@ def test_corrupt_results_are_reported_left_out_and_played_again(tmp_path, uninte
     assert not (out / "matchups" / ".x.json.123.tmp").exists()
     assert played(out) == 3  # exactly those are played again
     assert summary_digest(pd.read_parquet(out / "summary.parquet")) == summary_digest(
-        pd.read_parquet(uninterrupted / "summary.parquet"))
+        pd.read_parquet(uninterrupted / "summary.parquet")
+    )
     for f in rows:
         read_stored(out, f.stem)  # every result reads back whole
 
@@ -135,8 +156,13 @@ def test_collect_reports_what_it_leaves_out(tmp_path, uninterrupted, capsys):
 def test_any_row_reruns_exactly(uninterrupted, table, tmp_path):
     summary = pd.read_parquet(uninterrupted / "summary.parquet")
     k = int(summary.index[summary["forecaster"] == "linear_df"][-1])
-    proc = subprocess.run([str(BIN / "arena-rerun"), str(uninterrupted / table), "--row", str(k)],
-                          capture_output=True, text=True, env=_env(), cwd=tmp_path)
+    proc = subprocess.run(
+        [str(BIN / "arena-rerun"), str(uninterrupted / table), "--row", str(k)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "identical to the stored row" in proc.stdout
     assert summary.loc[k, "matchup_id"] in proc.stdout
@@ -147,20 +173,29 @@ def test_rerun_reports_a_value_that_differs(uninterrupted, tmp_path):
     summary.loc[0, "brier"] += 1e-9  # a tampered metric
     summary.to_csv(tmp_path / "tampered.csv", index=False)
     mid = summary.loc[0, "matchup_id"]
-    proc = subprocess.run([str(BIN / "arena-rerun"), str(tmp_path / "tampered.csv"), "--matchup", mid],
-                          capture_output=True, text=True, env=_env(), cwd=tmp_path)
+    proc = subprocess.run(
+        [str(BIN / "arena-rerun"), str(tmp_path / "tampered.csv"), "--matchup", mid],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=tmp_path,
+    )
     assert proc.returncode == 1
     assert "differs: brier" in proc.stdout
     assert proc.stdout.count("differs:") == 1
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--row", "99"], "outside 0..11"),
-    (["--matchup", "nope"], "no row has matchup_id 'nope'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--row", "99"], "outside 0..11"),
+        (["--matchup", "nope"], "no row has matchup_id 'nope'"),
+    ],
+)
 def test_rerun_bad_input_is_one_line_and_status_2(uninterrupted, args, message, tmp_path):
-    proc = subprocess.run([str(BIN / "arena-rerun"), str(uninterrupted), *args], capture_output=True, text=True,
-                          env=_env(), cwd=tmp_path)
+    proc = subprocess.run(
+        [str(BIN / "arena-rerun"), str(uninterrupted), *args], capture_output=True, text=True, env=_env(), cwd=tmp_path
+    )
     assert proc.returncode == 2
     assert message in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
@@ -169,8 +204,9 @@ def test_rerun_bad_input_is_one_line_and_status_2(uninterrupted, args, message, 
 def test_rerun_of_a_malformed_table_names_the_file(tmp_path):
     bad = tmp_path / "summary.csv"
     bad.write_bytes(b'a,b\n1,"unterminated\n')
-    proc = subprocess.run([str(BIN / "arena-rerun"), str(bad), "--row", "0"], capture_output=True, text=True,
-                          env=_env(), cwd=tmp_path)
+    proc = subprocess.run(
+        [str(BIN / "arena-rerun"), str(bad), "--row", "0"], capture_output=True, text=True, env=_env(), cwd=tmp_path
+    )
     assert proc.returncode == 2
     assert str(bad) in proc.stderr and "Traceback" not in proc.stderr
 
@@ -204,14 +240,16 @@ def test_a_result_cut_to_its_key_columns_or_a_directory_is_quarantined_and_playe
     assert (out / "corrupt" / "matchups" / dirred.name).is_dir()
     assert played(out) == 2
     assert summary_digest(pd.read_parquet(out / "summary.parquet")) == summary_digest(
-        pd.read_parquet(uninterrupted / "summary.parquet"))
+        pd.read_parquet(uninterrupted / "summary.parquet")
+    )
 
 
 def test_a_damaged_plan_is_one_line_under_arena_report(tmp_path, uninterrupted):
     out = _copy(uninterrupted, tmp_path)
     (out / "plan.json").write_text('{"ids": [1, 2')
-    proc = subprocess.run([str(BIN / "arena-report"), str(out)], capture_output=True, text=True, env=_env(),
-                          cwd=tmp_path)
+    proc = subprocess.run(
+        [str(BIN / "arena-report"), str(out)], capture_output=True, text=True, env=_env(), cwd=tmp_path
+    )
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert str(out / "plan.json") in proc.stderr and "rerun the tournament" in proc.stderr
 
@@ -229,9 +267,15 @@ def test_another_plan_never_replaces_the_stored_one_silently(tmp_path, uninterru
 
 
 def test_concurrent_runs_share_one_plan_and_refuse_another(tmp_path, uninterrupted):
-    first = subprocess.Popen([str(BIN / "arena"), *TOURNAMENT, f"results_root={tmp_path}"], cwd=tmp_path,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
-                             start_new_session=True)
+    first = subprocess.Popen(
+        [str(BIN / "arena"), *TOURNAMENT, f"results_root={tmp_path}"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+        start_new_session=True,
+    )
     out = tmp_path / "bench"
     deadline = time.monotonic() + 300
     while len(stored(out)) < 1 and first.poll() is None and time.monotonic() < deadline:
@@ -248,7 +292,8 @@ def test_concurrent_runs_share_one_plan_and_refuse_another(tmp_path, uninterrupt
     assert len(other.stderr.strip().splitlines()) == 1
     assert same.returncode == 0 and "same plan: sharing its work" in same.stdout, same.stdout + same.stderr
     assert summary_digest(pd.read_parquet(out / "summary.parquet")) == summary_digest(
-        pd.read_parquet(uninterrupted / "summary.parquet"))
+        pd.read_parquet(uninterrupted / "summary.parquet")
+    )
 
 
 def test_a_trace_with_damaged_pages_is_detected(tmp_path):

@@ -16,9 +16,9 @@ import pytest
 
 import arena  # noqa: F401  (registers the plugins)
 from arena.env import ForecastEnv
-from arena.seeding import nature_streams
 from arena.protocols import Bernoulli, Forecast, Forecaster, Nature, OutcomeLaw
 from arena.runner import play
+from arena.seeding import nature_streams
 from arena.trace import write_trace
 from arena.watchdog import Timeout, Watchdog
 
@@ -118,12 +118,15 @@ def test_a_forecaster_call_past_the_time_limit_forfeits(call, at, rounds, how):
 
 
 @pytest.mark.parametrize("how", ["sleep", "spin"])
-@pytest.mark.parametrize(("call", "at", "step", "rounds"), [
-    ("respond", 3, 3, 2),
-    ("observe", 3, 3, 2),
-    ("context", 5, 4, 4),  # the context of round 5 is revealed at the end of round 4
-    ("context", 1, 1, 0),  # the first context, revealed by reset
-])
+@pytest.mark.parametrize(
+    ("call", "at", "step", "rounds"),
+    [
+        ("respond", 3, 3, 2),
+        ("observe", 3, 3, 2),
+        ("context", 5, 4, 4),  # the context of round 5 is revealed at the end of round 4
+        ("context", 1, 1, 0),  # the first context, revealed by reset
+    ],
+)
 def test_a_nature_call_past_the_time_limit_forfeits(call, at, step, rounds, how):
     r, seconds = timed_play("binary", "constant", StallingNature(call, at, how), T=10, time_limit=LIMIT)
     assert r.forfeit is not None and (r.forfeit.who, r.forfeit.step) == ("nature", step), r.forfeit
@@ -143,6 +146,7 @@ def test_a_slow_call_that_finishes_is_not_a_forfeit():
 
 def test_a_long_game_of_quick_calls_is_not_a_forfeit():
     """Only single calls are timed: the whole game takes many times the limit."""
+
     class Busy(Stalling):
         def predict(self, x):
             stall("spin", 0.01)
@@ -175,8 +179,7 @@ def test_a_fast_path_over_its_budget_falls_back_to_the_step_loop():
         def play_oblivious(self, X, y, u):  # T * time_limit = 1 s in all
             stall("spin")
 
-    r, seconds = timed_play("binary", SlowBatch("none"), "iid_bernoulli", T=5, keep_forecasts=False,
-                            time_limit=LIMIT)
+    r, seconds = timed_play("binary", SlowBatch("none"), "iid_bernoulli", T=5, keep_forecasts=False, time_limit=LIMIT)
     ref = play("binary", Stalling("none"), "iid_bernoulli", T=5, keep_forecasts=False, fast_path=False)
     assert r.forfeit is None and seconds < STALL / 2
     pd.testing.assert_frame_equal(r.trace, ref.trace)
@@ -184,13 +187,15 @@ def test_a_fast_path_over_its_budget_falls_back_to_the_step_loop():
 
 def test_a_nature_call_past_the_limit_on_the_fast_path_forfeits_at_its_round():
     """The fast path gives up; the step loop replays the game and names the round."""
+
     class StallingOblivious(StallingNature):
         adaptive = False
         observe = Nature.observe
 
     for call, step, rounds in (("context", 4, 4), ("respond", 5, 4)):
-        r, seconds = timed_play("binary", "constant", StallingOblivious(call, 5, "spin"), T=10, keep_forecasts=False,
-                                time_limit=LIMIT)
+        r, seconds = timed_play(
+            "binary", "constant", StallingOblivious(call, 5, "spin"), T=10, keep_forecasts=False, time_limit=LIMIT
+        )
         assert (r.forfeit.who, r.forfeit.step, r.recorder.n) == ("nature", step, rounds), r.forfeit
         assert r.forfeit.reason == f"{call} exceeded the time limit of 0.2 s" and seconds < STALL / 2
 
@@ -198,8 +203,11 @@ def test_a_nature_call_past_the_limit_on_the_fast_path_forfeits_at_its_round():
 def test_a_call_past_the_limit_off_the_main_thread_forfeits():
     """In a worker thread the watchdog raises asynchronously (a Python loop is stopped)."""
     out = {}
-    worker = threading.Thread(target=lambda: out.update(r=timed_play("binary", Stalling("predict", 4, "spin"),
-                                                                        "iid_bernoulli", T=10, time_limit=LIMIT)))
+    worker = threading.Thread(
+        target=lambda: out.update(
+            r=timed_play("binary", Stalling("predict", 4, "spin"), "iid_bernoulli", T=10, time_limit=LIMIT)
+        )
+    )
     worker.start()
     worker.join(STALL * 2)
     r, seconds = out["r"]
@@ -292,15 +300,23 @@ def test_a_forfeit_off_the_main_thread_leaves_no_interrupt_armed_for_later():
     import sys
     from pathlib import Path
 
-    done = subprocess.run([sys.executable, "-c", TRACED_AFTER_A_FORFEIT, str(Path(__file__).parent)],
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", TRACED_AFTER_A_FORFEIT, str(Path(__file__).parent)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0 and "traced call after the forfeit:" in done.stdout, done.stderr[-2000:]
 
 
 @pytest.mark.parametrize("bad", [0, -1.0, math.nan, math.inf, "1", True])
 def test_a_bad_time_limit_is_refused(bad):
-    with pytest.raises(ValueError, match=r"time_limit=.*: give the seconds a plugin call may take as a positive "
-                                         r"number, e\.g\. time_limit=10, or None for no limit"):
+    with pytest.raises(
+        ValueError,
+        match=r"time_limit=.*: give the seconds a plugin call may take as a positive "
+        r"number, e\.g\. time_limit=10, or None for no limit",
+    ):
         play("binary", "constant", "iid_bernoulli", T=5, time_limit=bad)
 
 
@@ -344,8 +360,11 @@ def test_the_trace_is_written_in_row_groups_and_replaces_the_file(tmp_path):
 
 def test_a_trace_path_in_a_missing_folder_is_refused(tmp_path):
     bad = tmp_path / "nowhere" / "trace.parquet"
-    with pytest.raises(ValueError, match=r"trace_path='.*nowhere/trace\.parquet': the folder '.*nowhere' does not "
-                                         r"exist; create it first"):
+    with pytest.raises(
+        ValueError,
+        match=r"trace_path='.*nowhere/trace\.parquet': the folder '.*nowhere' does not "
+        r"exist; create it first",
+    ):
         play("binary", "constant", "iid_bernoulli", T=5, trace_path=bad)
 
 

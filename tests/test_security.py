@@ -38,8 +38,17 @@ class Payload:
 @pytest.fixture(scope="module")
 def one_row(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("one")
-    proc = _run([str(BIN / "arena"), "forecaster=running_mean", "nature=iid_bernoulli", "T=50", "report=false",
-                 f"results_root={root}"], root)
+    proc = _run(
+        [
+            str(BIN / "arena"),
+            "forecaster=running_mean",
+            "nature=iid_bernoulli",
+            "T=50",
+            "report=false",
+            f"results_root={root}",
+        ],
+        root,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return next(root.glob("single/*/summary.parquet"))
 
@@ -72,8 +81,9 @@ def test_rerun_never_imports_from_the_working_directory(one_row, tmp_path):
     table = _tampered(one_row, tmp_path, {"_target_": "evil_mod.X"})
     proc = _run([str(BIN / "arena-rerun"), str(table), "--row", "0"], tmp_path)
     assert proc.returncode == 2 and not proof.exists() and "evil_mod.X" in proc.stderr
-    nested = _tampered(one_row, tmp_path, {"_target_": "forecasters.baselines.RunningMean",
-                                           "window": {"_target_": "evil_mod.X"}})
+    nested = _tampered(
+        one_row, tmp_path, {"_target_": "forecasters.baselines.RunningMean", "window": {"_target_": "evil_mod.X"}}
+    )
     proc = _run([str(BIN / "arena-rerun"), str(nested), "--row", "0"], tmp_path)
     assert proc.returncode == 2 and not proof.exists() and "'_target_' at forecaster.window" in proc.stderr
     trusted = _run([str(BIN / "arena-rerun"), str(table), "--row", "0", "--trust"], tmp_path)
@@ -87,16 +97,33 @@ def test_the_registered_plugins_of_a_row_still_rerun(one_row, tmp_path):
 
 def test_labels_and_names_never_write_outside_the_results_directory(tmp_path):
     root = tmp_path / "deep" / "er" / "results"
-    proc = _run([str(BIN / "arena"), "forecaster=running_mean", "nature=iid_bernoulli", "T=20", "report=false",
-                 "forecaster_label=../../../../escaped", f"results_root={root}"], tmp_path)
+    proc = _run(
+        [
+            str(BIN / "arena"),
+            "forecaster=running_mean",
+            "nature=iid_bernoulli",
+            "T=20",
+            "report=false",
+            "forecaster_label=../../../../escaped",
+            f"results_root={root}",
+        ],
+        tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     inside = {p.resolve() for p in root.rglob("*")}
-    assert not [p for p in tmp_path.rglob("*") if p.resolve() not in inside and root not in [p, *p.parents]
-                and p.resolve() not in [q.resolve() for q in root.parents]]
+    assert not [
+        p
+        for p in tmp_path.rglob("*")
+        if p.resolve() not in inside
+        and root not in [p, *p.parents]
+        and p.resolve() not in [q.resolve() for q in root.parents]
+    ]
     summary = pd.read_parquet(next(root.glob("single/*/summary.parquet")))
     assert summary.loc[0, "forecaster"] == "../../../../escaped"  # the label is kept as written, in the table
-    for bad, message in (("tournament_name=../../escaped", "tournament_name='../../escaped': give a plain folder"),
-                         ("results_root=", "results_root='': give the folder")):
+    for bad, message in (
+        ("tournament_name=../../escaped", "tournament_name='../../escaped': give a plain folder"),
+        ("results_root=", "results_root='': give the folder"),
+    ):
         proc = _run([str(BIN / "arena"), bad], tmp_path)
         assert proc.returncode == 2 and message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
@@ -107,9 +134,16 @@ def test_a_slash_in_a_tournament_label_is_a_file_name_and_reaches_the_summary(tm
     (conf / "slashed.yaml").write_text(
         "# @package _global_\ntournament_name: slashed\ntournament:\n  name: slashed\n"
         "  forecasters: [{name: ogd, label: my/ogd}]\n  natures: [iid_bernoulli]\n  seeds: [0]\n  T: [20]\n"
-        "  shards: 1\nhydra:\n  mode: MULTIRUN\n  sweeper:\n    params:\n      shard: range(0,${tournament.shards})\n")
-    cmd = [str(BIN / "arena"), f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "tournament=slashed",
-           "report=false", "hydra/launcher=basic", f"results_root={tmp_path / 'results'}"]
+        "  shards: 1\nhydra:\n  mode: MULTIRUN\n  sweeper:\n    params:\n      shard: range(0,${tournament.shards})\n"
+    )
+    cmd = [
+        str(BIN / "arena"),
+        f"hydra.searchpath=[file://{tmp_path / 'conf'}]",
+        "tournament=slashed",
+        "report=false",
+        "hydra/launcher=basic",
+        f"results_root={tmp_path / 'results'}",
+    ]
     proc = _run(cmd, tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = tmp_path / "results" / "slashed"

@@ -66,7 +66,7 @@ def test_matches_lp_on_a_larger_input(kind: str) -> None:
     st.sampled_from(KINDS),
 )
 def test_matches_lp_property(pairs: list[tuple[float, float]], kind: str) -> None:
-    p, y = map(np.array, zip(*pairs))
+    p, y = map(np.array, zip(*pairs, strict=False))
     assert _close(smce(p, y, kind), smce_lp(p, y, kind), float(np.abs(y - p).sum()))
 
 
@@ -255,4 +255,4 @@ def test_interval_heap_pops_the_smallest_and_the_largest_key():
                 assert h[2 * top] == max(ref) and h[2 * top + 1] == h[2 * top] + 1.0
                 ref.remove(h[2 * top])
                 cnt = _ih_pop_max(h, cnt)
-            assert cnt == len(ref) and sorted(h[0:2 * cnt:2].tolist()) == sorted(ref)
+            assert cnt == len(ref) and sorted(h[0 : 2 * cnt : 2].tolist()) == sorted(ref)

@@ -15,8 +15,16 @@ def _slow_ids(cfg):
     return [tr.matchup_key(tr.matchup_config(cfg, e, base)) for e in tr.plan(cfg)]
 
 
-@pytest.mark.parametrize("overrides", [["tournament=bench"], ["tournament=experts"], ["tournament=quantile"],
-                                       ["tournament=calibration"], ["tournament=decisions"]])
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ["tournament=bench"],
+        ["tournament=experts"],
+        ["tournament=quantile"],
+        ["tournament=calibration"],
+        ["tournament=decisions"],
+    ],
+)
 def test_planned_ids_match_the_job_configs(overrides):
     with hydra_session():
         cfg = compose(overrides)
@@ -30,8 +38,10 @@ def _assert_shards_hold_the_job_configs(cfg, shards=3):
     """The shards deal the plan round-robin, each matchup with its id and the resolved config a job built
     from an OmegaConf config (what run_matchup plays and stores)."""
     base = tr.shared_config(cfg)
-    slow = [(tr.matchup_key(c), OmegaConf.to_container(c, resolve=True))
-            for c in (tr.matchup_config(cfg, e, base) for e in tr.plan(cfg))]
+    slow = [
+        (tr.matchup_key(c), OmegaConf.to_container(c, resolve=True))
+        for c in (tr.matchup_config(cfg, e, base) for e in tr.plan(cfg))
+    ]
     dealt = []
     with open_dict(cfg):
         for shard in range(shards):

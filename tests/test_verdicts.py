@@ -57,8 +57,12 @@ def test_confidence_sequence_and_e_process_match_a_direct_computation():
         assert cs["low"][t - 1] == pytest.approx(max(total / t - radius, lo), rel=1e-6)
         assert cs["high"][t - 1] == pytest.approx(min(total / t + radius, hi), rel=1e-6)
         c = hi - lo
-        mix = np.mean([math.exp(lam * total - (-math.log(1 - c * lam) - c * lam) / c**2 * v)
-                       for lam in (2.0**-j / c for j in range(1, 21))])
+        mix = np.mean(
+            [
+                math.exp(lam * total - (-math.log(1 - c * lam) - c * lam) / c**2 * v)
+                for lam in (2.0**-j / c for j in range(1, 21))
+            ]
+        )
         assert e[t - 1] == pytest.approx(mix, rel=1e-9)
     assert stitching_boundary(5.0, 0.1, 2.0) == pytest.approx(_boundary_by_hand(5.0, 0.1, 2.0), rel=1e-6)
 
@@ -141,16 +145,27 @@ def test_minimax_of_games_solved_in_closed_form():
 
 
 def _summary(values: dict[tuple[str, str], list[float]], metric: str = "loss") -> pd.DataFrame:
-    rows = [{"game": "g", "forecaster": f, "nature": n, "T": 10, "seed": s, "status": "ok", metric: v}
-            for (f, n), vs in values.items() for s, v in enumerate(vs)]
+    rows = [
+        {"game": "g", "forecaster": f, "nature": n, "T": 10, "seed": s, "status": "ok", metric: v}
+        for (f, n), vs in values.items()
+        for s, v in enumerate(vs)
+    ]
     return pd.DataFrame(rows)
 
 
 def test_minimax_table_and_worst_case_from_a_summary(monkeypatch):
     # forecasters x natures: matching pennies shifted by 1, plus one forecaster that is never better
-    s = _summary({("a", "n1"): [2.0, 2.0], ("a", "n2"): [0.0, 0.0], ("b", "n1"): [0.0, 0.0],
-                  ("b", "n2"): [2.0, 2.0], ("c", "n1"): [2.5, 2.5], ("c", "n2"): [2.5, 2.5],
-                  ("d", "n1"): [1.0, np.nan]})
+    s = _summary(
+        {
+            ("a", "n1"): [2.0, 2.0],
+            ("a", "n2"): [0.0, 0.0],
+            ("b", "n1"): [0.0, 0.0],
+            ("b", "n2"): [2.0, 2.0],
+            ("c", "n1"): [2.5, 2.5],
+            ("c", "n2"): [2.5, 2.5],
+            ("d", "n1"): [1.0, np.nan],
+        }
+    )
     st = seed_stats(s, ["loss"])
     mix = minimax_table(st, ["loss"], {"loss": "min"}).set_index(["side", "name"])
     assert mix.loc[("forecaster", "a"), "weight"] == pytest.approx(0.5)
@@ -168,8 +183,14 @@ def test_minimax_table_and_worst_case_from_a_summary(monkeypatch):
 
 # --------------------------------------------------------------------------- seed-invariant matchups
 def test_seed_invariant_matchups_have_no_interval_anywhere():
-    s = _summary({("det", "adaptive"): [0.3, 0.3, 0.3], ("det", "iid"): [0.2, 0.25, 0.3],
-                  ("other", "adaptive"): [0.5, 0.5, 0.5], ("other", "iid"): [0.1, 0.3, 0.2]})
+    s = _summary(
+        {
+            ("det", "adaptive"): [0.3, 0.3, 0.3],
+            ("det", "iid"): [0.2, 0.25, 0.3],
+            ("other", "adaptive"): [0.5, 0.5, 0.5],
+            ("other", "iid"): [0.1, 0.3, 0.2],
+        }
+    )
     st = seed_stats(s, ["loss"]).set_index(["forecaster", "nature"])
     row = st.loc[("det", "adaptive")]
     assert row["n"] == 3 and row["n_effective"] == 1 and row["seed_invariant"] and np.isnan(row["half"])
@@ -204,16 +225,23 @@ def stored(tmp_path_factory):
     from omegaconf import OmegaConf, open_dict
 
     from arena.config import compose, hydra_session
-    from arena.results import collect
     from arena.jobs import run_matchup
+    from arena.results import collect
 
     out = tmp_path_factory.mktemp("verdicts")
     with hydra_session():
         for fc in ("k29", "running_mean"):
             for nat in ("iid_bernoulli", "anti_forecaster"):
                 for seed in (0, 1):
-                    cfg = compose([f"forecaster={fc}", f"nature={nat}", "T=150", f"seed={seed}",
-                                   f"keep_trace={'true' if seed == 0 else 'false'}"])
+                    cfg = compose(
+                        [
+                            f"forecaster={fc}",
+                            f"nature={nat}",
+                            "T=150",
+                            f"seed={seed}",
+                            f"keep_trace={'true' if seed == 0 else 'false'}",
+                        ]
+                    )
                     with open_dict(cfg):
                         cfg.forecaster_label, cfg.nature_label = fc, nat
                         del cfg["hydra"]
@@ -225,8 +253,9 @@ def stored(tmp_path_factory):
 
 def test_replay_gives_the_stored_trace(stored):
     out, summary = stored
-    row = summary.loc[(summary["forecaster"] == "k29") & (summary["nature"] == "iid_bernoulli")
-                      & (summary["seed"] == 0)].iloc[0]
+    row = summary.loc[
+        (summary["forecaster"] == "k29") & (summary["nature"] == "iid_bernoulli") & (summary["seed"] == 0)
+    ].iloc[0]
     p, y, source = per_round(out, row)
     assert source == "trace"
     trace = out / "traces" / f"{row['matchup_id']}.parquet"
@@ -259,17 +288,24 @@ def test_compare_of_stored_results(stored, tmp_path, capsys):
     main([str(out), "k29", "running_mean", "--nature", "iid_bernoulli", "--out", str(tmp_path)])
     printed = capsys.readouterr().out
     assert "iid_bernoulli" in printed and "anti_forecaster" not in printed.split("\n", 2)[2]
-    assert {p.name for p in Path(tmp_path).iterdir()} == {f"compare__k29__running_mean__brier{s}" for s in
-                                                         (".csv", "_curves.csv", ".pdf", ".png")}
+    assert {p.name for p in Path(tmp_path).iterdir()} == {
+        f"compare__k29__running_mean__brier{s}" for s in (".csv", "_curves.csv", ".pdf", ".png")
+    }
 
 
-@pytest.mark.parametrize("args, message", [
-    (["k29", "running_man"], "forecaster 'running_man' is not in the results (they hold k29, running_mean). "
-                             "Did you mean 'running_mean'?"),
-    (["k29", "running_mean", "--metric", "pinball"], "'pinball' is not a score of the 'binary' game"),
-    (["k29", "running_mean", "--T", "7"], "T=7 is not among the horizons [150]"),
-    (["k29", "running_mean", "--alpha", "2"], "alpha=2.0"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["k29", "running_man"],
+            "forecaster 'running_man' is not in the results (they hold k29, running_mean). "
+            "Did you mean 'running_mean'?",
+        ),
+        (["k29", "running_mean", "--metric", "pinball"], "'pinball' is not a score of the 'binary' game"),
+        (["k29", "running_mean", "--T", "7"], "T=7 is not among the horizons [150]"),
+        (["k29", "running_mean", "--alpha", "2"], "alpha=2.0"),
+    ],
+)
 def test_compare_errors_are_one_line(stored, capsys, args, message):
     out, _ = stored
     with pytest.raises(SystemExit) as exc:
@@ -300,8 +336,15 @@ def test_no_band_where_every_seed_gives_the_same_curve():
 
     # five seeds: enough for a band (arena.plots.style.MIN_BAND_SEEDS), unless every seed agrees
     seeds = list(range(5))
-    c = pd.DataFrame({"forecaster": "f", "seed": seeds * 2, "t": [1] * 5 + [2] * 5, "metric": "bias",
-                      "value": [0.5] * 5 + [0.25] * 5})
+    c = pd.DataFrame(
+        {
+            "forecaster": "f",
+            "seed": seeds * 2,
+            "t": [1] * 5 + [2] * 5,
+            "metric": "bias",
+            "value": [0.5] * 5 + [0.25] * 5,
+        }
+    )
 
     def bands(fig):
         return [col for col in fig.axes[0].collections if str(col.get_gid()).startswith("band:")]
@@ -450,9 +493,14 @@ def test_ctrl_c_ends_a_comparison_at_once(stored, tmp_path):
 
     out, started = tmp_path / "results", tmp_path / "started"
     shutil.copytree(stored[0], out)
-    proc = subprocess.Popen([sys.executable, "-c", SLOW_COMPARISON, str(out), str(started)], start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "ARENA_PLOT_JOBS": "2", "MPLBACKEND": "Agg"})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SLOW_COMPARISON, str(out), str(started)],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "ARENA_PLOT_JOBS": "2", "MPLBACKEND": "Agg"},
+    )
     deadline = time.monotonic() + 60
     while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
