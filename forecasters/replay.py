@@ -76,7 +76,7 @@ class ForecastReplay(Forecaster):
     """
 
     name = "replay"
-    games = ("binary", "quantile")  # an instance plays the game of its kind
+    games = ("binary",)  # an instance plays the game of its kind (kind: quantile, the quantile game)
 
     def __init__(
         self,

@@ -683,9 +683,9 @@ def test_found_config_cases_give_one_config_error_line(name):
     ids=lambda v: "-".join(f"{k}={v!r}"[:20] for k, v in v.items()) if isinstance(v, dict) else None,
 )
 def test_found_plugin_parameters_are_refused_by_name(name, params, pattern):
-    from arena.registry import FORECASTERS, make_forecaster, make_nature
+    from arena.registry import FORECASTERS, NATURES, make_forecaster, make_nature
 
-    make = make_forecaster if name in FORECASTERS else make_nature
+    make = make_forecaster if name in FORECASTERS and name not in NATURES else make_nature  # replay: the nature
     with pytest.raises(ValueError, match=pattern) as info:
         make(name, **params)
     _one_clear_line(str(info.value))

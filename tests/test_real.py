@@ -194,3 +194,18 @@ def test_sklearn_estimator_plays_beside_k29():
     a = play("binary", "sklearn", "logistic", T=300, seed=0)
     b = play("binary", "sklearn", "logistic", T=300, seed=0)
     assert a.forfeit is None and a.summary["brier"] == b.summary["brier"] < 0.3  # same seed, same game
+
+
+def test_defended_538_holds_its_certificates():
+    base = {"path": MLB, "column": "fivethirtyeight"}
+    r = play(
+        "binary",
+        "defended",
+        "replay",
+        T=1000,
+        seed=0,
+        forecaster_params={"base": "replay", "base_params": base},
+        nature_params={"path": MLB, "column": "y"},
+    )
+    assert set(r.certificates) == {"kernel", "search_precision", "smce", "linear_regret"}
+    assert all(c.holds for c in r.certificates.values())
