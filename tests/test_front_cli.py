@@ -47,6 +47,8 @@ def default_run(tmp_path_factory):
 
 
 def test_a_run_ends_with_the_answer_in_at_most_eight_lines(default_run):
+    from arena.answer import human
+
     proc, _, out = default_run
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = proc.stdout.strip().splitlines()
@@ -59,11 +61,11 @@ def test_a_run_ends_with_the_answer_in_at_most_eight_lines(default_run):
     board = pd.read_parquet(out / "leaderboard.parquet")
     best = board.loc[(board["metric"] == "smce_over_T") & (board["rank"] == 1)].iloc[0]
     assert answer[0].startswith(f"[arena] binary, T=200: {best['forecaster']} wins on smce_over_T, ")
-    assert f"{best['mean']:.4g} ± " in answer[0] and "next " in answer[0]
+    assert f"{human(best['mean'])} ± " in answer[0] and "next " in answer[0]
     summary = pd.read_parquet(out / "summary.parquet")
     failed = int(sum((summary[c] == "fails").sum() for c in summary if c.endswith(".verdict")))
-    assert any(line.startswith(f"[arena] certificates: {failed} of ") for line in answer), answer
-    assert "[arena] forfeits: none of 12 matchups" in answer
+    assert any(line.startswith(f"[arena] Certificates: {failed} failure") for line in answer), answer
+    assert "[arena] Forfeits: none of 12 matchups." in answer
     assert answer[-1] == f"[arena] results page: {(out / 'index.html').resolve()} " + answer[-1].split(" ", 4)[-1]
     assert (out / "index.html").is_file()
 
@@ -79,9 +81,9 @@ def test_the_answer_names_failed_certificates_and_forfeits():
                           "n_natures": [2, 1], "mean": [0.5, 0.25], "half": [0.125, float("nan")],
                           "exact": [False, True], "rank": [2, 1]})
     assert answer(summary, board) == [
-        "binary, T=10: b wins on smce_over_T, 0.25 (exact) (mean over 1 nature, 95% CI); next a, 0.5 ± 0.12",
-        "certificates: 1 of 4 failed: a smce (1)",
-        "forfeits: 1 of 4 matchups: b vs m, forecaster (1)",
+        "binary, T=10: b wins on smce_over_T, 0.250 (exact) (mean over 1 nature, 95% CI); next a, 0.500 ± 0.125",
+        "Certificates: 1 failure (3 hold, 1 not applicable): a smce (m).",
+        "Forfeits: 1 of 4 matchups: b vs m, forecaster (1).",
     ]
 
 
@@ -177,8 +179,23 @@ def test_on_a_terminal_the_progress_is_one_line_rewritten_in_place(monkeypatch):
     assert text.count("\r\x1b[K[arena] matchups: ") == 12  # each count written over the one before
 
 
-def test_the_headline_metric_is_the_first_of_each_games_leaderboards():
-    from arena.answer import HEADLINE
-    from arena.plots.tables import HEADLINE_METRICS
+def test_the_terminal_and_the_page_give_the_same_answer_in_the_same_numbers():
+    from arena.aggregate import leaderboard
+    from arena.answer import answer
+    from arena.plots.answer import answers
 
-    assert {game: metrics[0] for game, metrics in HEADLINE_METRICS.items()} == HEADLINE
+    regret = [4.6e8, 4.7e8, 0.0412, 0.05, 4.5e8, 4.8e8, 0.04, 0.052]
+    summary = pd.DataFrame({
+        "game": "decision", "forecaster": ["a", "a", "b", "b"] * 2, "nature": ["n", "m"] * 4, "seed": [0] * 4 + [1] * 4,
+        "T": 10, "status": "ok", "regret_decision_expected_over_T": regret, "brier": 0.2,
+        "cert.smce.verdict": ["holds", "fails", "n/a", "holds"] * 2})
+    terminal = answer(summary, leaderboard(summary))
+    page = answers(summary)
+    assert len(page) == 1 and page[0].metric == "regret_decision_expected_over_T"
+    first, second = page[0].board.iloc[0], page[0].board.iloc[1]
+    assert terminal[0] == (
+        f"decision, T=10: b wins on regret_decision_expected_over_T, {first['mean']} ± {first['± 95%']} "
+        f"(mean over 2 natures, 95% CI); next a, {second['mean']} ± {second['± 95%']}"
+    )
+    assert second["mean"] == "4.65e8"  # numbers for people, in both
+    assert terminal[1] == page[0].certificates == "Certificates: 2 failures (4 hold, 2 not applicable): a smce (m)."

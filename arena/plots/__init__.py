@@ -37,6 +37,7 @@ References
 Perdomo & Recht, "In Defense of Defensive Forecasting", §8 (smooth calibration of K29).
 """
 
+from arena.answer import HEADLINE_METRICS
 from arena.plots.binary import (
     BINARY_METRICS,
     pool_reliability,
@@ -53,7 +54,7 @@ from arena.plots.multiples import curves_by_nature
 from arena.plots.quantile import QUANTILE_METRICS, coverage_error_vs_T, coverage_vs_L, group_coverage, rolling_coverage
 from arena.plots.report import report
 from arena.plots.style import MARKERS, METRIC_LABELS, PALETTE, forecaster_styles, order
-from arena.plots.tables import HEADLINE_METRICS, latex_table, markdown_summary
+from arena.plots.tables import latex_table, markdown_summary
 
 __all__ = [
     "BINARY_METRICS",

@@ -3,12 +3,8 @@ headline metric's leaderboard (mean, interval or "exact", worst case and its nat
 certificate verdicts in one line, the top anytime-valid comparison in words and the tiers.
 
 Pure functions of tables: the summary, and the ``pairs`` and ``tiers`` tables of :func:`arena.pairs.every_pair` and
-the top pair's comparison (:func:`arena.compare.top_pairs`) when the directory has them.
-
-Examples
---------
->>> human(464627577.0), human(0.0412), human(12.0), human(3.2e-05), human(float("nan"))
-('4.65e8', '0.0412', '12.0', '3.20e-5', '--')
+the top pair's comparison (:func:`arena.compare.top_pairs`) when the directory has them. The headline metric, the
+certificate line and the numbers are those the terminal prints (:mod:`arena.answer`).
 """
 
 from __future__ import annotations
@@ -19,11 +15,10 @@ import numpy as np
 import pandas as pd
 
 from arena.aggregate import direction, leaderboard, seed_stats, single_matchup
-from arena.plots.certificates import _verdicts
+from arena.answer import DEFAULT_METRICS, certificate_line, headline, human, interval, measured
 from arena.plots.common import _of_game
-from arena.plots.leaderboards import _sig3
-from arena.plots.style import METRIC_LABELS, order
-from arena.plots.tables import _headline, _md_table, md_code, md_escape
+from arena.plots.style import METRIC_LABELS
+from arena.plots.tables import _md_table, md_code, md_escape
 
 #: The columns of an answer's leaderboard, as the pages head them.
 BOARD_COLUMNS = ("rank", "forecaster", "mean", "± 95%", "worst case", "worst nature", "minimax weight")
@@ -44,26 +39,12 @@ class Answer(NamedTuple):
     tiers: str
 
 
-def human(v) -> str:
-    """A number for people: three significant digits, written out between 0.001 and 100000, else as 4.65e8."""
-    try:
-        v = float(v)
-    except (TypeError, ValueError):
-        return str(v)
-    if not np.isfinite(v):
-        return "--" if np.isnan(v) else ("∞" if v > 0 else "−∞")
-    if v == 0 or 1e-3 <= abs(v) < 1e5:
-        return _sig3(v)
-    mantissa, exponent = f"{v:.2e}".split("e")
-    return f"{mantissa}e{int(exponent)}"
-
-
 def answers(
     summary: pd.DataFrame,
     pairs: pd.DataFrame | None = None,
     tiers: pd.DataFrame | None = None,
     compare: pd.DataFrame | None = None,
-    default_metrics=("smce_over_T", "brier", "bias"),
+    default_metrics=DEFAULT_METRICS,
 ) -> list[Answer]:
     """The :class:`Answer` of every game and T of ``summary`` (forfeits left out of the statistics)."""
     if summary is None or summary.empty or "forecaster" not in summary:
@@ -72,10 +53,9 @@ def answers(
     games = sorted(summary["game"].dropna().astype(str).unique()) if "game" in summary else [None]
     for game in games:
         s = _of_game(summary, game)
-        metrics = _headline(game, s, default_metrics)
-        if not metrics:
+        metric = headline(game, measured(s), default_metrics)
+        if metric is None:
             continue
-        metric = metrics[0]
         stats = seed_stats(s, [metric])
         board = leaderboard(s, [metric], stats=stats)
         weights = _minimax_weights(stats, metric) if not single_matchup(s) else {}
@@ -128,7 +108,7 @@ def _board(b: pd.DataFrame, weight: dict) -> pd.DataFrame:
             int(r["rank"]),
             str(r["forecaster"]),
             human(r["mean"]),
-            "exact" if r["exact"] else human(r["half"]) if np.isfinite(r["half"]) else "one seed",
+            interval(r),
             human(r["worst"]),
             str(r["worst_nature"]) if pd.notna(r["worst"]) else "",
             human(weight.get(str(r["forecaster"]), np.nan)) if weight else "",
@@ -136,30 +116,6 @@ def _board(b: pd.DataFrame, weight: dict) -> pd.DataFrame:
         for _, r in b.sort_values(["rank", "forecaster"], kind="stable").iterrows()
     ]
     return pd.DataFrame(rows, columns=list(BOARD_COLUMNS))
-
-
-def certificate_line(s: pd.DataFrame) -> str:
-    """The certificate verdicts of these matchups in one line: how many hold, fail and do not apply, and which
-    fail (forecaster, certificate and natures)."""
-    names = sorted(
-        {str(c)[5:].rsplit(".", 1)[0] for c in s.columns if str(c).startswith("cert.") and str(c).endswith(".holds")}
-    )
-    counts = {"holds": 0, "fails": 0, "n/a": 0}
-    failing = []
-    for name in names:
-        v = _verdicts(s, name).dropna()
-        for key in counts:
-            counts[key] += int((v == key).sum())
-        bad = s.loc[v.index[v == "fails"]]
-        for fc in order(bad["forecaster"].astype(str)) if len(bad) else []:
-            natures = sorted(bad.loc[bad["forecaster"].astype(str) == fc, "nature"].astype(str).unique())
-            failing.append(f"{fc} {name} ({', '.join(natures)})")
-    if not names:
-        return "No certificates claimed."
-    tally = f"{counts['holds']} hold, {counts['n/a']} not applicable"
-    if not failing:
-        return f"Certificates: 0 failures ({tally})."
-    return f"Certificates: {counts['fails']} failures ({tally}): " + "; ".join(failing) + "."
 
 
 def comparison_line(pairs: pd.DataFrame, compare: pd.DataFrame) -> str:
@@ -227,9 +183,7 @@ __all__ = [
     "BOARD_COLUMNS",
     "Answer",
     "answers",
-    "certificate_line",
     "comparison_line",
-    "human",
     "markdown_lines",
     "tiers_line",
 ]

@@ -33,6 +33,7 @@ from matplotlib.lines import Line2D
 from matplotlib.markers import MarkerStyle
 
 from arena.aggregate import mean_ci, single_matchup
+from arena.answer import HEADLINE_METRICS
 from arena.plots.common import (
     _CURVE_COLUMNS,
     _FAMILY_TITLES,
@@ -70,7 +71,7 @@ from arena.plots.style import (
 from arena.results import safe_name
 
 #: The headline metrics of the binary game: its LaTeX table and its leaderboards.
-BINARY_METRICS = ("smce_over_T", "brier", "bias")
+BINARY_METRICS = HEADLINE_METRICS["binary"]
 _BIN_COLUMNS = ("bin", "lo", "hi", "count", "mean_p", "mean_y")
 
 

@@ -15,6 +15,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from arena.answer import verdicts
 from arena.plots.common import _no_data, _ok
 from arena.plots.style import (
     _BOUND_COLOR,
@@ -40,7 +41,7 @@ def _certificate_ratios(summary: pd.DataFrame | None) -> pd.DataFrame:
         if name is None or f"cert.{name}.bound" not in ok:
             continue
         v, b = (pd.to_numeric(ok[f"cert.{name}.{k}"], errors="coerce").astype(float) for k in ("value", "bound"))
-        verdict = _verdicts(ok, name)
+        verdict = verdicts(ok, name)
         keep = np.isfinite(v) & np.isfinite(b) & (b > 0) & verdict.isin(["holds", "fails"]).to_numpy()
         frames.append(
             ok.loc[keep, [c for c in ("forecaster", "nature", "seed") if c in ok]].assign(
@@ -48,26 +49,6 @@ def _certificate_ratios(summary: pd.DataFrame | None) -> pd.DataFrame:
             )
         )
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
-
-
-def _verdicts(summary: pd.DataFrame, name: str) -> pd.Series:
-    """The verdict of certificate ``name`` in every row: "holds", "fails", "n/a", or NaN where the forecaster
-    did not claim it. Results written before verdicts were recorded have only ``holds`` (a missing
-    value there is read as not claimed).
-
-    Examples
-    --------
-    >>> s = pd.DataFrame({"cert.x.holds": [True, False, None]})
-    >>> _verdicts(s, "x").tolist()
-    ['holds', 'fails', nan]
-    """
-    col = f"cert.{name}.verdict"
-    if col in summary:
-        return summary[col].where(summary[col].notna() & (summary[col] != ""))
-    holds = summary.get(f"cert.{name}.holds", pd.Series(np.nan, index=summary.index, dtype=object))
-    return holds.map(
-        lambda h: np.nan if h is None or (isinstance(h, float) and np.isnan(h)) else ("holds" if bool(h) else "fails")
-    )
 
 
 #: The color of a failed certificate (its value above its bound) in the certificates figure.

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from arena.answer import HEADLINE_METRICS
 from arena.plots.common import _curve_jobs, regret_curves
 from arena.plots.jobs import Job
 
 #: Metrics of the decision game: leaderboards.
-DECISION_METRICS = ("regret_decision_expected_over_T", "decision_loss_expected")
+DECISION_METRICS = HEADLINE_METRICS["decision"][:2]  # its own; the binary ones follow
 
 #: The figures of the decision game, by name (a report's job names its figure).
 FIGURES = {

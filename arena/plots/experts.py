@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from arena.aggregate import mean_ci
+from arena.answer import HEADLINE_METRICS
 from arena.plots.common import (
     _CURVE_COLUMNS,
     _clean,
@@ -47,7 +48,7 @@ from arena.plots.style import (
 )
 
 #: Metrics of the experts game: leaderboards and the LaTeX table.
-EXPERTS_METRICS = ("regret_experts_over_T", "loss")
+EXPERTS_METRICS = HEADLINE_METRICS["experts"]
 
 
 def _weight_curves(curves: pd.DataFrame) -> pd.DataFrame:

@@ -27,12 +27,11 @@ import numpy as np
 import pandas as pd
 
 from arena.aggregate import leaderboard
-from arena.plots.answer import Answer, human
+from arena.answer import certificate_counts, headline_metrics, human, measured
+from arena.plots.answer import Answer
 from arena.plots.binary import _CURVES
-from arena.plots.certificates import _verdicts
 from arena.plots.multiples import _BY_NATURE
-from arena.plots.style import METRIC_LABELS, order
-from arena.plots.tables import _headline
+from arena.plots.style import METRIC_LABELS
 
 #: Tables of the results directory that the page shows in sections of their own (or not at all:
 #: one row per matchup or per point of a curve is for download, not for reading).
@@ -88,39 +87,9 @@ CAPTIONS = {
 
 def verdicts(summary: pd.DataFrame) -> pd.DataFrame:
     """Per forecaster and certificate it claims: how many matchups it holds, fails and does not
-    apply to (n/a, never counted as a pass), and the natures where it fails; failures first. The
-    verdicts are those of the certificates figure (:func:`arena.plots.certificates._verdicts`)."""
-    columns = ["forecaster", "certificate", "holds", "fails", "n/a", "failing natures"]
-    if summary is None or summary.empty or "forecaster" not in summary:
-        return pd.DataFrame(columns=columns)
-    names = sorted(
-        {
-            str(c)[5:].rsplit(".", 1)[0]
-            for c in summary.columns
-            if str(c).startswith("cert.") and str(c).endswith((".holds", ".verdict"))
-        }
-    )
-    rows = []
-    for name in names:
-        v = _verdicts(summary, name)
-        for fc in order(summary["forecaster"]):
-            mine = v.loc[summary["forecaster"].astype(str) == fc].dropna()  # NaN: not claimed
-            if mine.empty:
-                continue
-            fails = summary.loc[mine.index[mine == "fails"]]
-            rows.append(
-                {
-                    "forecaster": fc,
-                    "certificate": name,
-                    "holds": int((mine == "holds").sum()),
-                    "fails": int((mine == "fails").sum()),
-                    "n/a": int((mine == "n/a").sum()),
-                    "failing natures": ", ".join(sorted(fails["nature"].astype(str).unique()))
-                    if "nature" in fails
-                    else "",
-                }
-            )
-    out = pd.DataFrame(rows, columns=columns)
+    apply to (n/a, never counted as a pass), and the natures where it fails; failures first
+    (:func:`arena.answer.certificate_counts`)."""
+    out = certificate_counts(summary)
     return out.sort_values(["fails", "forecaster", "certificate"], ascending=[False, True, True], kind="stable")
 
 
@@ -264,7 +233,7 @@ def _leaderboards(summary: pd.DataFrame) -> list[dict]:
     }
     for game in games:
         s = summary.loc[summary["game"] == game] if game is not None else summary
-        metrics = _headline(game, s, ("smce_over_T", "brier", "bias"))
+        metrics = headline_metrics(game, measured(s))
         board = leaderboard(s, metrics) if metrics else pd.DataFrame()
         for (T, metric), b in board.groupby(["T", "metric"], sort=True) if not board.empty else []:
             out.append(

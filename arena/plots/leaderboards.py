@@ -1,10 +1,4 @@
-"""The leaderboard heatmap: forecasters against natures, the mean of a metric over seeds in each cell.
-
-Examples
---------
->>> _sig3(0.24), _sig3(1234.5)
-('0.240', '1234')
-"""
+"""The leaderboard heatmap: forecasters against natures, the mean of a metric over seeds in each cell."""
 
 from __future__ import annotations
 
@@ -18,6 +12,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter
 
 from arena.aggregate import direction, seed_stats
+from arena.answer import sig3
 from arena.plots.common import _clean, _last_T, _no_data
 from arena.plots.style import (
     _RC,
@@ -74,7 +69,7 @@ def leaderboard_heatmap(summary: pd.DataFrame, metric: str = "smce_over_T", ax: 
                 if (fc, nat) in forfeits.index:
                     v = values[i, j]
                     any_f, all_f = forfeits.loc[(fc, nat)]
-                    text = "F" if all_f else (_sig3(v / scale) if np.isfinite(v) else "--") + (" F" if any_f else "")
+                    text = "F" if all_f else (sig3(v / scale) if np.isfinite(v) else "--") + (" F" if any_f else "")
                     cells[i, j] = (text, any_f)
         longest = max((len(text) for text, _ in cells.values()), default=1)
         # every text fits its cell, in the data's own unit: the cell's width (the figure's, less the row
@@ -184,19 +179,6 @@ def _color_norm(finite: np.ndarray, scale: float = 1.0) -> tuple[Normalize, str,
         extend = {(True, True): "both", (True, False): "min", (False, True): "max"}[(a > lo, b < hi)]
         return Normalize(a, b), extend, f"\ncolor clipped to [{_fmt(a / scale, 2)}, {_fmt(b / scale, 2)}]"
     return Normalize(lo, hi), "neither", ""
-
-
-def _sig3(v: float) -> str:
-    """Three significant digits, written out with their trailing zeros.
-
-    Examples
-    --------
-    >>> [_sig3(v) for v in (0.24, 5.9e-5, 12.0, 1234.5, 0.0, -0.0415)]
-    ['0.240', '0.0000590', '12.0', '1234', '0', '-0.0415']
-    """
-    if not np.isfinite(v) or v == 0:
-        return "0" if v == 0 else "--"
-    return f"{v:.{max(0, 2 - int(np.floor(np.log10(abs(v)))))}f}"
 
 
 def _cell_scale(finite: np.ndarray) -> tuple[float, str]:

@@ -21,6 +21,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from arena.aggregate import mean_ci
+from arena.answer import HEADLINE_METRICS
 from arena.plots.common import (
     _CURVE_COLUMNS,
     _clean,
@@ -44,7 +45,7 @@ from arena.plots.style import _BOUND_COLOR, _RC, METRIC_LABELS, _axes, _plain_lo
 from arena.results import safe_name
 
 #: Metrics of the quantile game: leaderboards and the LaTeX table.
-QUANTILE_METRICS = ("coverage_error", "expected_coverage_error", "group_coverage_error_max", "pinball")
+QUANTILE_METRICS = HEADLINE_METRICS["quantile"]
 
 
 def _target_line(ax: Axes, q: float | None) -> None:

@@ -16,6 +16,7 @@ from typing import NamedTuple
 import pandas as pd
 
 from arena.aggregate import single_matchup
+from arena.answer import headline_metrics, measured
 from arena.plots.answer import answers, markdown_lines
 from arena.plots.common import _CURVE_COLUMNS, _clean, _of_game
 from arena.plots.draw import draw_all, drawn_once, rc_params, to_draw, write_manifest
@@ -23,7 +24,7 @@ from arena.plots.html import index_page
 from arena.plots.jobs import Job
 from arena.plots.paper import EXAMPLE, example_tex
 from arena.plots.plan import comparison_jobs, game_jobs, game_styles, paper_jobs, stored_families
-from arena.plots.tables import _headline, latex_table, markdown_body, markdown_page
+from arena.plots.tables import latex_table, markdown_body, markdown_page
 from arena.results import inside, write_text_atomic
 
 #: Formats a figure can be saved in (``arena-report --format``).
@@ -209,7 +210,7 @@ def _latex_tables(games: list[_Game], fig_dir: Mapping, where: str, leaderboard_
     """Each game's LaTeX table of its headline metrics, in its folder of ``where``."""
     paths = []
     for g in games:
-        metrics = _headline(g.game, g.summary, leaderboard_metrics)
+        metrics = headline_metrics(g.game, measured(g.summary), leaderboard_metrics)
         if not metrics:
             continue
         path = fig_dir[g.game] / (f"{g.game or 'results'}_table.tex" if where == "paper" else "table.tex")

@@ -16,23 +16,9 @@ import numpy as np
 import pandas as pd
 
 from arena.aggregate import direction, leaderboard, paired, seed_stats, single_matchup
-from arena.plots.binary import BINARY_METRICS
-from arena.plots.certificates import _verdicts
+from arena.answer import headline_metrics, measured, verdicts
 from arena.plots.common import _last_T, _of_game
-from arena.plots.decision import DECISION_METRICS
-from arena.plots.experts import EXPERTS_METRICS
-from arena.plots.quantile import QUANTILE_METRICS
 from arena.plots.style import METRIC_LABELS, _fmt, _pm, order
-
-#: The headline metrics of each game: its LaTeX table and its leaderboards in ``summary.md``
-#: (a game not listed uses :func:`arena.plots.report`'s ``leaderboard_metrics``).
-HEADLINE_METRICS = {
-    "binary": BINARY_METRICS,
-    "quantile": QUANTILE_METRICS,
-    "experts": EXPERTS_METRICS,
-    "decision": (*DECISION_METRICS, "smce_over_T", "brier"),
-}
-
 
 #: LaTeX's ten special characters (and < > |, which text fonts without T1 encoding print as other glyphs) as text.
 _TEX = {
@@ -214,11 +200,6 @@ def _sorted_index(part: pd.DataFrame, by_nature: bool, metrics: Sequence[str] = 
     return [(nature, n) for n in names]
 
 
-def _headline(game: str | None, summary: pd.DataFrame, default: Sequence[str]) -> list[str]:
-    """The game's headline metrics that the summary has."""
-    return [m for m in HEADLINE_METRICS.get(game, default) if m in summary and summary[m].notna().any()]
-
-
 def _md_table(header: Sequence[str], rows: Iterable[Sequence], align: str) -> list[str]:
     """A Markdown table (``align``: one of l, r per column); every cell is Markdown text (:func:`md_escape`)."""
 
@@ -366,7 +347,7 @@ def _md_certificates(summary: pd.DataFrame) -> list[str]:
     rows = []
     for col in (c for c in summary.columns if str(c).startswith("cert.") and str(c).endswith(".holds")):
         name = str(col)[5:-6]
-        verdict = _verdicts(summary, name)
+        verdict = verdicts(summary, name)
         done = summary.loc[verdict.notna()]  # the runs whose forecaster claimed it
         verdict = verdict.loc[done.index]
         for fc in order(done["forecaster"].unique()):
@@ -451,7 +432,7 @@ def markdown_summary(
 ) -> str:
     """A Markdown summary of a results table that reads in a minute, per game and horizon T:
 
-    - the leaderboard of each headline metric (:data:`HEADLINE_METRICS`,
+    - the leaderboard of each headline metric (:data:`arena.answer.HEADLINE_METRICS`,
       :func:`arena.aggregate.leaderboard`): mean over natures ± the half-width of its 95%
       interval ("exact" when every nature's matchup is seed-invariant), the worst case over
       natures with the nature attaining it, and the weight of the forecaster in the minimax
@@ -507,7 +488,7 @@ def markdown_body(
     games = sorted(summary["game"].dropna().astype(str).unique()) if "game" in summary else [None]
     for game in games:
         s = _of_game(summary, game)
-        metrics = _headline(game, s, leaderboard_metrics)
+        metrics = headline_metrics(game, measured(s), leaderboard_metrics)
         stats = seed_stats(s, metrics) if metrics else pd.DataFrame()
         board = leaderboard(s, metrics, stats=stats) if metrics else pd.DataFrame(columns=["T", "metric"])
         # a single matchup's forecaster x nature game is one by one: no minimax table (as write_aggregates)
