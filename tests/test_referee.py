@@ -379,7 +379,8 @@ def test_curves_equal_metrics_recomputed_on_the_prefix(forecaster: str, nature: 
             assert row["smce_internal"] == pytest.approx(smce_lp(p_int[:t], yt, "paper"), rel=1e-9, abs=1e-9)
             assert row["smce_bound"] == pytest.approx(math.sqrt(2 * (diag_c[t - 1] + allow[t])), rel=1e-9)
         if "linear_regret" in claims:
-            c = math.sqrt(5) + math.sqrt(5)  # M = 1
+            # M = 1 with the referee's default intercept: the comparator's v = (1 - 2a, 0, -2w) has norm <= 1 + 2M
+            c = math.sqrt(5) + 3
             assert row["regret_linear_bound"] == pytest.approx(c * math.sqrt(diag_c[t - 1] + allow[t]), rel=1e-9)
         if "bit" in claims:
             assert row["bit_bound"] == 1.0
@@ -444,11 +445,10 @@ def test_smce_certificate_bound_by_hand() -> None:
     assert c.value == pytest.approx(smce_lp(P, y, "paper"), rel=1e-9)
 
 
-@pytest.mark.parametrize("M", [0.5, 2.0])
-def test_linear_regret_certificate_by_hand(M: float) -> None:
-    r = play(
-        "binary", "kernel_df", "logistic", T=200, seed=4, referee=Referee(M=M), forecaster_params=PARAMS["kernel_df"]
-    )
+@pytest.mark.parametrize("M, intercept", [(0.5, False), (2.0, False), (1.0, True)])
+def test_linear_regret_certificate_by_hand(M: float, intercept: bool) -> None:
+    referee = Referee(M=M, intercept=intercept)
+    r = play("binary", "kernel_df", "logistic", T=200, seed=4, referee=referee, forecaster_params=PARAMS["kernel_df"])
     X, P, y = r.recorder.X, r.recorder.p_internal, r.recorder.y
     w = y - P
     S = _cross_sums_loop(_k_fs_linear, X, P, w)
@@ -459,10 +459,13 @@ def test_linear_regret_certificate_by_hand(M: float) -> None:
     # A(T, 2^-34): |dk/dp| <= 1 (k_FS) + 1 (pp'); |k| <= 4/3 + 1 + 1 + max ||x||^2 (issue 12: not sigma)
     A = (2 * 2.0**-34 + 2e-12 * (4 / 3 + 2 + B * B)) * 200 * 199 / 2
     assert sigma <= A
-    assert c.bound == pytest.approx((math.sqrt(5) + math.sqrt(1 + 4 * M * M)) * math.sqrt(diag + A), rel=1e-10)
+    # the comparator <w, x> (+ a) has v = (1 - 2a, 0, -2w) in [1, p, x]: ||v|| <= sqrt(1 + 4M^2), or 1 + 2M with a
+    v = 1 + 2 * M if intercept else math.sqrt(1 + 4 * M * M)
+    assert c.bound == pytest.approx((math.sqrt(5) + v) * math.sqrt(diag + A), rel=1e-10)
     assert c.extra["bound_loose"] == pytest.approx(2 * math.sqrt(200 * (5 + 4 * M * M) * (2 + B * B)), rel=1e-12)
-    assert c.extra["M"] == M
-    assert c.value == pytest.approx(float(np.sum((P - y) ** 2)) - _best_linear_loss(X, y, M), abs=1e-5)
+    assert c.extra["M"] == M and c.extra["intercept"] is intercept
+    features = np.column_stack([np.ones(len(y)), X]) if intercept else X  # ||(a, w)|| <= M
+    assert c.value == pytest.approx(float(np.sum((P - y) ** 2)) - _best_linear_loss(features, y, M), abs=1e-5)
     assert c.holds is True and c.bound <= c.extra["bound_loose"]
 
 
