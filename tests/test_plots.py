@@ -60,7 +60,9 @@ PER_NATURE = ("reliability",)
 #: certificates (PNG); in paper/ (PDF): smCE/T and reliability on one nature, a leaderboard, the certificates.
 N_FIGURES = len(FACETED) + len(PER_NATURE) * len(NATURES) + 3 + 1
 PAPER = [f"binary_{k}_{NATURES[0]}" for k in ("smce_vs_T", "reliability")] + [
-    "binary_leaderboard_smce_over_T", "binary_certificates"]
+    "binary_leaderboard_smce_over_T",
+    "binary_certificates",
+]
 #: Every file of the report: the figures, the LaTeX table, summary.md and index.html; with paper/, its
 #: figures, LaTeX table and example.tex too.
 N_FILES = N_FIGURES + 3
@@ -96,7 +98,11 @@ def test_pdfs_embed_truetype_fonts_not_type3(written, results, tmp_path):
     out, _ = written
     pdfs = sorted((out / "paper").glob("*.pdf"))
     assert len(pdfs) == len(PAPER)
-    pdfs += [p for p in summarize.report(tmp_path, tables=results[1], formats=("pdf",), paper_formats=()) if p.suffix == ".pdf"]
+    pdfs += [
+        p
+        for p in summarize.report(tmp_path, tables=results[1], formats=("pdf",), paper_formats=())
+        if p.suffix == ".pdf"
+    ]
     assert len(pdfs) == len(PAPER) + N_FIGURES and not (tmp_path / "paper").exists()
     for p in pdfs:
         data = p.read_bytes()
@@ -110,7 +116,11 @@ def test_report_reads_the_tables_it_is_given(results, tmp_path):
     paths = summarize.report(tmp_path, tables=only, formats=("png",))
     names = {p.name for p in paths}
     assert names == {f"leaderboard__{m}.png" for m in ("smce_over_T", "brier", "bias")} | {
-        "certificates.png", "table.tex", "summary.md", "index.html"}  # paper/ only when asked
+        "certificates.png",
+        "table.tex",
+        "summary.md",
+        "index.html",
+    }  # paper/ only when asked
 
 
 def test_report_is_the_same_in_worker_processes(results, tmp_path, monkeypatch):
@@ -219,16 +229,20 @@ def test_smce_vs_T_ignores_nan_and_draws_on_given_axes(results):
     ax = fig.add_subplot()
     assert plots.smce_vs_T(pd.concat([curves, junk]), ax=ax) is fig
     for fc in FORECASTERS:
-        np.testing.assert_allclose(_line(ax, f"mean:{fc}").get_ydata(),
-                                   _line(ref.axes[0], f"mean:{fc}").get_ydata())
+        np.testing.assert_allclose(_line(ax, f"mean:{fc}").get_ydata(), _line(ref.axes[0], f"mean:{fc}").get_ydata())
 
 
 def _more_seeds(c: pd.DataFrame, n: int = plots.style.MIN_BAND_SEEDS) -> pd.DataFrame:
     """``c``'s runs as ``n`` seeds: seed k's values are seed (k mod the seeds of c)'s times 1 + k/100
     (every point has a spread)."""
     seeds = sorted(c["seed"].unique())
-    return pd.concat([c.loc[c["seed"] == seeds[k % len(seeds)]].assign(seed=k, value=lambda d, k=k: d["value"] * (1 + k / 100))
-                      for k in range(n)], ignore_index=True)
+    return pd.concat(
+        [
+            c.loc[c["seed"] == seeds[k % len(seeds)]].assign(seed=k, value=lambda d, k=k: d["value"] * (1 + k / 100))
+            for k in range(n)
+        ],
+        ignore_index=True,
+    )
 
 
 def test_bands_only_from_enough_seeds(results):
@@ -279,8 +293,11 @@ def _count_bars(ax):
     """(center, bottom, height) of each count bar: one collection of rectangles in the panel's own axes."""
     (bars,) = [c for c in ax.collections if c.get_gid() == "counts"]
     v = [path.vertices for path in bars.get_paths()]
-    return (np.array([x[:, 0].min() + x[:, 0].max() for x in v]) / 2, np.array([x[:, 1].min() for x in v]),
-            np.array([np.ptp(x[:, 1]) for x in v]))
+    return (
+        np.array([x[:, 0].min() + x[:, 0].max() for x in v]) / 2,
+        np.array([x[:, 1].min() for x in v]),
+        np.array([np.ptp(x[:, 1]) for x in v]),
+    )
 
 
 def _assert_share_scale(ax, height, n, label: bool) -> None:
@@ -290,7 +307,9 @@ def _assert_share_scale(ax, height, n, label: bool) -> None:
     (bottom, top), share = sorted(t.get_position()[1] for t in ticks), n / n.sum()
     assert set(scale.get_ydata()) == {bottom, top} and bottom == 0
     assert [t.get_text() for t in sorted(ticks, key=lambda t: t.get_position()[1])] == [
-        "0", f"{100 * share.max():.0f}%"]
+        "0",
+        f"{100 * share.max():.0f}%",
+    ]
     np.testing.assert_allclose(height / top * share.max(), share, rtol=1e-9)
     assert [t.get_text() for t in ax.texts if t.get_gid() == "count_label"] == (["forecasts"] if label else [])
 
@@ -373,11 +392,16 @@ def test_heatmap_marks_forfeits(results):
 
 def test_empty_inputs_give_figures_not_errors():
     empty = pd.DataFrame()
-    for fig in (plots.smce_vs_T(empty), plots.regret_curves(empty), plots.leaderboard_heatmap(empty),
-                plots.reliability_grid(empty, "sinusoid")):
+    for fig in (
+        plots.smce_vs_T(empty),
+        plots.regret_curves(empty),
+        plots.leaderboard_heatmap(empty),
+        plots.reliability_grid(empty, "sinusoid"),
+    ):
         assert isinstance(fig, Figure)
-    nan = pd.DataFrame({"forecaster": ["k29"], "nature": ["n"], "seed": [0], "t": [10], "metric": ["smce"],
-                        "value": [np.nan]})
+    nan = pd.DataFrame(
+        {"forecaster": ["k29"], "nature": ["n"], "seed": [0], "t": [10], "metric": ["smce"], "value": [np.nan]}
+    )
     assert isinstance(plots.smce_vs_T(nan), Figure)
     assert plots.latex_table(empty).count("\\midrule") == 1
 
@@ -508,12 +532,18 @@ def test_a_forecaster_has_one_style_in_every_figure_of_its_game(results, tmp_pat
 
 
 # ------------------------------------------------------------------------ bands on every curve
-def _two_seed_curves(metrics, forecasters=("aci", "linf_df"), t=(10, 30, 100),
-                     seeds=plots.style.MIN_BAND_SEEDS) -> pd.DataFrame:
+def _two_seed_curves(
+    metrics, forecasters=("aci", "linf_df"), t=(10, 30, 100), seeds=plots.style.MIN_BAND_SEEDS
+) -> pd.DataFrame:
     """Curves of ``seeds`` seeds (enough for bands) that differ (so every point has a spread)."""
     rng = np.random.default_rng(0)
-    rows = [{"forecaster": fc, "nature": "n", "seed": seed, "t": tt, "metric": m, "value": 0.5 + 0.1 * rng.random()}
-            for fc in forecasters for seed in range(seeds) for tt in t for m in metrics]
+    rows = [
+        {"forecaster": fc, "nature": "n", "seed": seed, "t": tt, "metric": m, "value": 0.5 + 0.1 * rng.random()}
+        for fc in forecasters
+        for seed in range(seeds)
+        for tt in t
+        for m in metrics
+    ]
     return pd.DataFrame(rows)
 
 
@@ -527,17 +557,31 @@ def _bands(fig) -> dict[str, list]:
 def test_every_curve_has_a_band_with_enough_seeds(results):
     _, tables = results
     c = _more_seeds(tables["curves"][tables["curves"]["nature"] == "sinusoid"])
-    figures = [plots.smce_vs_T(c), plots.regret_curves(c, "regret_linear"), plots.regret_curves(c, "bias"),
-               plots.regret_curves(_two_seed_curves(["regret_experts"]), "regret_experts"),
-               plots.regret_curves(_two_seed_curves(["regret_decision_expected"]), "regret_decision_expected"),
-               plots.rolling_coverage(_two_seed_curves(["rolling_coverage"]), q=0.9),
-               plots.coverage_error_vs_T(_two_seed_curves(["coverage_error"]), q=0.9)]
-    s = pd.DataFrame({"forecaster": ["aci", "aci", "qogd", "qogd"], "nature": "g", "seed": [0, 1, 0, 1],
-                      "nature_plugin": "lipschitz_cdf", "nature_params": '{"L": 1.0}',
-                      "group_coverage.0": [0.8, 0.9, 0.7, 0.75], "group_coverage.1": [0.95, 1.0, 0.9, 0.8],
-                      "coverage_error": [0.1, 0.05, 0.2, 0.1]})
-    s = pd.concat([s.assign(seed=s["seed"] + 2 * k, coverage_error=s["coverage_error"] * (1 + k / 10))
-                   for k in range(3)], ignore_index=True)  # 6 seeds
+    figures = [
+        plots.smce_vs_T(c),
+        plots.regret_curves(c, "regret_linear"),
+        plots.regret_curves(c, "bias"),
+        plots.regret_curves(_two_seed_curves(["regret_experts"]), "regret_experts"),
+        plots.regret_curves(_two_seed_curves(["regret_decision_expected"]), "regret_decision_expected"),
+        plots.rolling_coverage(_two_seed_curves(["rolling_coverage"]), q=0.9),
+        plots.coverage_error_vs_T(_two_seed_curves(["coverage_error"]), q=0.9),
+    ]
+    s = pd.DataFrame(
+        {
+            "forecaster": ["aci", "aci", "qogd", "qogd"],
+            "nature": "g",
+            "seed": [0, 1, 0, 1],
+            "nature_plugin": "lipschitz_cdf",
+            "nature_params": '{"L": 1.0}',
+            "group_coverage.0": [0.8, 0.9, 0.7, 0.75],
+            "group_coverage.1": [0.95, 1.0, 0.9, 0.8],
+            "coverage_error": [0.1, 0.05, 0.2, 0.1],
+        }
+    )
+    s = pd.concat(
+        [s.assign(seed=s["seed"] + 2 * k, coverage_error=s["coverage_error"] * (1 + k / 10)) for k in range(3)],
+        ignore_index=True,
+    )  # 6 seeds
     s2 = pd.concat([s, s.assign(nature_params='{"L": 10.0}', coverage_error=[0.02, 0.04, 0.1, 0.3] * 3)])
     figures += [plots.group_coverage(s, "g", q=0.9), plots.coverage_vs_L(s2)]
     for fig in figures:
@@ -602,8 +646,13 @@ def test_certificate_margins_are_value_over_bound(results):
         for fc, part in ok.groupby("forecaster"):
             want.add(f"ratio:{fc}:{name}")
             ratio = np.maximum(part[col] / part[f"cert.{name}.bound"], -1.0)
-            got = np.concatenate([drawn[f"{kind}:{fc}:{name}"].get_offsets()[:, 0] for kind in ("ratio", "fails")
-                                  if f"{kind}:{fc}:{name}" in drawn])
+            got = np.concatenate(
+                [
+                    drawn[f"{kind}:{fc}:{name}"].get_offsets()[:, 0]
+                    for kind in ("ratio", "fails")
+                    if f"{kind}:{fc}:{name}" in drawn
+                ]
+            )
             np.testing.assert_allclose(np.sort(got), np.sort(ratio.to_numpy(float)), rtol=1e-12)
     assert want == {g for g in drawn if g.startswith("ratio:")} and want
     assert next(ln for ln in ax.get_lines() if ln.get_gid() == "bound").get_xdata()[0] == 1.0
@@ -615,7 +664,7 @@ def _md_rows(md: str, after: str) -> list[list[str]]:
     lines = md.split(after, 1)[1].splitlines()
     start = next(i for i, ln in enumerate(lines) if ln.startswith("|"))
     rows = []
-    for ln in lines[start + 2:]:
+    for ln in lines[start + 2 :]:
         if not ln.startswith("|"):
             break
         rows.append([c.strip() for c in re.split(r"(?<!\\)\|", ln.strip().removeprefix("|").removesuffix("|"))])
@@ -636,7 +685,7 @@ def test_markdown_summary_has_the_right_numbers(written):
         want = _mean_and_half(s, metric).sort_values("mean")
         rows = _md_rows(md, f"(`{metric}`, lower is better)")
         assert [r[1] for r in rows] == list(want.index)
-        for rank, (r, (fc, w)) in enumerate(zip(rows, want.iterrows()), start=1):
+        for rank, (r, (_fc, w)) in enumerate(zip(rows, want.iterrows(), strict=False), start=1):
             mean, half = _pm_value(r[2])
             assert int(r[0]) == rank and r[4] == str(len(NATURES))
             assert mean == pytest.approx(w["mean"], rel=5e-3) and half == pytest.approx(w["half"], rel=5e-2)
@@ -685,12 +734,21 @@ def test_markdown_summary_counts_certificates_and_lists_forfeits(results):
 def test_failures_are_red_and_not_applicable_is_never_a_pass():
     """Issue 12: a failed certificate is drawn in red right of the bound; a not-applicable one is not drawn and
     summary.md counts it apart, with its reason."""
-    s = pd.DataFrame({"forecaster": ["k29", "k29", "broken", "det"], "nature": ["a", "b", "a", "a"], "seed": 0,
-                      "T": 100, "status": "ok", "game": "binary",
-                      "cert.smce.value": [1.0, 2.0, 30.0, 0.7], "cert.smce.bound": [10.0, 10.0, 10.0, 1.0],
-                      "cert.smce.holds": [True, True, False, None],
-                      "cert.smce.verdict": ["holds", "holds", "fails", "n/a"],
-                      "cert.smce.reason": ["", "", "", "a deterministic search against a discontinuous pi"]})
+    s = pd.DataFrame(
+        {
+            "forecaster": ["k29", "k29", "broken", "det"],
+            "nature": ["a", "b", "a", "a"],
+            "seed": 0,
+            "T": 100,
+            "status": "ok",
+            "game": "binary",
+            "cert.smce.value": [1.0, 2.0, 30.0, 0.7],
+            "cert.smce.bound": [10.0, 10.0, 10.0, 1.0],
+            "cert.smce.holds": [True, True, False, None],
+            "cert.smce.verdict": ["holds", "holds", "fails", "n/a"],
+            "cert.smce.reason": ["", "", "", "a deterministic search against a discontinuous pi"],
+        }
+    )
     ax = plots.certificate_margins(s).axes[0]
     gids = {c.get_gid(): c for c in ax.collections}
     assert "ratio:det:smce" not in gids and "fails:det:smce" not in gids  # n/a: not drawn, least of all as a pass
@@ -713,7 +771,8 @@ def test_report_of_several_games_puts_each_in_its_folder(results, tmp_path, monk
         d = tmp_path / "figures" / game
         assert (d / "table.tex").exists() and (d / "certificates.png").exists()
         assert {p.name for p in paths if p.parent == d} >= {"smce_vs_T__all.png"} | {
-            f"reliability__{n}.png" for n in NATURES}
+            f"reliability__{n}.png" for n in NATURES
+        }
         tex = (d / "table.tex").read_text()
         assert "\\toprule" in tex and "\\textbf{" in tex
     md = (tmp_path / "summary.md").read_text()
@@ -733,8 +792,9 @@ def test_no_figure_worker_is_forked_beside_another_thread(tmp_path, monkeypatch)
 
     monkeypatch.setenv("ARENA_PLOT_JOBS", "2")
     monkeypatch.setattr(arena.supervise, "forked_pool", no_fork)
-    c = pd.DataFrame({"forecaster": "a", "nature": "n", "seed": 0, "t": [10, 100], "metric": "smce",
-                      "value": [1.0, 2.0]})
+    c = pd.DataFrame(
+        {"forecaster": "a", "nature": "n", "seed": 0, "t": [10, 100], "metric": "smce", "value": [1.0, 2.0]}
+    )
     jobs = [Job("smce_vs_T", (c, "n", None), tmp_path / f"x{i}", ("png",)) for i in range(4)]
     stop = threading.Event()
     other = threading.Thread(target=stop.wait, daemon=True)
@@ -754,10 +814,16 @@ def test_values_under_the_log_floor_are_marked_on_it_not_joined_and_named_once()
     floor, in the curve's color, and the figure's legend names the mark once."""
     t = np.array([10, 20, 50, 100, 200, 500, 1000])
     bias = np.array([0.1, 0.0, 0.02, 0.0, 0.0, 0.004, 0.002]) * t  # |sum(p - y)|: zero at t = 20, 100, 200
-    rows = [{"forecaster": "bit", "nature": nat, "seed": 0, "t": int(tt), "metric": "bias", "value": v}
-            for nat in ("a", "b") for tt, v in zip(t, bias)]
-    rows += [{"forecaster": "k29", "nature": nat, "seed": 0, "t": int(tt), "metric": "bias", "value": 0.05 * tt ** 0.5}
-             for nat in ("a", "b") for tt in t]
+    rows = [
+        {"forecaster": "bit", "nature": nat, "seed": 0, "t": int(tt), "metric": "bias", "value": v}
+        for nat in ("a", "b")
+        for tt, v in zip(t, bias, strict=False)
+    ]
+    rows += [
+        {"forecaster": "k29", "nature": nat, "seed": 0, "t": int(tt), "metric": "bias", "value": 0.05 * tt**0.5}
+        for nat in ("a", "b")
+        for tt in t
+    ]
     fig = plots.curves_by_nature(pd.DataFrame(rows), "bias")
     zero = bias == 0
     for ax in fig.axes:
@@ -783,12 +849,36 @@ def test_the_comparison_of_many_natures_is_one_row_each_colored_by_its_verdict()
 
     natures = [f"n{i}" for i in range(6)]
     t = np.array([1, 10, 100, 1000])
-    curves = pd.DataFrame([{"nature": n, "seed": 0, "t": tt, "mean": 0.01 * (i - 2), "low": 0.01 * (i - 2) - 1 / tt,
-                            "high": 0.01 * (i - 2) + 1 / tt, "e_a_better": 1.0 + (30.0 * tt / 1000 if i == 0 else 0),
-                            "e_b_better": 1.0, "forecaster_a": "a", "forecaster_b": "b", "metric": "brier"}
-                           for i, n in enumerate(natures) for tt in t])
-    final = pd.DataFrame([{"nature": n, "seed": 0, "verdict": "A better" if i == 0 else "undecided",
-                           "decided_at": 640.0 if i == 0 else np.nan} for i, n in enumerate(natures)])
+    curves = pd.DataFrame(
+        [
+            {
+                "nature": n,
+                "seed": 0,
+                "t": tt,
+                "mean": 0.01 * (i - 2),
+                "low": 0.01 * (i - 2) - 1 / tt,
+                "high": 0.01 * (i - 2) + 1 / tt,
+                "e_a_better": 1.0 + (30.0 * tt / 1000 if i == 0 else 0),
+                "e_b_better": 1.0,
+                "forecaster_a": "a",
+                "forecaster_b": "b",
+                "metric": "brier",
+            }
+            for i, n in enumerate(natures)
+            for tt in t
+        ]
+    )
+    final = pd.DataFrame(
+        [
+            {
+                "nature": n,
+                "seed": 0,
+                "verdict": "A better" if i == 0 else "undecided",
+                "decided_at": 640.0 if i == 0 else np.nan,
+            }
+            for i, n in enumerate(natures)
+        ]
+    )
     fig = comparison_figure(curves, final=final)
     rows, evalues = fig.axes
     labels = [tx.get_text() for tx in rows.get_yticklabels()]
@@ -806,8 +896,10 @@ def test_the_comparison_of_many_natures_is_one_row_each_colored_by_its_verdict()
     calibration = curves.assign(metric="calibration", e_a_better=np.nan, e_b_better=np.nan)
     assert len(comparison_figure(calibration).axes) == 1  # no e-process: the rows only
     few = comparison_figure(curves.loc[curves["nature"].isin(natures[:2])], final=final)
-    assert [ln.get_gid() for ln in few.axes[0].get_lines() if str(ln.get_gid()).startswith("mean:")] == \
-        ["mean:n0:0", "mean:n1:0"]  # a few natures: the sequences against t, as before
+    assert [ln.get_gid() for ln in few.axes[0].get_lines() if str(ln.get_gid()).startswith("mean:")] == [
+        "mean:n0:0",
+        "mean:n1:0",
+    ]  # a few natures: the sequences against t, as before
     # a few curves of calibration (no e-process): one panel, not a second one that only says so
     few_calibration = comparison_figure(calibration.loc[calibration["nature"].isin(natures[:2])])
     assert len(few_calibration.axes) == 1 and few_calibration.axes[0].get_xlabel() == "round t (log scale)"
@@ -826,8 +918,10 @@ def test_captions_name_the_bounds_a_figure_draws(results):
     text = _bounds_text(curves, "smce", list(FORECASTERS))
     assert all(name.replace("_", " ") in text for name in with_bound)
     assert not any(name.replace("_", " ") in text for name in set(FORECASTERS) - set(with_bound))
-    assert _bounds_text(curves, "smce", [f for f in FORECASTERS if f not in with_bound]) == \
-        "no forecaster drawn certifies a bound on it"
+    assert (
+        _bounds_text(curves, "smce", [f for f in FORECASTERS if f not in with_bound])
+        == "no forecaster drawn certifies a bound on it"
+    )
 
 
 def test_a_heatmap_with_zeros_and_values_over_decades_keeps_them_apart_and_every_number_fits_its_cell():
@@ -838,8 +932,13 @@ def test_a_heatmap_with_zeros_and_values_over_decades_keeps_them_apart_and_every
     from matplotlib.colors import SymLogNorm
 
     values = {"a": [0.0, 0.000267, 0.5], "b": [0.003, 0.03, 0.3]}
-    s = pd.DataFrame([{"forecaster": f, "nature": f"nature_{j}", "seed": 0, "bias": v, "status": "ok", "T": 100}
-                      for f, vs in values.items() for j, v in enumerate(vs)])
+    s = pd.DataFrame(
+        [
+            {"forecaster": f, "nature": f"nature_{j}", "seed": 0, "bias": v, "status": "ok", "T": 100}
+            for f, vs in values.items()
+            for j, v in enumerate(vs)
+        ]
+    )
     fig = plots.leaderboard_heatmap(s, "bias")
     ax, cbar = fig.axes
     norm = ax.images[0].norm
@@ -847,15 +946,17 @@ def test_a_heatmap_with_zeros_and_values_over_decades_keeps_them_apart_and_every
     assert norm(0.003) < norm(0.03) < norm(0.3) and norm(0.03) - norm(0.003) == pytest.approx(norm(0.3) - norm(0.03))
     cells = [tx for tx in ax.texts if str(tx.get_gid()).startswith("value:")]
     texts = {tx.get_gid(): tx.get_text() for tx in cells}
-    assert texts["value:a:nature_1"] == "0.000267" and texts["value:a:nature_2"] == "0.500" and \
-        texts["value:a:nature_0"] == "0"
+    assert (
+        texts["value:a:nature_1"] == "0.000267"
+        and texts["value:a:nature_2"] == "0.500"
+        and texts["value:a:nature_0"] == "0"
+    )
     fig.canvas.draw()
     cell = ax.get_window_extent().width / 3  # 3 natures
     assert all(tx.get_window_extent().width < cell for tx in cells)  # every number inside its cell
     assert "\u00d710" not in cbar.get_ylabel()
     title = " ".join(fig.get_suptitle().split())  # wrapped to the figure's width
     assert "T = 100" in title and "lower is better" in title
-
 
 
 def test_the_figures_of_one_curve_share_their_log_scale_across_groups_of_forecasters(tmp_path):
@@ -866,15 +967,30 @@ def test_the_figures_of_one_curve_share_their_log_scale_across_groups_of_forecas
     from arena.plots.common import _log_floor
 
     names = [f"d{i}" for i in range(4)] + [f"b{i}" for i in range(4)]
-    styles = {n: {**st, "family": "defensive" if n[0] == "d" else "baseline"}
-              for n, st in plots.forecaster_styles(names).items()}
+    styles = {
+        n: {**st, "family": "defensive" if n[0] == "d" else "baseline"}
+        for n, st in plots.forecaster_styles(names).items()
+    }
     t = np.array([10, 100, 1000])
-    curves = pd.DataFrame([{"forecaster": n, "nature": nat, "seed": 0, "t": tt, "metric": "smce",
-                            "value": (0.5 if n[0] == "b" else 0.002) * tt * (1 + int(n[1]) / 10)}
-                           for n in names for nat in ("x", "y") for tt in t])
+    curves = pd.DataFrame(
+        [
+            {
+                "forecaster": n,
+                "nature": nat,
+                "seed": 0,
+                "t": tt,
+                "metric": "smce",
+                "value": (0.5 if n[0] == "b" else 0.002) * tt * (1 + int(n[1]) / 10),
+            }
+            for n in names
+            for nat in ("x", "y")
+            for tt in t
+        ]
+    )
     summary = pd.DataFrame({"forecaster": names, "nature": "x", "seed": 0, "game": "binary"})
-    jobs = [j for j in binary.jobs(summary, curves, None, tmp_path, ("png",), styles, metrics=())
-            if j.kind == "by_nature"]
+    jobs = [
+        j for j in binary.jobs(summary, curves, None, tmp_path, ("png",), styles, metrics=()) if j.kind == "by_nature"
+    ]
     assert len(jobs) == 2 and jobs[0].args[-1] == jobs[1].args[-1]
     floor, top = jobs[0].args[-1]
     k29 = np.sqrt(8 * np.geomspace(10, 1000, 50) / 3) / np.geomspace(10, 1000, 50)
@@ -888,9 +1004,19 @@ def test_a_reliability_line_does_not_join_a_bin_of_a_handful_of_forecasts():
     """The first rounds' forecasts (p = 1/2 on every seed) fill a bin of their own whose observed frequency is
     noise: the line's kink to it was the largest feature of a panel. The line joins the bins holding at least
     0.5% of the forecasts (and 5); every bin keeps its marker."""
-    rel = pd.DataFrame({"forecaster": "f", "nature": "n", "seed": 0, "bin": [2, 5, 7], "lo": [0.2, 0.5, 0.7],
-                        "hi": [0.3, 0.6, 0.8], "count": [600, 3, 397], "mean_p": [0.25, 0.5, 0.75],
-                        "mean_y": [0.2, 1.0, 0.8]})
+    rel = pd.DataFrame(
+        {
+            "forecaster": "f",
+            "nature": "n",
+            "seed": 0,
+            "bin": [2, 5, 7],
+            "lo": [0.2, 0.5, 0.7],
+            "hi": [0.3, 0.6, 0.8],
+            "count": [600, 3, 397],
+            "mean_p": [0.25, 0.5, 0.75],
+            "mean_y": [0.2, 1.0, 0.8],
+        }
+    )
     ax = plots.reliability_diagram(rel, "f", "n").axes[0]
     np.testing.assert_allclose(_line(ax, "line").get_xydata(), [[0.25, 0.2], [0.75, 0.8]])
     pts = next(c for c in ax.collections if c.get_gid() == "bins").get_offsets()
@@ -902,8 +1028,10 @@ def test_a_rolling_coverage_beyond_the_robust_limits_is_marked_on_the_edge():
     a value beyond them is a triangle on the axis' edge, in its forecaster's color, named in the legend."""
     t = np.arange(10, 1010, 10)
     rows = [{"forecaster": "a_steady", "seed": 0, "t": tt, "metric": "rolling_coverage", "value": 0.9} for tt in t]
-    rows += [{"forecaster": "z_dips", "seed": 0, "t": tt, "metric": "rolling_coverage",
-              "value": 0.14 if tt == 50 else 0.88} for tt in t]
+    rows += [
+        {"forecaster": "z_dips", "seed": 0, "t": tt, "metric": "rolling_coverage", "value": 0.14 if tt == 50 else 0.88}
+        for tt in t
+    ]
     fig = plots.rolling_coverage(pd.DataFrame(rows), q=0.9)  # no styles given: the default ones
     ax = fig.axes[0]
     lo = ax.get_ylim()[0]
@@ -913,18 +1041,32 @@ def test_a_rolling_coverage_beyond_the_robust_limits_is_marked_on_the_edge():
     np.testing.assert_allclose(mark.get_ydata(), [lo])
     assert same_color(mark.get_color(), _line(ax, "mean:z_dips").get_color())  # its forecaster's color
     assert not [ln for ln in ax.get_lines() if ln.get_gid() == "beyond:a_steady"]
-    labels = [tx.get_text() for leg in [*fig.legends, *(a.get_legend() for a in fig.axes if a.get_legend())]
-              for tx in leg.get_texts()]
+    labels = [
+        tx.get_text()
+        for leg in [*fig.legends, *(a.get_legend() for a in fig.axes if a.get_legend())]
+        for tx in leg.get_texts()
+    ]
     assert any(lab.startswith("beyond the axis") for lab in labels)
 
 
 def test_expert_weights_are_one_run_per_forecaster_whatever_seeds_and_natures_the_table_holds():
     """Each forecaster's panel is the weights of its own first seed on one nature: a forecaster whose seeds start
     at 1 keeps its panel, and a table of several natures is not averaged over them either."""
-    rows = [{"forecaster": f, "nature": nat, "seed": seed, "t": t, "metric": f"weight:{j}",
-             "value": (0.9 if j == (seed + k) % 2 else 0.1)}
-            for f, seeds in (("a", (0, 1)), ("b", (1, 2))) for k, nat in enumerate(("n1", "n2", "n3"))
-            for seed in seeds for t in (10, 100) for j in (0, 1)]
+    rows = [
+        {
+            "forecaster": f,
+            "nature": nat,
+            "seed": seed,
+            "t": t,
+            "metric": f"weight:{j}",
+            "value": (0.9 if j == (seed + k) % 2 else 0.1),
+        }
+        for f, seeds in (("a", (0, 1)), ("b", (1, 2)))
+        for k, nat in enumerate(("n1", "n2", "n3"))
+        for seed in seeds
+        for t in (10, 100)
+        for j in (0, 1)
+    ]
     fig = plots.expert_weights(pd.DataFrame(rows))
     panels = {ax.get_title(): ax for ax in fig.axes if ax.get_visible()}
     assert set(panels) == {"a", "b"} and not any(ax.collections for ax in panels.values())  # no band
@@ -938,9 +1080,21 @@ def test_expert_weights_are_one_run_per_forecaster_whatever_seeds_and_natures_th
 def test_a_heatmap_with_forfeits_and_many_natures_keeps_every_text_in_its_cell():
     """A cell with a forfeit reads "-0.0415 F": its length, not only its number's, sets the font size."""
     natures = [f"nature_{j}" for j in range(17)]
-    s = pd.DataFrame([{"forecaster": f, "nature": nat, "seed": seed, "brier": -0.0415 - 0.001 * j,
-                       "status": "forfeit" if (seed == 1 and f == "a") else "ok", "T": 10}
-                      for f in ("a", "b", "c") for j, nat in enumerate(natures) for seed in (0, 1)])
+    s = pd.DataFrame(
+        [
+            {
+                "forecaster": f,
+                "nature": nat,
+                "seed": seed,
+                "brier": -0.0415 - 0.001 * j,
+                "status": "forfeit" if (seed == 1 and f == "a") else "ok",
+                "T": 10,
+            }
+            for f in ("a", "b", "c")
+            for j, nat in enumerate(natures)
+            for seed in (0, 1)
+        ]
+    )
     s.loc[s["status"] == "forfeit", "brier"] = np.nan
     fig = plots.leaderboard_heatmap(s, "brier")
     ax = fig.axes[0]
@@ -954,8 +1108,13 @@ def test_a_heatmap_with_forfeits_and_many_natures_keeps_every_text_in_its_cell()
 def test_a_scaled_heatmap_colorbar_speaks_the_cells_unit():
     """Values all under 0.001 share a power of ten with their cells; the colorbar's ticks and its note (the
     log scale's start) are in that unit too."""
-    s = pd.DataFrame([{"forecaster": f, "nature": f"n{j}", "seed": 0, "bias": v, "status": "ok", "T": 10}
-                      for f, vs in (("a", [0.0, 5e-6, 8e-4]), ("b", [0.0, 1e-5, 2e-4])) for j, v in enumerate(vs)])
+    s = pd.DataFrame(
+        [
+            {"forecaster": f, "nature": f"n{j}", "seed": 0, "bias": v, "status": "ok", "T": 10}
+            for f, vs in (("a", [0.0, 5e-6, 8e-4]), ("b", [0.0, 1e-5, 2e-4]))
+            for j, v in enumerate(vs)
+        ]
+    )
     fig = plots.leaderboard_heatmap(s, "bias")
     ax, cbar = fig.axes
     label = cbar.get_ylabel()
@@ -974,8 +1133,13 @@ def test_a_laid_out_figure_is_drawn_once_per_format_when_saved(tmp_path, monkeyp
     savefig draws the whole figure (every text measured) before drawing it again to save it."""
     from arena.plots.style import _new_figure, _save
 
-    s = pd.DataFrame([{"forecaster": f, "nature": f"n{j}", "seed": 0, "brier": 0.1 * (i + j + 1), "status": "ok",
-                       "T": 10} for i, f in enumerate("ab") for j in range(3)])
+    s = pd.DataFrame(
+        [
+            {"forecaster": f, "nature": f"n{j}", "seed": 0, "brier": 0.1 * (i + j + 1), "status": "ok", "T": 10}
+            for i, f in enumerate("ab")
+            for j in range(3)
+        ]
+    )
     fig = plots.leaderboard_heatmap(s, "brier")
     assert fig.get_layout_engine() is not None and _new_figure().get_layout_engine() is not None
     draws = []
@@ -994,8 +1158,13 @@ def test_a_laid_out_figure_saved_under_a_users_autolayout_is_drawn_once(tmp_path
 
     from arena.plots.style import _save
 
-    s = pd.DataFrame([{"forecaster": f, "nature": f"n{j}", "seed": 0, "brier": 0.1 * (i + j + 1), "status": "ok",
-                       "T": 10} for i, f in enumerate("ab") for j in range(3)])
+    s = pd.DataFrame(
+        [
+            {"forecaster": f, "nature": f"n{j}", "seed": 0, "brier": 0.1 * (i + j + 1), "status": "ok", "T": 10}
+            for i, f in enumerate("ab")
+            for j in range(3)
+        ]
+    )
     draws, real = [], Figure.draw
     monkeypatch.setattr(Figure, "draw", lambda self, renderer: (draws.append(1), real(self, renderer))[1])
     for rc in ({"figure.autolayout": True}, {"figure.constrained_layout.use": True}):
@@ -1009,9 +1178,23 @@ def test_a_laid_out_figure_saved_under_a_users_autolayout_is_drawn_once(tmp_path
 def test_a_reliability_grid_has_ticks_and_labels_on_its_outer_panels_only():
     """Seven panels, three a row: the left column's panels have the three y ticks, the panels with none under
     them the three x ticks and "mean forecast"; the inner ones no tick at all; one y label for the rows."""
-    rel = pd.DataFrame([{"forecaster": f"f{i}", "nature": "n", "seed": 0, "bin": b, "lo": b / 2, "hi": (b + 1) / 2,
-                         "count": 10 + b, "mean_p": b / 2 + 0.2, "mean_y": b / 2 + 0.25} for i in range(7)
-                        for b in range(2)])
+    rel = pd.DataFrame(
+        [
+            {
+                "forecaster": f"f{i}",
+                "nature": "n",
+                "seed": 0,
+                "bin": b,
+                "lo": b / 2,
+                "hi": (b + 1) / 2,
+                "count": 10 + b,
+                "mean_p": b / 2 + 0.2,
+                "mean_y": b / 2 + 0.25,
+            }
+            for i in range(7)
+            for b in range(2)
+        ]
+    )
     fig = plots.reliability_grid(rel, "n", ncols=3)
     panels = {ax.get_title(): ax for ax in fig.axes}
     assert len(panels) == 7
@@ -1031,8 +1214,13 @@ def test_a_png_saved_at_the_reports_compression_has_matplotlibs_pixels(tmp_path)
 
     from arena.plots.style import DPI, _save
 
-    s = pd.DataFrame([{"forecaster": f, "nature": f"n{j}", "seed": 0, "brier": 0.1 * (i + j + 1), "status": "ok",
-                       "T": 10} for i, f in enumerate("abc") for j in range(4)])
+    s = pd.DataFrame(
+        [
+            {"forecaster": f, "nature": f"n{j}", "seed": 0, "brier": 0.1 * (i + j + 1), "status": "ok", "T": 10}
+            for i, f in enumerate("abc")
+            for j in range(4)
+        ]
+    )
     fig = plots.leaderboard_heatmap(s, "brier")
     (ours,) = _save(fig, tmp_path / "ours", ("png",))
     fig.savefig(tmp_path / "default.png", dpi=DPI)  # laid out already by _save: the same drawing
@@ -1049,24 +1237,50 @@ def test_a_users_autolayout_leaves_the_figures_of_fixed_panels_as_they_are(tmp_p
     from arena.plots.multiples import curves_by_nature
     from arena.plots.style import _save
 
-    c = pd.DataFrame([(f, nat, 0, t, "smce", 0.5 * t ** 0.5) for f in "ab" for nat in ("n1", "n2", "n3")
-                      for t in (10, 100, 1000)], columns=["forecaster", "nature", "seed", "t", "metric", "value"])
-    rel = pd.DataFrame([{"forecaster": f, "nature": "n", "seed": 0, "bin": b, "lo": b / 2, "hi": (b + 1) / 2,
-                         "count": 10, "mean_p": b / 2 + 0.2, "mean_y": b / 2 + 0.3} for f in "abcd" for b in (0, 1)])
-    for name, draw in (("multiples", lambda: curves_by_nature(c, "smce")), ("grid", lambda: reliability_grid(rel, "n"))):
+    c = pd.DataFrame(
+        [(f, nat, 0, t, "smce", 0.5 * t**0.5) for f in "ab" for nat in ("n1", "n2", "n3") for t in (10, 100, 1000)],
+        columns=["forecaster", "nature", "seed", "t", "metric", "value"],
+    )
+    rel = pd.DataFrame(
+        [
+            {
+                "forecaster": f,
+                "nature": "n",
+                "seed": 0,
+                "bin": b,
+                "lo": b / 2,
+                "hi": (b + 1) / 2,
+                "count": 10,
+                "mean_p": b / 2 + 0.2,
+                "mean_y": b / 2 + 0.3,
+            }
+            for f in "abcd"
+            for b in (0, 1)
+        ]
+    )
+    for name, draw in (
+        ("multiples", lambda: curves_by_nature(c, "smce")),
+        ("grid", lambda: reliability_grid(rel, "n")),
+    ):
         plain = _save(draw(), tmp_path / f"{name}_plain", ("png", "svg"))
         with mpl.rc_context({"figure.autolayout": True}):
             fig = draw()
             assert fig.get_layout_engine() is None
             asked = _save(fig, tmp_path / f"{name}_asked", ("png", "svg"))
-        for x, y in zip(plain, asked):
+        for x, y in zip(plain, asked, strict=False):
             assert x.read_bytes() == y.read_bytes(), x.name
 
 
 def test_latex_table_has_one_number_format_per_column_and_rows_by_rank():
-    s = pd.DataFrame({"forecaster": ["z", "z", "a", "a", "m", "m"], "nature": "n", "seed": [0, 1] * 3,
-                      "smce_over_T": [0.27, 0.28, 0.0195, 0.0196, 0.2, 0.21],
-                      "bias": [4.44e-4, 4.5e-4, 0.02, 0.03, 0.2, 0.2]})
+    s = pd.DataFrame(
+        {
+            "forecaster": ["z", "z", "a", "a", "m", "m"],
+            "nature": "n",
+            "seed": [0, 1] * 3,
+            "smce_over_T": [0.27, 0.28, 0.0195, 0.0196, 0.2, 0.21],
+            "bias": [4.44e-4, 4.5e-4, 0.02, 0.03, 0.2, 0.2],
+        }
+    )
     rows = _cells(plots.latex_table(s, ["smce_over_T", "bias"]))
     assert [r[0] for r in rows] == ["a", "m", "z"]  # by rank on smCE/T, not by name
     for j in (1, 2):
@@ -1082,8 +1296,12 @@ def test_a_heatmap_of_a_bulk_with_far_outliers_separates_the_bulk():
     rng = np.random.default_rng(0)
     bulk = rng.uniform(0.15, 0.35, 40)
     values = np.r_[bulk, 0.0, 0.00125, 0.005, 1.0, 0.996]
-    s = pd.DataFrame([{"forecaster": f"f{i % 9}", "nature": f"n{i // 9}", "seed": 0, "brier": v, "status": "ok",
-                       "T": 10} for i, v in enumerate(values)])
+    s = pd.DataFrame(
+        [
+            {"forecaster": f"f{i % 9}", "nature": f"n{i // 9}", "seed": 0, "brier": v, "status": "ok", "T": 10}
+            for i, v in enumerate(values)
+        ]
+    )
     fig = plots.leaderboard_heatmap(s, "brier")
     norm = fig.axes[0].images[0].norm
     assert norm(bulk.max()) - norm(bulk.min()) > 0.6
@@ -1092,15 +1310,32 @@ def test_a_heatmap_of_a_bulk_with_far_outliers_separates_the_bulk():
 def test_red_team_figures_say_what_they_draw_metric_and_T():
     from arena.plots.redteam import attack_vs_certificate, cross_attack_heatmap
 
-    one = pd.DataFrame({"metric": "coverage_error", "forecaster": ["aci"], "T": [500], "value": [0.02],
-                        "certificate": [None], "cert_bound": [np.nan]})
+    one = pd.DataFrame(
+        {
+            "metric": "coverage_error",
+            "forecaster": ["aci"],
+            "T": [500],
+            "value": [0.02],
+            "certificate": [None],
+            "cert_bound": [np.nan],
+        }
+    )
     title = attack_vs_certificate(one, "coverage_error").axes[0].get_title()
     assert "T = 500" in title and "dashed" not in title and "solid" not in title  # nothing dashed is drawn
-    both = pd.DataFrame({"metric": "smce_over_T", "forecaster": ["k29", "k29"], "T": [100, 1000],
-                         "value": [0.05, 0.017], "certificate": "smce", "cert_bound": [0.07, 0.023]})
+    both = pd.DataFrame(
+        {
+            "metric": "smce_over_T",
+            "forecaster": ["k29", "k29"],
+            "T": [100, 1000],
+            "value": [0.05, 0.017],
+            "certificate": "smce",
+            "cert_bound": [0.07, 0.023],
+        }
+    )
     assert "certified bound" in attack_vs_certificate(both).axes[0].get_title()
-    m = pd.DataFrame({"attacker": ["a", "a"], "victim": ["a", "b"], "metric": "smce_over_T", "T": 300,
-                      "value": [0.3, 0.1]})
+    m = pd.DataFrame(
+        {"attacker": ["a", "a"], "victim": ["a", "b"], "metric": "smce_over_T", "T": 300, "value": [0.3, 0.1]}
+    )
     title = cross_attack_heatmap(m).axes[0].get_title()
     assert "cross-attack" in title and "smCE/T" in title and "T = 300" in title
 
@@ -1108,8 +1343,22 @@ def test_red_team_figures_say_what_they_draw_metric_and_T():
 def test_a_two_panel_reliability_grid_has_a_one_line_title():
     from arena.plots.binary import reliability_grid
 
-    rel = pd.DataFrame([{"forecaster": f, "nature": "anti_forecaster", "seed": 0, "bin": b, "lo": b / 10,
-                         "hi": (b + 1) / 10, "count": 5, "mean_p": b / 10 + 0.05, "mean_y": b / 10}
-                        for f in ("k29", "running_mean") for b in range(10)])
+    rel = pd.DataFrame(
+        [
+            {
+                "forecaster": f,
+                "nature": "anti_forecaster",
+                "seed": 0,
+                "bin": b,
+                "lo": b / 10,
+                "hi": (b + 1) / 10,
+                "count": 5,
+                "mean_p": b / 10 + 0.05,
+                "mean_y": b / 10,
+            }
+            for f in ("k29", "running_mean")
+            for b in range(10)
+        ]
+    )
     fig = reliability_grid(rel, "anti_forecaster")
     assert fig.get_suptitle().count("\n") == 0 and "anti forecaster" in fig.get_suptitle()
