@@ -29,6 +29,7 @@ import numpy as np
 
 from arena.errors import printable
 from arena.lazy import LazyModule
+from arena.metrics.calibration import bin_edges, bin_index
 from arena.seeding import stream_seeds
 
 # imported when a table is built or read: a worker that plays and stores matchups (JSON) loads neither
@@ -203,12 +204,12 @@ def reliability_table(p: np.ndarray, y: np.ndarray, bins: int = 10) -> pd.DataFr
 
 def reliability_columns(p: np.ndarray, y: np.ndarray, bins: int = 10) -> dict[str, np.ndarray]:
     """The columns of :func:`reliability_table` (what :func:`save_matchup` stores, without building a frame)."""
-    idx = np.minimum((np.asarray(p) * bins).astype(int), bins - 1)
+    idx = bin_index(p, bins)  # the ECE's bins, exact at their edges
     count = np.bincount(idx, minlength=bins)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_p = np.bincount(idx, weights=p, minlength=bins) / count
         mean_y = np.bincount(idx, weights=y, minlength=bins) / count
-    edges = np.linspace(0, 1, bins + 1)
+    edges = bin_edges(bins)
     return {
         "bin": np.arange(bins),
         "lo": edges[:-1],

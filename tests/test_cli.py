@@ -119,7 +119,7 @@ def test_one_run_writes_a_one_row_summary_equal_to_play(tmp_path: Path) -> None:
     assert config["T"] == 200 and config["seed"] == 3 and config["nature"]["p"] == 0.3
     # The same matchup in-process gives the same numbers (conf/ defaults equal the class defaults).
     r = play("binary", "k29", "iid_bernoulli", T=200, seed=3)
-    for key in ("smce", "smce_pm", "brier", "bias", "log_loss", "regret_linear", "oi_gap"):
+    for key in ("smce", "brier", "bias", "log_loss", "regret_linear", "oi_gap"):
         assert row[key] == pytest.approx(r.summary[key], rel=1e-12, abs=1e-15), key
         assert csv.iloc[0][key] == pytest.approx(r.summary[key], rel=1e-12, abs=1e-15), key
     assert row["cert.smce.bound"] == pytest.approx(r.certificates["smce"].bound, rel=1e-12)

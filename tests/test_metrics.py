@@ -25,8 +25,9 @@ from arena.kernels import (
     kernel_gap,
     make_kernel,
 )
-from arena.metrics.calibration import LOG_LOSS_EPS, bias, brier, ece, grid_calibration, log_loss
+from arena.metrics.calibration import LOG_LOSS_EPS, bias, bin_index, brier, ece, grid_calibration, log_loss
 from arena.metrics.regret import best_linear_weights, regret_constant, regret_linear
+from arena.metrics.smce import smce, smce_lp
 
 # ============================================================ calibration: closed forms
 
@@ -92,7 +93,7 @@ def test_log_loss_matches_plain_loop_on_random_inputs() -> None:
 def _ece_loop(p, y, bins) -> float:
     sums = [0.0] * bins
     for pi, yi in zip(p, y, strict=False):
-        b = bins - 1 if pi == 1.0 else math.floor(pi * bins)
+        b = max(k for k in range(bins) if k / bins <= pi)  # the last edge k/bins at or below p, compared as written
         sums[b] += yi - pi
     return sum(abs(s) for s in sums) / len(p)
 
@@ -108,14 +109,43 @@ def test_ece_hand_made() -> None:
     assert ece(np.zeros(0), np.zeros(0)) == 0.0
 
 
-@pytest.mark.parametrize("bins", [1, 3, 10, 15])
+def test_ece_bins_are_exact_at_their_edges() -> None:
+    # k/bins lies in bin k for every bins <= 100 and every k (1 in the last, closed bin); int(p * bins) put
+    # 148 of these edges one bin low (15/22 * 22 rounds to 14.999...)
+    for bins in range(1, 101):
+        k = np.arange(bins + 1)
+        np.testing.assert_array_equal(bin_index(k / bins, bins), np.minimum(k, bins - 1), err_msg=f"bins={bins}")
+        # the float just below an edge stays in the bin below it
+        below = np.nextafter(k[1:] / bins, 0.0)
+        np.testing.assert_array_equal(bin_index(below, bins), k[1:] - 1, err_msg=f"bins={bins}")
+    # through ece: 15/22 and 0.7 share bin 15 of 22, so their residuals cancel within it
+    assert ece(np.array([15 / 22, 0.7]), np.array([1.0, 0.0]), 22) == pytest.approx(abs(7 / 22 - 0.7) / 2)
+
+
+@pytest.mark.parametrize("bins", [1, 3, 10, 15, 22])
 def test_ece_matches_plain_loop(bins: int) -> None:
     rng = np.random.default_rng(bins)
     for _ in range(20):
         T = int(rng.integers(1, 60))
-        p = rng.choice([0.0, 1.0, 0.5, rng.random(), rng.random()], T)
+        p = rng.choice([0.0, 1.0, 0.5, rng.random(), rng.random(), int(rng.integers(bins + 1)) / bins], T)
         y = (rng.random(T) < 0.4).astype(float)
         assert ece(p, y, bins) == pytest.approx(_ece_loop(p, y, bins), abs=1e-12)
+
+
+def test_smce_has_one_form_the_lp_over_minus_one_to_one_agrees() -> None:
+    # A 1-Lipschitz f on [0, 1] spans at most 1. Let f in [-1, 1] maximise L(f) = sum_t f(p_t) w_t (the set is
+    # symmetric, so this is the sup of |L|), f in [a, a + 1] with -1 <= a <= 0. If sum w >= 0, L(f) = L(f - a) +
+    # a sum w <= L(f - a), and f - a maps into [0, 1]; else h = a + 1 - f maps into [0, 1] and L(f) = (a + 1) sum w
+    # - L(h) <= |L(h)|. So the sup over [-1, 1] is at most the sup over [0, 1], which it contains: they are equal,
+    # and the referee reports one column. The LP over [-1, 1] (an independent solver) agrees on random cases.
+    rng = np.random.default_rng(33)
+    for case in range(300):
+        T = int(rng.integers(1, 40))
+        p = rng.choice(np.r_[0.0, 1.0, rng.random(3)], T) if case % 2 else rng.random(T)
+        y = (rng.random(T) < rng.random()).astype(float)
+        scale = float(np.abs(y - p).sum()) + 1.0
+        assert smce(p, y) == pytest.approx(smce_lp(p, y, "pm"), abs=1e-9 * scale)
+        assert smce_lp(p, y, "paper") == pytest.approx(smce_lp(p, y, "pm"), abs=1e-9 * scale)
 
 
 def test_grid_calibration_hand_made() -> None:

@@ -45,7 +45,7 @@ from arena.kernels import FermiSobolev, Kernel, cross_sums, kernel_gap
 from arena.lazy import LazyModule
 from arena.metrics import calibration as cal
 from arena.metrics.regret import regret_constant, regret_linear
-from arena.metrics.smce import smce, smce_both, smce_curve
+from arena.metrics.smce import smce, smce_curve
 from arena.protocols import ProtocolError, RoundedForecaster
 
 if TYPE_CHECKING:
@@ -80,10 +80,10 @@ class BinaryGame(Game):
     def score(self, referee, rec, forecaster):
         order = np.argsort(rec.p, kind="stable") if len(rec.p) else None  # the forecasts sorted once, for both sums
         fs_q = fs_quadratic(rec.p, rec.y - rec.p, order) if len(rec.y) else 0.0  # fs_gap^2; K29's kernel gap too
-        smce_pair = smce_both(rec.p, rec.y, order)
+        smce_whole = smce(rec.p, rec.y, order=order)
         del order  # freed before the other metrics allocate theirs
         summary = metrics(
-            referee, rec.X, rec.p, rec.y, rec.y_prob, grid=rounding_grid(forecaster), fs_q=fs_q, smce_pair=smce_pair
+            referee, rec.X, rec.p, rec.y, rec.y_prob, grid=rounding_grid(forecaster), fs_q=fs_q, smce_whole=smce_whole
         )
         run = BinaryRun(rec, forecaster, referee.max_tol)  # shared by certificates and curves: sigma is computed once
         run.smce_whole, run.fs_q = summary["smce"], fs_q
@@ -342,10 +342,9 @@ METRICS = {
     "brier": "mean squared error (p_t - y_t)^2",
     "log_loss": "mean log loss, forecasts clipped to [1e-6, 1 - 1e-6]",
     "ece": "binned expected calibration error (referee.ece_bins equal-width bins)",
-    "smce": "exact smooth calibration error, test functions [0, 1] -> [0, 1] (§8)",
+    "smce": "exact smooth calibration error, test functions [0, 1] -> [0, 1] (§8); equal to the usual form, "
+    "f: [0, 1] -> [-1, 1], since a 1-Lipschitz function on [0, 1] spans at most 1",
     "smce_over_T": "smce / T",
-    "smce_pm": "exact smooth calibration error, test functions [0, 1] -> [-1, 1] (the usual smCE)",
-    "smce_pm_over_T": "smce_pm / T",
     "oi_gap": "outcome-indistinguishability gap ||sum_t Phi(x_t, p_t)(y_t - p_t)|| for referee.oi_features",
     "regret_constant": "squared-loss regret to the best constant forecast",
     "regret_linear": "squared-loss regret to the best linear forecast <w, x_t> + a (a = 0 with "
@@ -422,13 +421,12 @@ def metrics(
     y_prob=None,
     grid: int | None = None,
     fs_q: float | None = None,
-    smce_pair: tuple[float, float] | None = None,
+    smce_whole: float | None = None,
 ) -> dict[str, float]:
     """Every binary metric of a run under the referee's settings; ``grid`` = N adds the
     per-grid-point calibration error of forecasts rounded to {0, 1/N, ..., 1}; ``fs_q``:
-    ``fs_quadratic(p, y - p)`` and ``smce_pair``: ``smce_both(p, y)``, when the caller has them."""
+    ``fs_quadratic(p, y - p)`` and ``smce_whole``: ``smce(p, y)``, when the caller has them."""
     T = len(y)
-    smce_paper, smce_pm = smce_both(p, y) if smce_pair is None else smce_pair
     with np.errstate(over="ignore", invalid="ignore"):  # contexts whose ||x||^2 overflows: NaN, not a warning
         oi2 = kernel_gap(referee.oi_kernel, X, p, y - p)
     out = {
@@ -436,8 +434,7 @@ def metrics(
         "brier": cal.brier(p, y),
         "log_loss": cal.log_loss(p, y),
         "ece": cal.ece(p, y, referee.ece_bins),
-        "smce": smce_paper,
-        "smce_pm": smce_pm,
+        "smce": smce(p, y) if smce_whole is None else smce_whole,
         "oi_gap": math.sqrt(max(oi2, 0.0)) if not math.isnan(oi2) else math.nan,
         "regret_constant": regret_constant(p, y),
         "regret_linear": _regret_linear(referee, X, p, y),
@@ -445,7 +442,6 @@ def metrics(
         "hat_calibration": cal.hat_calibration(p, y, referee.hat_eps, referee.hat_alpha),
     }
     out["smce_over_T"] = out["smce"] / T if T else 0.0
-    out["smce_pm_over_T"] = out["smce_pm"] / T if T else 0.0
     if grid is not None and T:
         out["grid_calibration"] = float(cal.grid_calibration(p, y, grid).max())
         out["grid_calibration_over_T"] = out["grid_calibration"] / T

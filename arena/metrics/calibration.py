@@ -50,10 +50,39 @@ def log_loss(p: np.ndarray, y: np.ndarray, eps: float = LOG_LOSS_EPS) -> float:
     return float(-np.mean(a))
 
 
+def bin_edges(bins: int) -> np.ndarray:
+    """The edges k/bins (k = 0..bins) of equal-width bins of [0, 1], each the float ``k / bins``.
+
+    ``np.linspace(0, 1, bins + 1)`` differs from k/bins in the last bit for some k, so a forecast
+    written as k/bins could fall on the wrong side of its own edge.
+
+    Examples
+    --------
+    >>> bin_edges(4).tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    """
+    return np.arange(bins + 1) / bins
+
+
+def bin_index(p: np.ndarray, bins: int) -> np.ndarray:
+    """The equal-width bin of each forecast: bin k is [k/bins, (k+1)/bins), the last one closed.
+
+    A forecast equal to an edge k/bins lies in bin k: ``int(p * bins)`` puts 15/22 in bin 14,
+    since the product rounds to 14.999...; comparing with the edges themselves does not round.
+
+    Examples
+    --------
+    >>> bin_index(np.array([0.0, 15 / 22, 0.7, 1.0]), 22).tolist()
+    [0, 15, 15, 21]
+    """
+    idx = np.searchsorted(bin_edges(bins), np.asarray(p, dtype=float), side="right") - 1
+    return np.clip(idx, 0, bins - 1)
+
+
 def ece(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
     """Binned expected calibration error: sum over equal-width bins b of |sum_{t in b}(y_t - p_t)| / T.
 
-    The last bin is closed (p = 1 falls in it).
+    Bins as :func:`bin_index`: k/bins is in bin k, and the last bin is closed (p = 1 falls in it).
 
     Examples
     --------
@@ -62,7 +91,7 @@ def ece(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
     """
     if not len(p):
         return 0.0
-    idx = np.minimum((p * bins).astype(int), bins - 1)
+    idx = bin_index(p, bins)
     sums = np.bincount(idx, weights=y - p, minlength=bins)
     return float(np.abs(sums).sum() / len(p))
 

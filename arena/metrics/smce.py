@@ -5,6 +5,8 @@ smCE = sup over 1-Lipschitz f of |sum_t f(p_t) (y_t - p_t)|, in two forms:
 * ``kind="paper"``: f maps [0, 1] into [0, 1] (Perdomo & Recht, §8);
 * ``kind="pm"``: f maps [0, 1] into [-1, 1] (the usual definition).
 
+The two are equal for forecasts in [0, 1] (``smce``'s Notes), so games report one, ``smce``.
+
 Only the values of f at the distinct forecasts matter (any feasible set of values
 extends to a 1-Lipschitz function on [0, 1] by linear interpolation), so both forms
 are linear programs over n <= T variables. ``smce_lp`` solves that program with
@@ -155,7 +157,12 @@ def _lp_max(W: np.ndarray, d: np.ndarray, lo: float) -> float:
 # --------------------------------------------------------------------------- exact DP
 
 
-def smce(p: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, kind: str = "paper") -> float:
+def smce(
+    p: Sequence[float] | np.ndarray,
+    y: Sequence[float] | np.ndarray,
+    kind: str = "paper",
+    order: np.ndarray | None = None,
+) -> float:
     """Exact smooth calibration error in O(T log T).
 
     Parameters
@@ -166,7 +173,9 @@ def smce(p: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, kind:
         Outcomes in [0, 1].
     kind : {"paper", "pm"}
         Range of the test functions: [0, 1] (paper, f: [0,1] -> [0,1]) or
-        [-1, 1] (pm, the usual smCE).
+        [-1, 1] (pm, the usual smCE). The two are equal (see Notes).
+    order : numpy.ndarray, optional
+        ``np.argsort(p, kind="stable")``, when the caller has it (the forecasts are then not sorted again).
 
     Returns
     -------
@@ -184,8 +193,9 @@ def smce(p: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, kind:
     The two forms are in fact equal on [0, 1]: a 1-Lipschitz f there has range
     width <= 1, and the objective is linear in a constant shift of f, so a best
     f in [-1, 1] touches 1 or -1 and then lies in [0, 1] or [-1, 0]; the latter
-    is the negative of a [0, 1] function. The code computes both independently
-    (with Lipschitz constants 1 and 2 in ``_pm_value``), which is a free check.
+    is the negative of a [0, 1] function. So the referee reports one value
+    (``smce``); the two forms are computed independently here (with Lipschitz
+    constants 1 and 2 in ``_pm_value``) and by ``smce_lp``, which the tests compare.
 
     Examples
     --------
@@ -203,32 +213,14 @@ def smce(p: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, kind:
     p, y = _check_inputs(p, y, kind)
     if len(p) == 0:
         return 0.0
-    return _from_aggregate(*_aggregate(p, y), kind)
+    v, W = _aggregate(p, y) if order is None else _aggregate_sorted(p, y, order)
+    return _from_aggregate(v, W, kind)
 
 
 def _from_aggregate(v: np.ndarray, W: np.ndarray, kind: str) -> float:
     if kind == "pm":
         return float(max(_pm_value(v, W), 0.0))
     return float(abs(W.sum()) / 2.0 + max(_pm_value(v, W, 2.0), 0.0) / 2.0)
-
-
-def smce_both(
-    p: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, order: np.ndarray | None = None
-) -> tuple[float, float]:
-    """``(smce(p, y, "paper"), smce(p, y, "pm"))``, sorting the forecasts once (``order``:
-    ``np.argsort(p, kind="stable")``, when the caller has it).
-
-    Examples
-    --------
-    >>> smce_both([0.2, 0.2, 0.8], [1, 0, 1]) == (smce([0.2, 0.2, 0.8], [1, 0, 1]),
-    ...                                          smce([0.2, 0.2, 0.8], [1, 0, 1], "pm"))
-    True
-    """
-    p, y = _check_inputs(p, y, "paper")
-    if len(p) == 0:
-        return 0.0, 0.0
-    v, W = _aggregate(p, y) if order is None else _aggregate_sorted(p, y, order)
-    return _from_aggregate(v, W, "paper"), _from_aggregate(v, W, "pm")
 
 
 def smce_curve(

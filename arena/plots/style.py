@@ -97,9 +97,7 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "*", "p", "d", "H",
 #: Axis and legend labels of the metrics of every game.
 METRIC_LABELS = {
     "smce_over_T": "smCE/T",
-    "smce_pm_over_T": "smCE$_\\pm$/T",
     "smce": "smCE",
-    "smce_pm": "smCE$_\\pm$",
     "brier": "Brier",
     "bias": "bias",
     "log_loss": "log loss",
