@@ -384,7 +384,7 @@ def _check_tournament(base: DictConfig) -> int:
 
 
 #: Settings that are switches: true or false, never a string that looks like one.
-SWITCHES = ("keep_trace", "report", "replace_plan", "retry_crashed")
+SWITCHES = ("keep_trace", "report", "replace_plan", "retry_crashed", "sealed")
 
 
 def check_settings(cfg: DictConfig) -> None:

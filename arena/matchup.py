@@ -73,8 +73,12 @@ def build_matchup(
     nature_params: Mapping | None = None,
     referee: Referee | Mapping | None = None,
     time_limit: Any = None,
+    sealed: Any = False,
 ) -> Matchup:
     """Look up the game, make the plugins (registered names or instances) and check everything.
+
+    ``sealed``: the forecaster plays in a process of its own (:func:`arena.sealed.seal`), made here, so
+    that nothing of it runs in this process after its constructor.
 
     Raises ValueError (an unknown plugin name: :class:`arena.registry.UnknownPluginError`) with
     one line that names the bad value and the fix.
@@ -89,7 +93,13 @@ def build_matchup(
             "number, e.g. time_limit=10, or None for no limit (null in a config)"
         )
     g = get_game(game, **(game_params or {}))
+    if not isinstance(sealed, bool):
+        raise ValueError(f"sealed={sealed!r}: give true or false")
     fc = None if forecaster is None else make_forecaster(forecaster, **(forecaster_params or {}))
+    if sealed and fc is not None:
+        from arena.sealed import seal
+
+        fc = seal(fc)
     nat = make_nature(nature, **(nature_params or {}))
     for kind, plugin in (("forecaster", fc), ("nature", nat)):
         if plugin is not None and not plays(g, plugin):
@@ -203,6 +213,7 @@ def matchup_from_config(cfg) -> Matchup:
             game_params=game_params,
             referee=_plain_copy(cfg["referee"]),
             time_limit=time_limit,
+            sealed=cfg.get("sealed", False),
         )
     except ConfigError:
         raise

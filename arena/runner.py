@@ -29,6 +29,7 @@ from arena.oblivious import applies, play_oblivious
 from arena.protocols import Forecaster, Nature
 from arena.referee import Certificate, Referee
 from arena.results import PLUGIN_ERRORS, Forfeit, result_row
+from arena.sealed import Sealed
 from arena.seeding import forecaster_rng
 from arena.trace import trace_columns, write_trace
 from arena.watchdog import Timeout, Watchdog
@@ -109,6 +110,7 @@ def play(
     fast_path: bool = True,
     time_limit: float | None = None,
     trace_path: str | os.PathLike | None = None,
+    sealed: bool = False,
 ) -> Result:
     """Play one matchup and referee it.
 
@@ -134,6 +136,9 @@ def play(
     Parquet file, a chunk of rounds at a time (:func:`arena.trace.write_trace`); after a forfeit, the
     rounds played.
 
+    ``sealed`` plays the forecaster in a process of its own (:mod:`arena.sealed`): what it does to its
+    interpreter changes no score. It plays round by round (no fast path), each call a round trip.
+
     Examples
     --------
     >>> r = play("binary", "k29", "iid_bernoulli", T=500, seed=0)
@@ -152,6 +157,7 @@ def play(
         nature_params=nature_params,
         referee=referee,
         time_limit=time_limit,
+        sealed=sealed,
     )
     return play_matchup(m, keep_forecasts=keep_forecasts, fast_path=fast_path, trace_path=trace_path)
 
@@ -200,6 +206,8 @@ def play_matchup(
     rec = env.recorder.view()
     t_game = time.perf_counter() - start
     summary, certs, curves = m.referee.score(g, rec, fc)
+    if isinstance(fc, Sealed):  # its process ends; the result keeps its plain attributes
+        fc.close()
     t_ref = time.perf_counter() - start - t_game
     seconds = {
         "forecaster": t_fc,
