@@ -276,6 +276,66 @@ def quantile_marginal_bound(q: float, T: int) -> float:
     return max(q, 1 - q) / T
 
 
+def aci_coverage_bound(q: float, gamma: float, n: int) -> float:
+    """Gibbs & Candès (2021, Prop. 4.1): adaptive conformal inference with step ``gamma``, its recursion
+    alpha_{t+1} = alpha_t + gamma (alpha - err_t) run for n rounds from alpha_1 = alpha = 1 - q, keeps
+    |coverage - q| over those rounds <= (max(alpha_1, 1 - alpha_1) + gamma) / (gamma n), plus
+    :func:`aci_allowance`.
+
+    Deterministic: alpha_t <= 0 predicts the whole range (err_t = 0, alpha rises) and alpha_t >= 1 the
+    empty set (err_t = 1, alpha falls), so alpha_t stays in [-gamma, 1 + gamma], and the recursion
+    telescopes to alpha_{n+1} - alpha_1 = gamma sum_t (alpha - err_t).
+
+    Examples
+    --------
+    >>> round(aci_coverage_bound(0.9, 0.005, 1000), 12)
+    0.181
+    """
+    a1 = 1.0 - q
+    return (max(a1, 1.0 - a1) + gamma) / (gamma * n) + aci_allowance(gamma)
+
+
+def cert_aci(covered: np.ndarray, q: float, gamma: float, burn_in: int, who: str = "aci") -> Certificate:
+    """ACI's guarantee (:func:`aci_coverage_bound`) over the n = T - burn_in rounds where its update runs, with
+    the forecaster's (``who``) step ``gamma`` and ``burn_in``, and alpha_1 = 1 - q. The burn-in rounds (alpha
+    frozen) are not counted; ``extra`` has the whole run's coverage error and what the bound gives for it when
+    each burn-in round counts at its worst, max(q, 1 - q).
+
+    Examples
+    --------
+    >>> c = cert_aci(np.array([0, 0, 1, 0, 1, 0]), 0.5, gamma=1.0, burn_in=2)
+    >>> c.verdict, c.value, round(c.bound, 6), c.extra["rounds_counted"]
+    ('holds', 0.0, 0.375, 4)
+    >>> cert_aci(np.array([0, 0, 1, 1, 1, 1]), 0.5, 1.0, 2).verdict  # alpha_t = 1 would have emptied the set
+    'fails'
+    """
+    gamma, burn = float(gamma), int(burn_in)
+    if not gamma > 0:
+        return not_applicable("aci_coverage", f"forecaster {who!r} has no step size gamma > 0")
+    T = len(covered)
+    if T <= burn:
+        return not_applicable("aci_coverage", f"no round after the burn-in ({burn} rounds, T = {T})")
+    n, m = T - burn, max(q, 1.0 - q)
+    extra = {"gamma": gamma, "burn_in": burn, "rounds_counted": n, "allowance": aci_allowance(gamma)}
+    extra.update(whole_run_value=abs(float(np.mean(covered)) - q), whole_run_bound=((m + gamma) / gamma + burn * m) / T)
+    err = abs(float(np.mean(covered[burn:])) - q)
+    return judged("aci_coverage", err, aci_coverage_bound(q, gamma, n), atol=0.0, extra=extra)
+
+
+def aci_allowance(gamma: float) -> float:
+    """The rounding of ACI's float recursion in |coverage - q|, fixed before the game: each update
+    rounds alpha (|alpha| <= 1 + gamma) and gamma (alpha - err) by at most 2 eps (1 + gamma), and 1 - q is
+    rounded once (eps/2 per round in the count); over n rounds, divided by gamma n.
+
+    Examples
+    --------
+    >>> 0 < aci_allowance(0.005) < 1e-13
+    True
+    """
+    eps = float(np.finfo(float).eps)
+    return eps * (2.0 * (1.0 + gamma) / gamma + 1.0)
+
+
 def experts_regret_bound(N: int, sigma: float, rate: float) -> float:
     """§9: regret to every expert <= (log N + sigma) / rate.
 

@@ -29,6 +29,7 @@ control                          defect                                         
 ``marginal_quantile_df_flipped`` the §10 rule with its two answers swapped        quantile_marginal
 ``conditional_quantile_df_wide`` Alg. 6 stopping its bisection 1e6 times early    quantile_round
 ``ymax_claims_quantile_df``      always ymax, claiming Alg. 6's group guarantee   quantile_group
+``aci_broken_geometric``         ACI whose step grows 10% a round, declaring gamma aci_coverage
 =============================== ================================================ =========================
 
 References
@@ -48,7 +49,7 @@ from arena.search import DEFAULT_TOL, anticorrelation_search, two_point_search
 from forecasters.baselines import OGD, Constant, RunningMean
 from forecasters.defensive import K29, BitPrediction, K29Rounded, KernelDF
 from forecasters.experts import Hedge, LinfDF, UniformAverage
-from forecasters.quantile import ConditionalQuantileDF, MarginalQuantileDF, _QuantileForecaster
+from forecasters.quantile import ACI, ConditionalQuantileDF, MarginalQuantileDF, _QuantileForecaster
 
 #: The search width the coarse controls really use (while declaring the referee's 2^-34).
 COARSE_TOL = 1e-2
@@ -313,6 +314,28 @@ class YmaxClaimsQuantileDF(_QuantileForecaster):
         pass
 
 
+@register
+class ACIBrokenGeometric(ACI):
+    """ACI whose step grows geometrically (times ``growth`` per update) while it declares ``gamma``."""
+
+    name = "aci_broken_geometric"
+
+    def __init__(self, gamma: float = 0.5, burn_in: int = 0, window: int = 0, growth: float = 1.1):
+        super().__init__(gamma=gamma, burn_in=burn_in, window=window)
+        self.growth = float(growth)
+
+    def reset(self, rng):
+        super().reset(rng)
+        self._step = self.gamma
+
+    def update(self, x, p, y):
+        counted, before = self._n >= self.burn_in, self._alpha
+        super().update(x, p, y)  # the outcomes kept; the step gamma replaced by the growing one
+        if counted:
+            self._alpha = before + self._step * (self._alpha_target - (1.0 if y > p else 0.0))
+            self._step *= self.growth
+
+
 #: (control, check) -> why the conformance check fails for it (strict expected failures in the suite):
 #: every control whose broken certificate is deterministic fails ``check_claims_hold``. The two whose
 #: broken certificate is probabilistic (rounded_calibration, quantile_group: judged over seeds, docs/ERRATA.md)
@@ -336,6 +359,7 @@ KNOWN_FAILURES: dict[tuple[str, str], str] = {
         HedgeBrokenWrongSign,
         MarginalQuantileDFFlipped,
         ConditionalQuantileDFWide,
+        ACIBrokenGeometric,
     )
 }
 #: Every control's registered name.

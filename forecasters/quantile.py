@@ -401,10 +401,13 @@ class ACI(_QuantileForecaster):
     update alpha_t every round. alpha_t <= 0 (an infinite quantile) predicts ymax;
     alpha_t >= 1 (an empty set) predicts ymin.
 
+    Claims ``aci_coverage`` (Gibbs & Candes, Prop. 4.1): over the rounds after the burn-in,
+    |coverage - q| <= (max(alpha, 1 - alpha) + gamma)/(gamma n); with ``burn_in=0``, the whole run.
+
     Parameters
     ----------
     gamma : step of the alpha recursion, > 0 (G&C use 0.005).
-    burn_in : rounds before the recursion starts, >= 1.
+    burn_in : rounds before the recursion starts, >= 0 (0: it runs from the first round).
     window : number of past outcomes the quantile uses (0: all).
 
     Examples
@@ -416,11 +419,12 @@ class ACI(_QuantileForecaster):
     """
 
     name = "aci"
+    claims = ("aci_coverage",)
 
     def __init__(self, gamma: float = 0.005, burn_in: int = 10, window: int = 0):
         if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not (math.isfinite(gamma) and gamma > 0):
             raise ValueError(f"{self.name}: gamma={gamma!r} must be a positive number, e.g. gamma: 0.005")
-        for key, v, least in (("burn_in", burn_in, 1), ("window", window, 0)):
+        for key, v, least in (("burn_in", burn_in, 0), ("window", window, 0)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < least:
                 raise ValueError(f"{self.name}: {key}={v!r} must be an integer >= {least}")
         self.gamma, self.burn_in, self.window = float(gamma), int(burn_in), int(window)

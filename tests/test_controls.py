@@ -52,9 +52,10 @@ TEETH = [
     ("hedge_regret", "experts", "hedge_broken_wrong_sign", "hedge", "expert_constants", 500),
     ("quantile_marginal", "quantile", "marginal_quantile_df_flipped", "marginal_quantile_df", "iid_normal", 300),
     ("quantile_round", "quantile", "conditional_quantile_df_wide", "conditional_quantile_df", "lipschitz_cdf", 300),
+    ("aci_coverage", "quantile", "aci_broken_geometric", "aci", "mean_shift", 1000),
 ]
 #: The correct forecasters as their configs set them (kernel_df: 1 + k_FS + pp' + <x, x'>, now also its default).
-PARAMS = {"hedge": {"eta": 0.5}, "ogd": {"paper": True, "lr": 0.05}}
+PARAMS = {"hedge": {"eta": 0.5}, "ogd": {"paper": True, "lr": 0.05}, "aci": {"gamma": 0.5, "burn_in": 0}}
 
 
 def test_every_certificate_has_a_control_that_fails_it():

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import itertools
 import math
 from pathlib import Path
+from types import SimpleNamespace
 
 import gymnasium as gym
 import numpy as np
@@ -24,12 +26,13 @@ import arena  # noqa: F401  (registers the Gymnasium ids)
 from arena import checks, play
 from arena.env import ForecastEnv
 from arena.games import QuantileGame, get_game
-from arena.games.quantile import group_certificate_over_seeds, pinball
+from arena.games.quantile import CERTIFICATES, group_certificate_over_seeds, pinball
 from arena.laws import Mixture, PiecewiseLinearCDF, TruncatedNormal, TruncatedStudentT, Uniform, lipschitz_ramp
 from arena.protocols import Forecast, Nature, ProtocolError
 from arena.registry import FORECASTERS, NATURES, load_plugins
 from arena.search import two_point_search
-from forecasters.quantile import ACI, ConditionalQuantileDF, MarginalQuantileDF, empirical_quantile
+from forecasters.controls import ACIBrokenGeometric
+from forecasters.quantile import ACI, ConditionalQuantileDF, MarginalQuantileDF, WindowQuantile, empirical_quantile
 
 load_plugins()
 
@@ -223,6 +226,63 @@ def test_aci_matches_a_direct_reference_implementation(gamma):
     assert got == _aci_reference(ys, 0.8, gamma, 10, -10.0, 10.0)
     if gamma == 0.5:  # the conventions outside [0, 1] were exercised
         assert min(alphas) < 0 or max(alphas) > 1
+
+
+# the quantile tournament's natures (lipschitz_cdf adaptive at three L), and the replays
+ACI_NATURES = [(n, {}) for n in QUANTILE_NATURES if n not in ("lipschitz_cdf", "quantile_replay")]
+ACI_NATURES += [("lipschitz_cdf", {"L": L}) for L in (0.1, 1.0, 10.0)]
+
+
+@pytest.mark.parametrize("burn_in", [0, 10])
+def test_aci_coverage_certificate_holds_on_every_nature(burn_in):
+    # Gibbs & Candes' bound is deterministic: no nature, seed or step may break it
+    worst = 0.0
+    for (nature, params), seed, gamma in itertools.product(ACI_NATURES, (0, 1), (0.005, 0.05, 0.5)):
+        r = play("quantile", ACI(gamma=gamma, burn_in=burn_in), nature, T=400, seed=seed, nature_params=params)
+        c = r.certificates["aci_coverage"]
+        assert c.verdict == "holds", (nature, seed, gamma, c)
+        assert c.extra["rounds_counted"] == 400 - burn_in
+        worst = max(worst, c.value / c.bound)
+        if burn_in == 0:  # the whole run is certified: the value is the run's coverage error
+            assert c.value == pytest.approx(r.summary["coverage_error"], abs=1e-15)
+    assert worst > 0.3  # some run comes near the bound: the check is not vacuous
+
+
+def test_aci_coverage_certificate_holds_against_the_red_team():
+    from arena.redteam.policy import RedTeamNature
+    from arena.redteam.search import search
+
+    game = get_game("quantile", q=0.9)
+    params = {"gamma": 0.05, "burn_in": 0}
+    attack = search(game, "aci", "coverage_error", T=120, budget=200, searcher="cma", forecaster_params=params, L=5.0)
+    r = play(game, "aci", RedTeamNature(attack[0]), T=120, seed=0, forecaster_params=params)
+    c = r.certificates["aci_coverage"]
+    assert c.verdict == "holds" and c.value == pytest.approx(r.summary["coverage_error"], abs=1e-15)
+    assert c.value > 0.5 * play(game, "aci", "iid_normal", T=120, forecaster_params=params).summary["coverage_error"]
+
+
+@pytest.mark.parametrize("nature", ["iid_normal", "mean_shift", "lipschitz_cdf", "seattle_daily_temp"])
+def test_aci_with_a_geometric_step_fails_the_certificate(nature):
+    # the same nature and seed: the correct ACI holds, the one whose step grows 1% a round fails
+    kw = {"gamma": 0.5, "burn_in": 0}
+    good = play("quantile", ACI(**kw), nature, T=1000, seed=0).certificates["aci_coverage"]
+    bad = play("quantile", ACIBrokenGeometric(growth=1.01, **kw), nature, T=1000, seed=0).certificates["aci_coverage"]
+    assert good.verdict == "holds" and bad.verdict == "fails"
+    assert bad.value > bad.bound > good.value
+
+
+def test_aci_coverage_certificate_counts_the_rounds_after_the_burn_in():
+    r = play("quantile", ACI(gamma=0.05, burn_in=10), "iid_normal", T=200, seed=3)
+    c = r.certificates["aci_coverage"]
+    covered = (r.recorder.y <= r.recorder.p)[10:]
+    assert c.value == pytest.approx(abs(covered.mean() - 0.9), abs=1e-15)
+    assert c.bound == pytest.approx((0.9 + 0.05) / (0.05 * 190), rel=1e-12)
+    assert c.extra["whole_run_value"] == pytest.approx(r.summary["coverage_error"], abs=1e-15)
+    assert play("quantile", ACI(burn_in=10), "iid_normal", T=10).certificates["aci_coverage"].verdict == "n/a"
+    # a forecaster with no step size that claims it: not applicable, with the reason
+    fc = WindowQuantile()
+    c = CERTIFICATES["aci_coverage"](SimpleNamespace(covered=np.ones(5), q=0.9, forecaster=fc), None)
+    assert c.verdict == "n/a" and "no step size gamma" in c.reason
 
 
 def test_empirical_quantile_is_the_conformal_order_statistic():

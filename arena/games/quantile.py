@@ -2,7 +2,6 @@
 
 Rules: forecast the q-quantile of y in (ymin, ymax] (see :class:`QuantileGame`).
 
-
 Metrics (realized, and expected over the announced two-point forecast and nature's law,
 which the arena records as the law's CDF at both atoms; a plain outcome is a point mass):
 
@@ -29,6 +28,8 @@ Certificates (a forecaster claims them by name):
   the smallest norm of a v with <v, Phi> = f on the run's points and L nature's largest
   Lipschitz constant. The value is the worst |sum|/||f||; ``extra`` carries the realized
   counterpart and the tighter sqrt(sum_t E_t[k (1{y <= p} - q)^2] + 2 sum_t L_t/(10 t^2)).
+- ``aci_coverage`` (Gibbs & Candès 2021, Prop. 4.1): ACI's |coverage - q| over the rounds after
+  its burn-in <= (max(alpha_1, 1 - alpha_1) + gamma)/(gamma n), :func:`arena.certificates.cert_aci`.
 
 References
 ----------
@@ -44,7 +45,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from arena.certificates import Certificate, checkpoints, judged, not_applicable, quantile_marginal_bound
+from arena.certificates import Certificate, cert_aci, checkpoints, judged, not_applicable, quantile_marginal_bound
 from arena.games.base import Game, GameScore, bind
 from arena.lazy import LazyModule
 from arena.protocols import OutcomeLaw, ProtocolError
@@ -572,27 +573,24 @@ CERTIFICATE_DESCRIPTIONS = {
     "quantile_marginal": "§10: |coverage - q| <= max(q, 1 - q) / T",
     "quantile_round": "§10 Alg. 6: every round, E_t[(1{y <= p} - q) S_t(p_t)] <= L / (10 t^2)",
     "quantile_group": "§10 Thm: per group f, |sum_t E_t[f (1{y <= p} - q)]| <= ||f|| sqrt(L + sum_t E_t k)",
+    "aci_coverage": "Gibbs & Candes: after the burn-in, |coverage - q| <= (max(a_1, 1 - a_1) + gamma)/(gamma n)",
 }
 #: Certificate name -> function(run, referee) -> Certificate.
 CERTIFICATES = {
     "quantile_marginal": lambda run, ref: cert_marginal(run),
     "quantile_round": lambda run, ref: cert_round(run),
     "quantile_group": lambda run, ref: cert_group(run),
+    "aci_coverage": lambda run, ref: cert_aci(
+        run.covered,
+        run.q,
+        getattr(run.forecaster, "gamma", math.nan),
+        getattr(run.forecaster, "burn_in", 0),
+        run.forecaster.name,
+    ),
 }
 QuantileGame.certificates = CERTIFICATES
 QuantileGame.metric_descriptions = METRICS
 QuantileGame.certificate_descriptions = CERTIFICATE_DESCRIPTIONS
 
-__all__ = [
-    "QuantileRun",
-    "cert_group",
-    "cert_marginal",
-    "cert_round",
-    "coverage_error",
-    "group_certificate_over_seeds",
-    "pinball",
-    "quantile_curves",
-    "quantile_metrics",
-    "round_terms",
-    "QuantileGame",
-]
+__all__ = ["QuantileRun", "QuantileGame", "cert_group", "cert_marginal", "cert_round", "coverage_error"]
+__all__ += ["group_certificate_over_seeds", "pinball", "quantile_curves", "quantile_metrics", "round_terms"]
