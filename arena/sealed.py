@@ -61,6 +61,9 @@ MIXINS = (RoundedForecaster, DecisionForecaster, ExpertsForecaster)
 MAX_REPLY = 1 << 30
 #: Seconds between two looks at whether the child still lives, while waiting for its reply.
 POLL = 0.25
+#: An array argument of at least so many numbers is sent once while it is the same object: the referee asks
+#: ``weights_after(cum, t)`` of every round t with one (T, N) array, which must not cross T times.
+BIG = 4096
 #: What a reply may name: numpy's arrays and scalars, the arena's forecasts and kernels. Nothing else is imported.
 ALLOWED = frozenset(
     [
@@ -188,6 +191,14 @@ for _name in (*_DECLARED, "advice_lipschitz", *_OPTIONAL):
     setattr(Sealed, _name, _declared(_name))
 
 
+class _Kept:
+    """The big array sent last, again (:data:`BIG`)."""
+
+
+def _big(value) -> bool:
+    return isinstance(value, np.ndarray) and value.size >= BIG
+
+
 class _Advised:
     """A second-guessing context on its way to the child: the revealed advice; ``advice(p)`` is asked back."""
 
@@ -205,6 +216,7 @@ class _Child:
         self.conn: Any = None
         self.view: dict | None = None  # the plain attributes kept by close()
         self.advice = None  # the second-guessing panel of the call under way
+        self.kept = None  # the last big array sent (the child keeps its copy; the arena's scorers never change one)
         self.busy = False  # a request was sent and its reply not read (an interrupt came in between)
 
     # ------------------------------------------------------------------ what the proxy asks
@@ -252,7 +264,7 @@ class _Child:
         )
         self.process.start()
         theirs.close()
-        self.conn, self.busy = mine, False
+        self.conn, self.busy, self.kept = mine, False, None
 
     def stop(self) -> None:
         process, conn, self.process, self.conn = self.process, self.conn, None, None
@@ -312,6 +324,10 @@ class _Child:
             return ("raise", (type(exc).__name__, str(exc)))
 
     def _outbound(self, value):
+        if _big(value):
+            if value is self.kept:
+                return _Kept()
+            self.kept = value
         if isinstance(value, AdviceContext) and value.second_guessing:
             self.advice = value.advice
             return _Advised(np.asarray(value).copy(), value.lipschitz)
@@ -362,21 +378,22 @@ def serve(conn, other, forecaster: Forecaster) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the arena's to handle; it ends this process
     if other is not None:
         other.close()  # the arena's end: once the arena is gone, the next read here ends this process
+    kept: list = [None]  # the big array received last (:data:`BIG`)
     while True:
         try:
             request = conn.recv()
         except (EOFError, OSError):
             return
-        conn.send_bytes(answer(forecaster, request, conn))
+        conn.send_bytes(answer(forecaster, request, conn, kept))
 
 
-def answer(forecaster: Forecaster, request: tuple, conn=None) -> bytes:
+def answer(forecaster: Forecaster, request: tuple, conn=None, kept: list | None = None) -> bytes:
     """The pickled reply to one request: ("ok", value), ("callable",) or ("raise", name, message)."""
     kind, name, args = request
     value = None
     try:
         if kind == "call":
-            value = getattr(forecaster, name)(*(_inbound(a, conn) for a in args))
+            value = getattr(forecaster, name)(*(_inbound(a, conn, kept if kept is not None else [None]) for a in args))
         elif kind == "get":
             value = getattr(forecaster, name)
             if callable(value) and not isinstance(value, type):
@@ -395,7 +412,11 @@ def answer(forecaster: Forecaster, request: tuple, conn=None) -> bytes:
         return pickle.dumps(("raise", "ProtocolError", f"{what} ({type(exc).__name__})"))
 
 
-def _inbound(value, conn):
+def _inbound(value, conn, kept: list):
+    if isinstance(value, _Kept):
+        return kept[0]
+    if _big(value):
+        kept[0] = value
     if isinstance(value, _Advised):
         return AdviceContext(value.values, advice=functools.partial(_ask_advice, conn), lipschitz=value.lipschitz)
     return value

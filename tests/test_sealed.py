@@ -128,6 +128,14 @@ def test_an_honest_forecaster_scores_the_same_sealed_or_not(game, forecaster, na
     assert sealed.row()["forecaster"] == plain.row()["forecaster"]
 
 
+def test_the_experts_weight_curves_are_the_same_sealed():
+    # weights_after(cum, t) for every t, with one (T + 1, N) array: sent once (arena.sealed.BIG)
+    plain = arena.play("experts", "hedge", "expert_constants", T=1500, seed=1)
+    sealed = arena.play("experts", "hedge", "expert_constants", T=1500, seed=1, sealed=True)
+    assert _same(sealed.summary, plain.summary)
+    assert sealed.curves.equals(plain.curves) and sealed.curves.metric.str.startswith("weight:").any()
+
+
 def test_the_proxy_has_the_game_hooks_of_its_class_and_is_driven_round_by_round():
     from arena.protocols import ExpertsForecaster, RoundedForecaster
 
