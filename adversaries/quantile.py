@@ -466,7 +466,7 @@ class QuantileReplay(Replay, GroupNature):
 
     Parameters
     ----------
-    path, column, context_columns, start
+    path, column, context_columns, start, on_missing, missing_columns
         As for ``replay``; ``column`` holds real numbers.
     group_columns : list of str, default []
         Label columns whose values are groups (hour of day, station, ...).
@@ -498,8 +498,10 @@ class QuantileReplay(Replay, GroupNature):
         context_columns: Iterable[str] = (),
         group_columns: Iterable[str] = (),
         start: int = 0,
+        on_missing: str = "error",
+        missing_columns: Iterable[str] | None = None,
     ):
-        super().__init__(path, column, context_columns, start)
+        super().__init__(path, column, context_columns, start, on_missing=on_missing, missing_columns=missing_columns)
         _, groups = check_columns(self.name, column, group_columns, "group_columns")
         overlap = set(groups) & set(self.context_columns)
         if overlap:
@@ -528,8 +530,9 @@ class QuantileReplay(Replay, GroupNature):
             bad = np.flatnonzero(~((y > game.ymin) & (y <= game.ymax)))
             if bad.size:
                 i = int(bad[0])
+                row = int(self._series().rows[i])
                 raise ValueError(
-                    f"replay: {self._where(self.column, self.start + i)}: value {y[i]:g} is outside the quantile "
+                    f"replay: {self._where(self.column, row)}: value {y[i]:g} is outside the quantile "
                     f"game's range (ymin, ymax] = ({game.ymin:g}, {game.ymax:g}]; the series spans "
                     f"[{y.min():g}, {y.max():g}]: set game.ymin below {y.min():g} and game.ymax >= {y.max():g}"
                 )

@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import functools
 import os
+import sys
 import warnings
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -42,12 +43,18 @@ _COMPRESSION = (".gz", ".bz2", ".zip", ".xz", ".zst")
 _FORMATS = {".csv": ",", ".txt": ",", ".tsv": "\t", ".parquet": None, ".pq": None}
 
 
+#: ``on_missing``: refuse a missing value (one line naming its row), or skip the rows that have one.
+ON_MISSING = ("error", "skip")
+
+
 @dataclass(frozen=True)
 class _Series:
     y: np.ndarray  # outcomes from row `start` on
     x: np.ndarray  # contexts, shape (len(y), number of context columns)
+    rows: np.ndarray  # the file row (0-based, header not counted) of each round
     groups: np.ndarray | None = None  # codes of the group columns, shape (len(y), number of group columns)
     levels: tuple = ()  # per group column, its sorted distinct labels (code i is levels[c][i])
+    skipped: tuple[int, ...] = ()  # the file rows from `start` on not played (on_missing: skip)
 
 
 def check_columns(who: str, column, context_columns, what: str = "context_columns") -> tuple[str, tuple[str, ...]]:
@@ -222,8 +229,9 @@ def _undecodable(path: Path, label: str, column: str) -> str:
     return f"replay: file {label!r} (column {column!r}) is not UTF-8 text{where}; save the file as UTF-8"
 
 
-def _numeric(values: pd.Series, path: Path, label: str, column: str, start: int) -> np.ndarray:
-    """``values`` as finite floats; a message names the first bad row (0-based, header excluded)."""
+def _numeric(values: pd.Series, path: Path, label: str, column: str) -> np.ndarray:
+    """``values`` as finite floats; a message names the first bad row (its index: the file row, 0-based, header
+    excluded)."""
     if isinstance(values.dtype, pd.CategoricalDtype):  # a dictionary-encoded Parquet column: judge its labels
         values = values.astype(object)
     if pd.api.types.is_bool_dtype(values) or pd.api.types.is_numeric_dtype(values):
@@ -246,9 +254,11 @@ def _numeric(values: pd.Series, path: Path, label: str, column: str, start: int)
             reason = "the value is missing (empty or NaN)"
         else:
             reason = f"value {arr[i]!r} is not finite"
+        row = int(values.index[i])
         raise ValueError(
-            f"replay: {_where(path, label, column, start + int(i))}: {reason}; "
-            f"fix or drop that row, or pass start: {start + int(i) + 1} to skip it"
+            f"replay: {_where(path, label, column, row)}: {reason}; "
+            f"fix or drop that row, or pass start: {row + 1} to skip it"
+            + (", or on_missing: skip to drop every row with a missing value" if np.isnan(arr[i]) else "")
         )
     return arr
 
@@ -275,16 +285,18 @@ def _load(
     start: int,
     binary: bool = True,
     group_columns: tuple = (),
+    missing: tuple | None = None,
 ) -> _Series:
     """Read and check a file once per (file version, columns, start); ``stamp`` is (mtime, size).
 
     The one reader of every replay nature. ``binary=False`` accepts any finite outcome
     (the quantile game checks its range); ``group_columns`` are label columns coded by
-    their sorted distinct values."""
+    their sorted distinct values. ``missing`` (on_missing: skip): the rows with a missing value in
+    any of these columns (every column of the file when empty) are dropped before anything is checked."""
     file = Path(path)
-    df = _read(file, label, column)
+    df = _read(file, label, column).reset_index(drop=True)  # the index is the file row
     available = [str(c) for c in df.columns]
-    for name in (column, *context_columns, *group_columns):
+    for name in (column, *context_columns, *group_columns, *(missing or ())):
         if name not in available:
             raise ValueError(
                 f"replay: file {label!r} has no column {name!r} (asked for every row).{did_you_mean(name, available)} "
@@ -304,30 +316,39 @@ def _load(
             f"replay: start={start} leaves no rows: file {label!r}, column {column!r} has rows 0..{len(df) - 1}; "
             f"give start below {len(df)}"
         )
-    y = _numeric(df[column].iloc[start:], file, label, column, start)
+    part, skipped = df.iloc[start:], np.zeros(0, dtype=np.int64)
+    if missing is not None:
+        gone = part[list(missing or available)].isna().any(axis=1).to_numpy()
+        skipped, part = part.index.to_numpy()[gone], part.loc[~gone]
+        if part.empty:
+            raise ValueError(
+                f"replay: file {label!r}: every row from row {start} on has a missing value in "
+                f"{', '.join(map(repr, missing or available))} (on_missing: skip leaves no round); fill them in"
+            )
+    rows = part.index.to_numpy(dtype=np.int64)
+    y = _numeric(part[column], file, label, column)
     bad = np.flatnonzero((y != 0.0) & (y != 1.0)) if binary else np.zeros(0, int)
     if bad.size:
         i = int(bad[0])
         raise ValueError(
-            f"replay: {_where(file, label, column, start + i)}: value {y[i]:g} is not 0 or 1, and the binary "
+            f"replay: {_where(file, label, column, int(rows[i]))}: value {y[i]:g} is not 0 or 1, and the binary "
             "game needs outcomes in {0, 1}; recode the column (e.g. 1 if the event happened, else 0)"
         )
     x = (
-        np.column_stack([_numeric(df[c].iloc[start:], file, label, c, start) for c in context_columns])
+        np.column_stack([_numeric(part[c], file, label, c) for c in context_columns])
         if context_columns
         else np.zeros((y.size, 0))
     )
-    y.flags.writeable = False
-    x.flags.writeable = False
+    for a in (y, x, rows):
+        a.flags.writeable = False
+    kept = {"rows": rows, "skipped": tuple(int(r) for r in skipped)}
     if not group_columns:
-        return _Series(y, x)
-    codes, levels = _group_codes(df.iloc[start:], file, label, group_columns, start)
-    return _Series(y, x, codes, levels)
+        return _Series(y, x, **kept)
+    codes, levels = _group_codes(part, file, label, group_columns)
+    return _Series(y, x, groups=codes, levels=levels, **kept)
 
 
-def _group_codes(
-    df: pd.DataFrame, path: Path, label: str, group_columns: tuple, start: int
-) -> tuple[np.ndarray, tuple]:
+def _group_codes(df: pd.DataFrame, path: Path, label: str, group_columns: tuple) -> tuple[np.ndarray, tuple]:
     """Integer codes of label columns (sorted distinct labels); a missing label names its row."""
     codes, levels = [], []
     for c in group_columns:
@@ -335,7 +356,7 @@ def _group_codes(
         missing = np.flatnonzero(values.isna().to_numpy())
         if missing.size:
             raise ValueError(
-                f"replay: {_where(path, label, c, start + int(missing[0]))}: "
+                f"replay: {_where(path, label, c, int(values.index[missing[0]]))}: "
                 "the group label is missing; fill it or drop that row"
             )
         try:
@@ -343,7 +364,7 @@ def _group_codes(
         except TypeError:  # unhashable cells (Parquet lists): not labels
             i = next((i for i, v in enumerate(values) if not isinstance(v, Hashable)), 0)
             raise ValueError(
-                f"replay: {_where(path, label, c, start + i)}: the group label {_show(values.iat[i])} "
+                f"replay: {_where(path, label, c, int(values.index[i]))}: the group label {_show(values.iat[i])} "
                 "is not a single value; give a text or number label"
             ) from None
         try:
@@ -373,13 +394,73 @@ def read_series(
     start: int = 0,
     binary: bool = True,
     group_columns: tuple = (),
+    missing: tuple | None = None,
 ) -> _Series:
     """The checked column ``column`` (``.y``) and ``context_columns`` (``.x``) of a data file from row
-    ``start`` on, read once per file version; the one reader of the replay natures and forecasters."""
+    ``start`` on, read once per file version; the one reader of the replay natures and forecasters.
+
+    ``missing`` (on_missing: skip; None: refuse a missing value): the rows with a missing value in any of
+    these columns (every column of the file when empty) are not played. Every player that reads the file
+    with the same ``start`` and ``missing`` drops the same rows (``.skipped``), which one line on stderr
+    counts."""
     with data_file(path) as file:
         stat = file.stat() if file.is_file() else None
         stamp = (stat.st_mtime_ns, stat.st_size) if stat else (None, None)
-        return _load(str(file), stamp, path, column, tuple(context_columns), start, binary, tuple(group_columns))
+        missing = None if missing is None else tuple(missing)
+        series = _load(
+            str(file), stamp, path, column, tuple(context_columns), start, binary, tuple(group_columns), missing
+        )
+    if series.skipped:
+        _say_skipped(path, start, missing, series.skipped, series.y.size)
+    return series
+
+
+#: The masks already announced, in the environment so that the worker processes a command starts stay quiet.
+_SAID = "ARENA_REPLAY_SKIPPED_SAID"
+
+
+def _say_skipped(label: str, start: int, missing: tuple, skipped: tuple, kept: int) -> None:
+    """One line on stderr per file and mask and command (every reader of the same rows shares it)."""
+    key = f"{label}|{start}|{missing}|{len(skipped)}"
+    said = os.environ.get(_SAID, "").split("\n")
+    if key in said:
+        return
+    os.environ[_SAID] = "\n".join([*said, key]).strip("\n")
+    rows = ", ".join(map(str, skipped[:5])) + (", ..." if len(skipped) > 5 else "")
+    where = f"in {', '.join(map(repr, missing))}" if missing else "in a column"
+    n, s = len(skipped), "s" if len(skipped) > 1 else ""
+    print(
+        f"replay: file {label!r}: {n} row{s} with a missing value {where} skipped (on_missing: skip; "
+        f"row{s} {rows}); every player on this file plays the {kept} others",
+        file=sys.stderr,
+    )
+
+
+def check_on_missing(who: str, on_missing, missing_columns) -> tuple | None:
+    """``missing`` for :func:`read_series`: None for ``on_missing: error``, else the columns (() = all).
+
+    Examples
+    --------
+    >>> check_on_missing("replay", "error", None), check_on_missing("replay", "skip", None)
+    (None, ())
+    >>> check_on_missing("replay", "drop", None)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: replay: on_missing='drop' is not one of error, skip: error (refuse a missing value) or skip ...
+    """
+    if on_missing not in ON_MISSING:
+        raise ValueError(
+            f"{who}: on_missing={on_missing!r} is not one of {', '.join(ON_MISSING)}: error (refuse a missing "
+            "value) or skip (drop its row for every player)"
+        )
+    if missing_columns is not None:
+        if on_missing != "skip":
+            raise ValueError(f"{who}: missing_columns={missing_columns!r} needs on_missing: skip")
+        _, cols = check_columns(who, "-", missing_columns, "missing_columns")
+        if not cols:
+            raise ValueError(f"{who}: missing_columns=[] names no column; list some, or leave it out (every column)")
+        return cols
+    return () if on_missing == "skip" else None
 
 
 def read_keys(path: str, key: str, start: int = 0) -> list:
@@ -441,6 +522,13 @@ class Replay(Nature):
     intercept : bool, default False
         Append a constant 1 to the context, x_t = (row's context_columns, 1), so that linear
         forecasters and the linear comparators <w, x> get an intercept.
+    on_missing : {"error", "skip"}, default "error"
+        ``error``: a missing value stops the command with one line naming its row. ``skip``: the rows
+        with a missing value in any of ``missing_columns`` (default: every column of the file) are not
+        played, so that a forecast replay of the same file with the same settings (``forecaster=replay``)
+        drops the same rows and every forecaster meets the same outcomes; ``skipped_rows`` lists them.
+    missing_columns : list of str or None, default None
+        With ``on_missing: skip``: the columns whose missing values drop a row (None: every column).
 
     Examples
     --------
@@ -468,6 +556,8 @@ class Replay(Nature):
         context_columns: Iterable[str] = (),
         start: int = 0,
         intercept: bool = False,
+        on_missing: str = "error",
+        missing_columns: Iterable[str] | None = None,
     ):
         if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
             raise ValueError(f"{self.name}: path={path!r} is not a file path; give one, e.g. path: data/rain.csv")
@@ -475,9 +565,21 @@ class Replay(Nature):
         self.column, self.context_columns = check_columns(self.name, column, context_columns)
         self.start = check_count(self.name, "start", start, 0, minimum=0)
         self.intercept = check_intercept(self.name, intercept)
+        self._missing = check_on_missing(self.name, on_missing, missing_columns)
+        self.on_missing = on_missing
+        self.missing_columns = None if missing_columns is None else list(missing_columns)
 
     #: Whether a constant 1 is appended to every context (the subclasses without the parameter: no).
     intercept: bool = False
+    #: Missing values refused (the subclasses without the parameters).
+    on_missing: str = "error"
+    missing_columns: list[str] | None = None
+    _missing: tuple | None = None
+
+    @property
+    def skipped_rows(self) -> tuple[int, ...]:  # type: ignore[override]
+        """The file rows from ``start`` on that are not played (``on_missing: skip``; () reads nothing)."""
+        return self._series().skipped if self._missing is not None else ()
 
     @property
     def context_dim(self) -> int:
@@ -501,7 +603,13 @@ class Replay(Nature):
         series = getattr(self, "_cache", None)
         if series is None:
             series = read_series(
-                self.path, self.column, self.context_columns, self.start, self.binary_outcomes, self.group_columns
+                self.path,
+                self.column,
+                self.context_columns,
+                self.start,
+                self.binary_outcomes,
+                self.group_columns,
+                self._missing,
             )
             self._cache = series
         return series

@@ -104,6 +104,8 @@ def build_matchup(
     for kind, plugin in (("forecaster", fc), ("nature", nat)):
         if plugin is not None and not plays(g, plugin):
             raise ValueError(f"{kind} {plugin.name!r} does not play the {g.name!r} game (it plays {plugin.games})")
+    if fc is not None:
+        check_same_rows(fc, nat)
     if referee is None or isinstance(referee, Mapping):  # else a referee object (the checks' scores nothing)
         check_referee_settings(referee or {})
         try:
@@ -190,6 +192,25 @@ def check_length(plugin: Nature | Forecaster, T: int) -> None:
         raise ValueError(
             f"T={T} exceeds the {plugin.length} rounds {kind} {plugin.name!r} can play; "
             f"lower T to at most {plugin.length}"
+        )
+
+
+def check_same_rows(forecaster: Forecaster, nature: Nature) -> None:
+    """Refuse a forecast replay and a replay nature that skip different rows of a file (``on_missing: skip``): the
+    forecast of one row would meet the outcome of another. Other plugins (``skipped_rows`` None) play any rows."""
+    try:
+        f_rows, n_rows = forecaster.skipped_rows, nature.skipped_rows
+    except (OSError, ValueError):  # a file that cannot be read: the length checks report it, naming the row
+        return
+    if f_rows is not None and n_rows is not None and tuple(f_rows) != tuple(n_rows):
+
+        def show(rows):
+            return f"rows {', '.join(map(str, rows[:5]))}{', ...' if len(rows) > 5 else ''}" if rows else "no row"
+
+        raise ValueError(
+            f"forecaster {forecaster.name!r} skips {show(f_rows)} of its file and nature {nature.name!r} skips "
+            f"{show(n_rows)}: every player must skip the same rows; give the nature and every replayed "
+            "forecaster the same file, start, on_missing: skip and missing_columns"
         )
 
 
@@ -377,6 +398,7 @@ __all__ = [
     "Matchup",
     "build_matchup",
     "check_length",
+    "check_same_rows",
     "check_referee_settings",
     "check_seed",
     "check_stored_config",

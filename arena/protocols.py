@@ -270,6 +270,9 @@ class Forecaster(ABC):
     kernel_object = None
     #: Longest horizon this forecaster can play (a replayed forecast stream), or None.
     length: int | None = None
+    #: The rows of its file a forecast replay does not play (``on_missing: skip``; () when it plays every row):
+    #: a replay nature must skip the same. None: not a replay of a file (it plays whatever nature plays).
+    skipped_rows: tuple[int, ...] | None = None
     #: The width of the forecaster's root search (the search-precision certificates allow
     #: the slack such a width leaves, and the referee refuses a width looser than its
     #: ``max_tol`` in every game); 0: an exact search, or none.
@@ -337,6 +340,9 @@ class Nature(ABC):
     context_dim: int = 0
     #: Longest horizon this nature can play (a replayed series), or None.
     length: int | None = None
+    #: The rows of its file a replay does not play (``on_missing: skip``; () when it plays every row); a forecast
+    #: replay of the same file must skip the same ones (:func:`arena.matchup.check_same_rows`). None: not a replay.
+    skipped_rows: tuple[int, ...] | None = None
 
     def reset(self, rng: np.random.Generator) -> None:
         """Clear all state; ``rng`` drives contexts and any hidden state (not the outcome coin)."""

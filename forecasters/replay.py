@@ -5,7 +5,9 @@ binary game, a q-quantile of the outcome in the quantile game (the game's level 
 against ``nature=replay`` on the outcome column of the same file (rows aligned by position), or
 of another file whose rows are matched by a key column (``key``, ``outcomes``). The file is read
 and every forecast checked when the command checks its matchups (``length``), so that a missing or
-out-of-range forecast stops it with one line naming its row and value before any matchup runs.
+out-of-range forecast stops it with one line naming its row and value before any matchup runs. With
+``on_missing: skip`` the rows with a missing value are dropped instead, by the forecast replay and by
+``nature=replay`` alike (the same rows of the same file), so that every forecaster meets the same outcomes.
 
 References
 ----------
@@ -19,7 +21,7 @@ import os
 
 import numpy as np
 
-from adversaries.replay import read_keys, read_series
+from adversaries.replay import check_on_missing, read_keys, read_series
 from arena.protocols import Context, Forecaster, ProtocolError
 from arena.registry import register
 from arena.validators import check_count
@@ -59,6 +61,13 @@ class ForecastReplay(Forecaster):
         With ``key``: the file the nature replays. outcomes_start : int, its first row.
     kind : str, default "probability"
         ``probability`` (the binary game; every value must lie in [0, 1]) or ``quantile`` (the quantile game).
+    on_missing : {"error", "skip"}, default "error"
+        ``error``: a missing forecast stops the command with one line naming its row. ``skip``: the rows with
+        a missing value in any of ``missing_columns`` (default: every column of the file) are not played;
+        the nature (``replay`` on the same file, with the same settings) skips the same rows, which the
+        arena checks (``skipped_rows``). Position alignment only. An out-of-range forecast is always refused.
+    missing_columns : list of str or None, default None
+        With ``on_missing: skip``: the columns whose missing values drop a row (None: every column).
 
     Examples
     --------
@@ -87,6 +96,8 @@ class ForecastReplay(Forecaster):
         outcomes: str | os.PathLike | None = None,
         outcomes_start: int = 0,
         kind: str = "probability",
+        on_missing: str = "error",
+        missing_columns: list[str] | None = None,
     ):
         self.path = _check_path(self.name, "path", path)
         if not isinstance(column, str) or not column:
@@ -108,6 +119,14 @@ class ForecastReplay(Forecaster):
             )
         self.kind = kind
         self.games = (KINDS[kind],)  # type: ignore[misc,assignment]  # an instance plays its kind's game
+        self._missing = check_on_missing(self.name, on_missing, missing_columns)
+        if self._missing is not None and key is not None:
+            raise ValueError(
+                f"{self.name}: on_missing: skip drops rows by position; with key alignment drop the rows "
+                f"from the outcomes file {self.outcomes!r} instead (nature=replay ... on_missing: skip)"
+            )
+        self.on_missing = on_missing
+        self.missing_columns = None if missing_columns is None else list(missing_columns)
 
     @property
     def _values(self) -> np.ndarray:
@@ -121,9 +140,19 @@ class ForecastReplay(Forecaster):
             self._cache = values
         return values
 
+    @property
+    def _series(self):
+        """The forecast column as read (position alignment): its values and file rows, once per file version."""
+        return read_series(self.path, self.column, (), self.start, binary=False, missing=self._missing)
+
+    @property
+    def skipped_rows(self) -> tuple[int, ...]:  # type: ignore[override]
+        """The file rows from ``start`` on that are not played (``on_missing: skip``)."""
+        return self._series.skipped if self._missing is not None else ()
+
     def _read(self) -> np.ndarray:
         """The forecasts of the rounds, in order (position or key alignment), every one a finite number."""
-        values = read_series(self.path, self.column, (), self.start, binary=False).y
+        values = self._series.y
         if self.key is None:
             return values
         rows: dict = {}
@@ -164,7 +193,7 @@ class ForecastReplay(Forecaster):
     def _row_name(self, i: int) -> str:
         where = f"file {self.path!r}, column {self.column!r}"
         if self.key is None:
-            return f"{where}, row {self.start + i}"
+            return f"{where}, row {int(self._series.rows[i])}"
         return f"{where}, the forecast of row {self.outcomes_start + i} of file {self.outcomes!r}"
 
     def reset(self, rng):

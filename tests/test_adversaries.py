@@ -231,6 +231,8 @@ def test_replay_params_are_its_constructor_arguments(bits_csv):
         "context_columns": ("temp",),
         "start": 2,
         "intercept": False,
+        "on_missing": "error",
+        "missing_columns": None,
     }
     assert Replay(**nature.params()).length == T - 2
     assert SeattleRain(start=3).params() == {"context_columns": (), "start": 3, "intercept": False}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -110,6 +111,95 @@ def test_a_bad_forecast_is_refused_before_anything_runs(table, tmp_path, value, 
     assert run.returncode == 2, run.stderr
     assert len(run.stderr.strip().splitlines()) == 1 and "row 3" in run.stderr
     assert not (tmp_path / "r").exists()  # nothing ran
+
+
+@pytest.fixture
+def holes(table, tmp_path) -> Path:
+    """The table with a missing forecast in column a (row 3) and in column b (row 10)."""
+    df = pd.read_csv(table)
+    df.loc[3, "a"], df.loc[10, "b"] = np.nan, np.nan
+    path = tmp_path / "holes.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+SKIP_TOURNAMENT = """# @package _global_
+tournament_name: skip
+tournament:
+  name: skip
+  forecasters:
+    - {{name: replay, label: a, params: {{path: {path}, column: a, on_missing: skip}}}}
+    - {{name: replay, label: b, params: {{path: {path}, column: b, on_missing: skip}}}}
+    - k29
+  natures:
+    - {{name: replay, label: outcomes, params: {{path: {path}, column: y, on_missing: skip}}}}
+  seeds: [0]
+  T: [48]
+  shards: 1
+hydra:
+  mode: MULTIRUN
+  sweeper:
+    params:
+      shard: range(0,${{tournament.shards}})
+"""
+
+
+def test_on_missing_skip_drops_the_round_for_every_forecaster(holes, tmp_path):
+    conf = tmp_path / "my_conf" / "tournament"
+    conf.mkdir(parents=True)
+    (conf / "skip.yaml").write_text(SKIP_TOURNAMENT.format(path=holes))
+    run = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "arena"),
+            f"hydra.searchpath=[file://{tmp_path / 'my_conf'}]",
+            "tournament=skip",
+            f"results_root={tmp_path / 'r'}",
+            "report=false",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "MPLBACKEND": "Agg"},
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    # the terminal says which rows were dropped, and how many rounds every player plays
+    assert "2 rows with a missing value in a column skipped (on_missing: skip; rows 3, 10)" in run.stderr
+    assert "every player on this file plays the 48 others" in run.stderr
+    summary = pd.read_parquet(tmp_path / "r" / "skip" / "summary.parquet").set_index("forecaster")
+    assert (summary.rounds == 48).all()
+    assert {json.loads(v)["on_missing"] for v in summary.nature_params} == {"skip"}
+    # every forecaster met the outcomes of the 48 complete rows, in order
+    kept = pd.read_csv(holes).dropna()
+    for column in ("a", "b"):
+        assert summary.loc[column, "brier"] == pytest.approx(float(np.mean((kept[column] - kept.y) ** 2)), abs=1e-12)
+    k29 = play("binary", "k29", Replay(str(holes), column="y", on_missing="skip"), T=48, seed=0)
+    np.testing.assert_array_equal(k29.recorder.y, kept.y.to_numpy(float))
+    assert summary.loc["k29", "brier"] == pytest.approx(k29.summary["brier"], abs=1e-12)
+
+
+def test_on_missing_skip_must_be_the_same_for_the_forecasts_and_the_outcomes(holes):
+    skip = {"on_missing": "skip"}
+    # a forecast replay that skips rows the outcomes do not, or the reverse, would misalign them: refused
+    with pytest.raises(
+        ValueError, match=r"forecaster 'replay' skips rows 3, 10 of its file and nature 'replay' skips "
+    ):
+        play("binary", ForecastReplay(str(holes), column="a", **skip), Replay(str(holes), column="y"), T=10)
+    with pytest.raises(
+        ValueError, match=r"forecaster 'replay' skips no row of its file and nature 'replay' skips rows"
+    ):
+        play("binary", ForecastReplay(str(holes), column="b"), Replay(str(holes), column="y", **skip), T=10)
+    only_a = {"on_missing": "skip", "missing_columns": ["a"]}
+    with pytest.raises(ValueError, match=r"skips rows 3 of its file and nature 'replay' skips rows 3, 10"):
+        play("binary", ForecastReplay(str(holes), column="a", **only_a), Replay(str(holes), column="y", **skip), T=10)
+    # the same missing_columns on both sides: only row 3 is dropped (column b's hole is out of the first 10 rows)
+    r = play("binary", ForecastReplay(str(holes), column="a", **only_a), Replay(str(holes), "y", **only_a), T=10)
+    assert r.recorder.y.tolist() == pd.read_csv(holes).y.drop(index=3).iloc[:10].astype(float).tolist()
+    with pytest.raises(ValueError, match=r"replay: on_missing='drop' is not one of error, skip"):
+        ForecastReplay(str(holes), column="a", on_missing="drop")
+    with pytest.raises(ValueError, match=r"on_missing: skip drops rows by position; with key alignment"):
+        ForecastReplay(str(holes), column="a", key="game", outcomes=str(holes), on_missing="skip")
+    with pytest.raises(ValueError, match=r"missing_columns=\['a'\] needs on_missing: skip"):
+        Replay(str(holes), column="y", missing_columns=["a"])
 
 
 def test_quantile_forecasts_play_the_quantile_game(tmp_path):
