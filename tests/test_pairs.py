@@ -155,7 +155,7 @@ def test_the_pair_matrix_marks_every_claim_in_the_order_of_the_tiers():
     assert [t.get_text() for t in ax.get_yticklabels()][0] == "a"  # tier 1 first
     dots = next(c for c in ax.collections if c.get_gid() == "claims").get_offsets()
     assert len(dots) == int(pairs["e_bh"].sum()) == 2
-    assert "e-BH" in ax.get_title()
+    assert "e-BH" in fig.get_suptitle()
 
 
 def test_every_pair_of_nothing_to_compare_and_bad_settings(tmp_path):

@@ -367,8 +367,9 @@ def test_heatmap_values_are_seed_means(results, metric):
         assert float(texts[f"value:{fc}:{nat}"]) == pytest.approx(v, rel=5e-3, abs=1e-12)
     rows = [t.get_text().replace(" ", "_") for t in ax.get_yticklabels()]
     cols = [t.get_text().replace(" ", "_") for t in ax.get_xticklabels()]
-    image = np.asarray(ax.images[0].get_array())
-    np.testing.assert_allclose(image, expected.unstack().loc[rows, cols].to_numpy(), rtol=1e-12)
+    image = np.asarray(ax.images[0].get_array())  # colored by rank within the nature (lower is better)
+    ranks = expected.unstack().loc[rows, cols].rank(axis=0, method="min")
+    np.testing.assert_allclose(image, ranks.to_numpy(), rtol=1e-12)
     assert ax.images[0].get_cmap().name in ("viridis", "cividis")
 
 
@@ -810,8 +811,9 @@ def test_no_figure_worker_is_forked_beside_another_thread(tmp_path, monkeypatch)
 # ------------------------------------------------------------------------------ what a cold reader flagged
 def test_values_under_the_log_floor_are_marked_on_it_not_joined_and_named_once():
     """Zeros (and values under the shared log floor) are no points of a curve: a line plunging to the floor at
-    every zero hid the other curves, and a note in every panel ran into its neighbours. They are marked on the
-    floor, in the curve's color, and the figure's legend names the mark once."""
+    every zero hid the other curves, a line left out there fell apart into fragments, and a note in every panel
+    ran into its neighbours. They are marked on the floor, in the curve's color, the line joins the values
+    around them in one piece, and the figure's legend names the mark once."""
     t = np.array([10, 20, 50, 100, 200, 500, 1000])
     bias = np.array([0.1, 0.0, 0.02, 0.0, 0.0, 0.004, 0.002]) * t  # |sum(p - y)|: zero at t = 20, 100, 200
     rows = [
@@ -829,12 +831,11 @@ def test_values_under_the_log_floor_are_marked_on_it_not_joined_and_named_once()
     for ax in fig.axes:
         floor = ax.get_ylim()[0] * 1.25
         mean = _line(ax, "mean:bit")
-        np.testing.assert_array_equal(np.isnan(np.asarray(mean.get_ydata(), float)), zero)
+        np.testing.assert_array_equal(mean.get_xdata(), t[~zero])  # one line through the values above the floor
+        assert np.isfinite(np.asarray(mean.get_ydata(), float)).all()
         marks = _line(ax, "floored:bit")
         np.testing.assert_array_equal(marks.get_xdata(), t[zero])
         np.testing.assert_allclose(marks.get_ydata(), floor)
-        # t = 10 (before a zero) and t = 50 (between two): no segment reaches them, their markers show them
-        np.testing.assert_array_equal(_line(ax, "alone:bit").get_xdata(), [10, 50])
         assert not [ln for ln in ax.get_lines() if ln.get_gid() == "floored:k29"]  # k29 never under the floor
         assert not [tx for tx in ax.texts if tx.get_gid() == "floor_note"]
     labels = [tx.get_text() for tx in fig.legends[0].get_texts()]
@@ -926,11 +927,9 @@ def test_captions_name_the_bounds_a_figure_draws(results):
 
 def test_a_heatmap_with_zeros_and_values_over_decades_keeps_them_apart_and_every_number_fits_its_cell():
     """The bias leaderboard: exact zeros beside values from 3e-4 to 0.5. A linear scale clipped at its outliers
-    painted the defensive forecasters one color, and 0.000267 overran its cell: the scale is logarithmic above the
-    least positive value (zero at its bottom), and the numbers, in the data's own unit, are written small enough
-    to fit (a power of ten in common misled a reader: 0.5 written 5.00)."""
-    from matplotlib.colors import SymLogNorm
-
+    painted the defensive forecasters one color, and 0.000267 overran its cell: the colors are the ranks within
+    each nature, and the numbers, in the data's own unit, are written small enough to fit (a power of ten in
+    common misled a reader: 0.5 written 5.00)."""
     values = {"a": [0.0, 0.000267, 0.5], "b": [0.003, 0.03, 0.3]}
     s = pd.DataFrame(
         [
@@ -941,9 +940,10 @@ def test_a_heatmap_with_zeros_and_values_over_decades_keeps_them_apart_and_every
     )
     fig = plots.leaderboard_heatmap(s, "bias")
     ax, cbar = fig.axes
-    norm = ax.images[0].norm
-    assert isinstance(norm, SymLogNorm) and norm.vmin == 0 and norm.linthresh == pytest.approx(0.000267)
-    assert norm(0.003) < norm(0.03) < norm(0.3) and norm(0.03) - norm(0.003) == pytest.approx(norm(0.3) - norm(0.03))
+    image = ax.images[0]
+    np.testing.assert_array_equal(np.asarray(image.get_array()), [[1, 1, 2], [2, 2, 1]])  # a is better on n0, n1
+    colors = image.cmap(image.norm(np.asarray(image.get_array())))
+    assert not np.allclose(colors[0, 0], colors[1, 0])  # two values of a nature never share a color
     cells = [tx for tx in ax.texts if str(tx.get_gid()).startswith("value:")]
     texts = {tx.get_gid(): tx.get_text() for tx in cells}
     assert (
@@ -954,9 +954,9 @@ def test_a_heatmap_with_zeros_and_values_over_decades_keeps_them_apart_and_every
     fig.canvas.draw()
     cell = ax.get_window_extent().width / 3  # 3 natures
     assert all(tx.get_window_extent().width < cell for tx in cells)  # every number inside its cell
-    assert "\u00d710" not in cbar.get_ylabel()
+    assert "rank" in cbar.get_ylabel() and "\u00d710" not in fig.get_suptitle()
     title = " ".join(fig.get_suptitle().split())  # wrapped to the figure's width
-    assert "T = 100" in title and "lower is better" in title
+    assert "T = 100" in title and "lower is better" in title and "1 seed" in title
 
 
 def test_the_figures_of_one_curve_share_their_log_scale_across_groups_of_forecasters(tmp_path):
@@ -1105,9 +1105,8 @@ def test_a_heatmap_with_forfeits_and_many_natures_keeps_every_text_in_its_cell()
     assert all(tx.get_window_extent().width < width for tx in cells)
 
 
-def test_a_scaled_heatmap_colorbar_speaks_the_cells_unit():
-    """Values all under 0.001 share a power of ten with their cells; the colorbar's ticks and its note (the
-    log scale's start) are in that unit too."""
+def test_a_scaled_heatmap_says_the_cells_unit():
+    """Values all under 0.001 share a power of ten with their cells, and the title says which."""
     s = pd.DataFrame(
         [
             {"forecaster": f, "nature": f"n{j}", "seed": 0, "bias": v, "status": "ok", "T": 10}
@@ -1116,12 +1115,8 @@ def test_a_scaled_heatmap_colorbar_speaks_the_cells_unit():
         ]
     )
     fig = plots.leaderboard_heatmap(s, "bias")
-    ax, cbar = fig.axes
-    label = cbar.get_ylabel()
-    assert "(\u00d710\u207b\u2074)" in label and "from 0.05" in label  # 5e-6 in units of 1e-4
-    fmt = cbar.yaxis.get_major_formatter()
-    fmt.set_locs([1e-5, 1e-4])
-    assert fmt(1e-4) == "1" and fmt(1e-5) == "0.1"
+    ax = fig.axes[0]
+    assert "(\u00d710\u207b\u2074)" in fig.get_suptitle()
     texts = {tx.get_gid(): tx.get_text() for tx in ax.texts if str(tx.get_gid()).startswith("value:")}
     assert texts["value:a:n2"] == "8.00" and texts["value:b:n1"] == "0.100"
 
@@ -1292,7 +1287,8 @@ def test_latex_table_has_one_number_format_per_column_and_rows_by_rank():
 
 def test_a_heatmap_of_a_bulk_with_far_outliers_separates_the_bulk():
     """The Brier leaderboard: most cells 0.15-0.35, a few at 0 and 1. A log scale driven by the outliers painted
-    the bulk one color: the scale is linear, clipped at Tukey's fences, so the bulk spans most of the colors."""
+    the bulk one color: the colors are ranks within each nature, so the bulk spans most of the colors and an
+    outlier moves no other cell's color."""
     rng = np.random.default_rng(0)
     bulk = rng.uniform(0.15, 0.35, 40)
     values = np.r_[bulk, 0.0, 0.00125, 0.005, 1.0, 0.996]
@@ -1303,8 +1299,14 @@ def test_a_heatmap_of_a_bulk_with_far_outliers_separates_the_bulk():
         ]
     )
     fig = plots.leaderboard_heatmap(s, "brier")
-    norm = fig.axes[0].images[0].norm
-    assert norm(bulk.max()) - norm(bulk.min()) > 0.6
+    image = fig.axes[0].images[0]
+    norm, ranks = image.norm, np.asarray(image.get_array())
+    in_bulk = np.isin(s.pivot(index="forecaster", columns="nature", values="brier").to_numpy(), bulk)
+    assert norm(ranks[in_bulk]).max() - norm(ranks[in_bulk]).min() > 0.6
+    far = s.assign(brier=s["brier"].where(s["brier"] < 0.9, s["brier"] * 1e6))  # the outliers a million times farther
+    np.testing.assert_array_equal(
+        np.asarray(plots.leaderboard_heatmap(far, "brier").axes[0].images[0].get_array()), ranks
+    )
 
 
 def test_red_team_figures_say_what_they_draw_metric_and_T():
@@ -1340,7 +1342,7 @@ def test_red_team_figures_say_what_they_draw_metric_and_T():
     assert "cross-attack" in title and "smCE/T" in title and "T = 300" in title
 
 
-def test_a_two_panel_reliability_grid_has_a_one_line_title():
+def test_a_two_panel_reliability_grid_has_a_title_of_at_most_two_lines():
     from arena.plots.binary import reliability_grid
 
     rel = pd.DataFrame(
@@ -1360,5 +1362,7 @@ def test_a_two_panel_reliability_grid_has_a_one_line_title():
             for b in range(10)
         ]
     )
-    fig = reliability_grid(rel, "anti_forecaster")
-    assert fig.get_suptitle().count("\n") == 0 and "anti forecaster" in fig.get_suptitle()
+    fig = reliability_grid(rel.assign(game="binary", T=100), "anti_forecaster")
+    title = fig.get_suptitle()
+    assert title.count("\n") <= 1 and "anti forecaster" in title  # three lines squeezed the two panels
+    assert "binary" in title and "T = 100" in title and "1 seed" in title

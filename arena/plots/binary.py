@@ -42,6 +42,7 @@ from arena.plots.common import (
     _facets,
     _floor_note,
     _groups,
+    _last_T,
     _legend,
     _log_floor,
     _no_data,
@@ -55,6 +56,7 @@ from arena.plots.common import (
     regret_curves,
 )
 from arena.plots.jobs import Job
+from arena.plots.labels import CURVE_TITLES, display_name, heading, run_note
 from arena.plots.multiples import _BY_NATURE, _curve_span, _k29_guarantee, curves_by_nature
 from arena.plots.style import (
     _BOUND_COLOR,
@@ -97,7 +99,7 @@ def smce_vs_T(
     """
     own = ax is None
     with mpl.rc_context(_RC):
-        df = _restrict(_clean(curves, need=_CURVE_COLUMNS), nature=nature)
+        df = _restrict(_last_T(_clean(curves, need=_CURVE_COLUMNS)), nature=nature)
         obs = df.loc[df["metric"] == "smce"] if not df.empty else df
         obs = obs.loc[obs["t"] > 0] if not obs.empty else obs
         if obs.empty:
@@ -123,7 +125,7 @@ def smce_vs_T(
             )
             extra += _floor_note(a, part["mean"], floor)
             _legend(a, extra, outside=own, loc="lower left")
-        _panel_title(fig, panels, nature.replace("_", " ") if nature else None, _seed_note(_seeds(stats)), own)
+        _panel_title(fig, panels, heading(df, CURVE_TITLES["smce"], nature), _seed_note(_seeds(stats)), own)
     return fig
 
 
@@ -253,7 +255,7 @@ def _share_axis(ax: Axes, top: float, label: bool = True) -> None:
     )
     pct = 100 * top
     for y, text in ((0.0, "0"), (_COUNT_TOP, f"{pct:.0f}%" if pct >= 9.5 else f"{pct:.1f}%")):
-        ax.text(x + 0.05, y, text, transform=tr, fontsize=5.5, color="0.4", va="center", ha="left", gid="count_tick")
+        ax.text(x + 0.05, y, text, transform=tr, fontsize=6, color="0.4", va="center", ha="left", gid="count_tick")
     if label:
         ax.text(
             x + 0.05,
@@ -293,7 +295,7 @@ def reliability_diagram(
     """
     with mpl.rc_context(_RC):
         fig, ax = _axes(ax, (COLUMN_WIDTH, FIGSIZE[1]))
-        _reliability_frame(ax, f"{forecaster} vs {nature}".replace("_", " "))
+        _reliability_frame(ax, f"{display_name(forecaster)} vs {display_name(nature)}")
         df = reliability if reliability is not None else pd.DataFrame()
         df = _restrict(df, forecaster=forecaster, nature=nature)
         pooled = pool_reliability(df) if not df.empty else df
@@ -317,21 +319,21 @@ def reliability_grid(
     (share of the forecaster's forecasts per bin) have their scale right of the panel (0 and
     the tallest bar's share), named right of the last panel of each row. ``styles``: color
     and marker per forecaster (by default :func:`arena.plots.style.forecaster_styles` of the panels')."""
-    df = _restrict(reliability if reliability is not None else pd.DataFrame(), nature=nature)
+    df = _restrict(_last_T(reliability if reliability is not None else pd.DataFrame()), nature=nature)
     names = list(forecasters) if forecasters is not None else order(df["forecaster"].unique() if not df.empty else [])
     pooled = _pool(df, ["forecaster"])
     pooled = {str(name): part for name, part in pooled.groupby("forecaster", sort=False)}
-    return _reliability_grid(pooled, nature, names, ncols, styles)
+    return _reliability_grid(pooled, nature, names, ncols, styles, run_note(df))
 
 
 #: The grid of reliability panels, in inches: panel side, gaps between panels (room for a
 #: title above each), and margins (tick labels and axis labels left and below, the title above).
 _GRID = {
     "side": 0.93,
-    "wgap": 0.26,
+    "wgap": 0.36,
     "hgap": 0.28,
     "left": 0.5,
-    "right": 0.42,
+    "right": 0.5,
     "bottom": 0.42,
     "top": 0.26,
     "title_line": 0.15,
@@ -344,8 +346,9 @@ def _reliability_grid(
     names: list[str],
     ncols: int,
     styles: Mapping[str, dict] | None = None,
+    run: str = "",
 ) -> Figure:
-    """The figure of :func:`reliability_grid`."""
+    """The figure of :func:`reliability_grid`; ``run``: the game, T and seeds of its bins (:func:`run_note`)."""
     styles = styles_for(names, styles)
     n = max(len(names), 1)
     ncols = min(ncols, n)
@@ -358,7 +361,8 @@ def _reliability_grid(
     widths = np.concatenate([(p["hi"] - p["lo"]).to_numpy(float) for p in pooled.values()] or [np.array([])])
     bins = f", {round(1 / np.median(widths))} bins" if widths.size and np.median(widths) > 0 else ""
     # what the markers and bars mean is the caption's: a title of three lines squeezed a column's two panels
-    title = _lines(f"reliability: {nature.replace('_', ' ')}{bins}", width, 0.065)  # 8 pt; seeds pooled: the caption
+    pooled_note = f" ({run} pooled{bins})" if run else (f" ({bins[2:]})" if bins else "")
+    title = _lines(f"reliability, {display_name(nature)}{pooled_note}", width - 0.2, 0.065)  # 8 pt
     top = g["top"] + g["title_line"] * len(title)
     height = g["bottom"] + nrows * g["side"] + (nrows - 1) * g["hgap"] + top
     rects = [
@@ -396,7 +400,7 @@ def _grid_panels(size: tuple, names: list[str], rects: list[tuple], ncols: int, 
             continue
         # inner panels: no ticks (the outer panels' read for all: one unit square); several rows: one
         # y label for them all, left of the grid
-        _reliability_frame(a, str(names[i]).replace("_", " "), x=i >= len(names) - ncols, y=not i % ncols)
+        _reliability_frame(a, display_name(names[i]), x=i >= len(names) - ncols, y=not i % ncols)
         if nrows > 1:
             a.set_ylabel("")
     if nrows > 1:  # the rows' panels are shorter than the label: it goes once, centred on the grid
@@ -415,8 +419,8 @@ FIGURES = {
     "by_nature": lambda curves, metric, names, styles, title, span=None: curves_by_nature(
         curves, metric, names, styles, title=title, span=span
     ),
-    # six panels a row: the grid is a paper's full width (6.75 in)
-    "reliability": lambda pooled, nature, names, styles: _reliability_grid(pooled, nature, names, 6, styles),
+    # four panels a row: the grid is a paper's full width (6.75 in), each panel 1.2 in
+    "reliability": lambda pooled, nature, names, run, styles: _reliability_grid(pooled, nature, names, 4, styles, run),
 }
 #: The curve figures of binary forecasts: (figure, curve).
 _CURVES = (("smce_vs_T", "smce"), ("regret_linear", "regret_linear"), ("bias", "bias"))
@@ -471,6 +475,8 @@ def jobs(
             )
         )
     )
+    # the largest horizon T only (as the curves and leaderboards): a sweep's horizons pooled are no one game
+    rel = _last_T(rel) if rel is not None else rel
     pooled = _pool(rel, ["nature", "forecaster"])  # pooled over seeds once; each job gets its nature's bins
     have_all = set(curves["metric"].unique()) if curves is not None and not curves.empty else set()
     single = summary is not None and single_matchup(summary)
@@ -508,9 +514,8 @@ def jobs(
         if not pooled_nat.empty:
             names = order(_restrict(rel, nature=nat)["forecaster"].unique())
             by_name = {str(name): part for name, part in pooled_nat.groupby("forecaster", sort=False)}
-            jobs.append(
-                Job("reliability", (by_name, nat, names, styles), fig_dir / f"reliability__{safe_name(nat)}", formats)
-            )
+            args = (by_name, nat, names, run_note(_restrict(rel, nature=nat)), styles)
+            jobs.append(Job("reliability", args, fig_dir / f"reliability__{safe_name(nat)}", formats))
     for metric in metrics:
         if metric in summary and not _clean(_ok(summary), metric).empty:
             jobs.append(

@@ -17,11 +17,13 @@ from matplotlib.figure import Figure
 
 from arena.answer import verdicts
 from arena.plots.common import _no_data, _ok
+from arena.plots.labels import display_name, run_note
 from arena.plots.style import (
     _BOUND_COLOR,
     _RC,
     COLUMN_WIDTH,
     _axes,
+    _lines,
     order,
     styles_for,
 )
@@ -96,7 +98,7 @@ def certificate_margins(
                 ax.axhline(i - 0.5, color="0.85", linewidth=0.5, zorder=0)
         ax.axvline(1.0, color=_BOUND_COLOR, linestyle="--", linewidth=0.9, gid="bound")
         ax.axvline(0.0, color="0.8", linewidth=0.5, zorder=0)
-        labels = [f"{n.replace('_', ' ')}: {c.replace('_', ' ')}" for n, c in rows]
+        labels = [f"{display_name(n)}: {display_name(c)}" for n, c in rows]
         ax.set_yticks(range(len(rows)), labels, fontsize=6)
         for tick, (n, _) in zip(ax.get_yticklabels(), rows, strict=False):  # the label in the forecaster's color too
             tick.set_color(styles[n]["color"])
@@ -127,10 +129,12 @@ def certificate_margins(
         )
         n_fail = int((ratios["verdict"] == "fails").sum())
         if own:
+            run = run_note(_ok(summary))
+            heading = (
+                f"{run}: " if run else ""
+            ) + f"certificates, one point per matchup: {n_fail} of {len(ratios)} fail"
             fig.suptitle(
-                f"certificates, one point per matchup: {n_fail} of {len(ratios)} fail"
-                + (" (red \u00d7)" if n_fail else ""),
-                fontsize=7,
+                "\n".join(_lines(heading + (" (red \u00d7)" if n_fail else ""), COLUMN_WIDTH - 0.2, 0.052)), fontsize=7
             )
     return fig
 

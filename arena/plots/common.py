@@ -21,6 +21,7 @@ from matplotlib.lines import Line2D
 
 from arena.aggregate import mean_ci
 from arena.plots.jobs import Job
+from arena.plots.labels import CURVE_TITLES, display_name, heading
 from arena.plots.style import (
     _RC,
     COLUMN_WIDTH,
@@ -31,6 +32,7 @@ from arena.plots.style import (
     MIN_BAND_SEEDS,
     _axes,
     _DecadeFormatter,
+    _lines,
     _new_figure,
     _plain_log_ticks,
     order,
@@ -99,7 +101,7 @@ def _rounds_axes(ax: Axes, ylabel: str, nature: str | None, logy: bool = True) -
     ax.set_xlabel("round t (log scale)")
     ax.set_ylabel(ylabel)
     if nature:
-        ax.set_title(nature.replace("_", " "))
+        ax.set_title(display_name(nature))
 
 
 def _decades(ax: Axes) -> None:
@@ -163,25 +165,24 @@ def _draw_mean(
 ):
     """A forecaster's mean line; its 95% interval as a band from :data:`MIN_BAND_SEEDS` seeds on.
 
-    ``floor``: on a log axis, a value below it (zero included) is no point of the line (a line
-    plunging to the floor and back, at every zero of a curve that is often exactly zero, would
-    hide the others): it is marked on the floor by a small triangle (:data:`_FLOORED`) in the
-    line's color, and a point left alone between two such values by its marker; the legend
-    says so (:func:`_floor_note`). ``phase`` shifts the markers so that two lines drawn one
-    over the other both show theirs."""
+    ``floor``: on a log axis, a value below it (zero included) is no point of the line but a small triangle
+    (:data:`_FLOORED`) on the floor, in the line's color, and the line joins the values around it: a curve
+    that is often exactly zero (the bias of a bit-predicting forecaster) neither falls apart into fragments
+    nor plunges to the floor and back at every zero, hiding the other lines; the legend says so
+    (:func:`_floor_note`). ``phase`` shifts the markers so that two lines drawn one over the other both
+    show theirs."""
     xs = g[x].to_numpy(float)
     mean = (g["mean"] / scale).to_numpy(float)
     half = (g["half"] / scale).to_numpy(float)
     below = mean < floor if floor is not None else np.zeros(len(mean), bool)
-    shown = np.where(below, np.nan, mean)
-    every = max(1, len(xs) // 6)
+    every = max(1, int((~below).sum()) // 6)
     (line,) = ax.plot(
-        xs,
-        shown,
+        xs[~below],
+        mean[~below],
         color=style["color"],
         marker=style["marker"],
         markevery=(phase % every, every),
-        label=name.replace("_", " "),
+        label=display_name(name),
         gid=f"mean:{name}",
     )
     if below.any():
@@ -192,15 +193,6 @@ def _draw_mean(
             gid=f"floored:{name}",
             **_mark(_FLOORED, style["color"]),
         )
-        seen = np.isfinite(shown)
-        alone = seen & ~np.r_[False, seen[:-1]] & ~np.r_[seen[1:], False]  # no segment reaches it
-        if alone.any():  # its own marker (with its edge), at the marks' size
-            ax.plot(
-                xs[alone],
-                shown[alone],
-                gid=f"alone:{name}",
-                **{**_mark(style["marker"], style["color"]), "markeredgewidth": None},
-            )
     seeds = g["n"].to_numpy(float) if "n" in g else np.full(len(xs), np.inf)
     ok = np.isfinite(half) & (seeds >= MIN_BAND_SEEDS)
     if ok.any():
@@ -308,7 +300,7 @@ def _draw_curves(
         first.setdefault(key, b)
     extra = []
     for key, who in drawn.items():
-        label = "bound of " + ", ".join(w.replace("_", " ") for w in who)
+        label = "bound of " + ", ".join(display_name(w) for w in who)
         line = _draw_bound(ax, first[key], who[0], x, styles[who[0]]["color"], scale=scale)
         extra.append((line, label))
     return extra
@@ -401,7 +393,9 @@ def _panel_title(fig: Figure, panels: list, title: str | None, note: str, own: b
     if len(panels) == 1:
         ax = panels[0][0]
         _decades(ax)
-        ax.set_title(((title or "") + (f"\n({note})" if note and title else note)).strip(), fontsize=7)
+        width = fig.get_figwidth() - 0.3
+        lines = _lines(title or "", width, 0.052) + _lines(f"({note})" if note and title else note, width, 0.052)
+        ax.set_title("\n".join(lines), fontsize=7)
         return
     if getattr(fig, "_arena_sharey", False):  # one y range for panels to be compared: its labels once a row
         lo = min(a.get_ylim()[0] for a, _ in panels)
@@ -417,7 +411,8 @@ def _panel_title(fig: Figure, panels: list, title: str | None, note: str, own: b
         a.set_title(
             _FAMILY_TITLES.get(fam, fam if fam != "None" else "") + (f" ({k[0]} of {k[1]})" if k else ""), fontsize=7
         )
-    fig.suptitle(((title or "") + (f" ({note})" if note else "")).strip(), fontsize=8)
+    heading = ((title or "") + (f" ({note})" if note else "")).strip()
+    fig.suptitle("\n".join(_lines(heading, fig.get_figwidth() - 0.2)), fontsize=8)
     entries = getattr(fig, "_arena_entries", {})
     if entries:
         w, h = fig.get_size_inches()
@@ -515,7 +510,7 @@ def regret_curves(
     """
     own = ax is None
     with mpl.rc_context(_RC):
-        df = _restrict(_clean(curves, need=_CURVE_COLUMNS), nature=nature)
+        df = _restrict(_last_T(_clean(curves, need=_CURVE_COLUMNS)), nature=nature)
         obs = df.loc[df["metric"] == metric] if not df.empty else df
         if obs.empty:
             fig, ax = _axes(ax)
@@ -537,7 +532,8 @@ def regret_curves(
             if logy:
                 extra += _floor_note(a, part["mean"], floor)
             _legend(a, extra, outside=own, loc="best")
-        _panel_title(fig, panels, nature.replace("_", " ") if nature else None, _seed_note(_seeds(stats)), own)
+        what = CURVE_TITLES.get(metric, METRIC_LABELS.get(metric, metric))
+        _panel_title(fig, panels, heading(df, what, nature), _seed_note(_seeds(stats)), own)
     return fig
 
 

@@ -18,6 +18,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from arena.plots.labels import display_name, run_note
 from arena.plots.style import _RC, COLUMN_WIDTH, FIGSIZE, METRIC_LABELS, PALETTE, _lines, _new_figure, _plain_log_ticks
 from arena.sequential import threshold, verdict
 
@@ -43,8 +44,10 @@ def comparison_figure(curves: pd.DataFrame, alpha: float = 0.05, final: pd.DataF
     natures with a verdict in its color, named at their end, and the others in gray (for
     calibration, which has no e-process, the rows only).
 
-    With a few curves, for calibration (no e-process) the lower panel says so. The band of a
+    Calibration has no e-process: its figure has no lower panel. The title says the game, T, the pair, the
+    score and the seeds drawn. The band of a
     confidence sequence never has zero width (it is no interval over seeds)."""
+    n_seeds = int(curves["seed"].nunique())
     first_seed = curves.groupby("nature")["seed"].transform("min")
     many = curves["nature"].nunique() > 1
     if many:  # one curve per nature: its first seed (the table has them all)
@@ -54,17 +57,16 @@ def comparison_figure(curves: pd.DataFrame, alpha: float = 0.05, final: pd.DataF
     metric = METRIC_LABELS.get(first["metric"], first["metric"])
     if first["metric"] == "calibration":
         metric = "|calibration in the large|"
-    title = f"{first['forecaster_a']} (A) vs {first['forecaster_b']} (B), {1 - alpha:.0%} CS" + (
-        ", first seed" if many else ""
-    )
+    title = _comparison_title(curves, first, metric, alpha, n_seeds if not many else 0)
     with mpl.rc_context(_RC):
         if len(groups) > _MAX_CURVES:
             return _rows_figure(groups, _finals(groups, alpha, final), alpha, metric, title)
-        fig = _new_figure((FIGSIZE[0], FIGSIZE[1] * 1.7))
-        top, bottom = fig.subplots(2, 1, sharex=True)
+        e_values = any(np.isfinite(g["e_a_better"]).any() for _, g in groups)  # none for calibration
+        fig = _new_figure((FIGSIZE[0], FIGSIZE[1] * (1.7 if e_values else 1.1)))
+        top, bottom = fig.subplots(2, 1, sharex=True) if e_values else (fig.add_subplot(), None)
         for i, ((nature, seed), g) in enumerate(groups):
             color = PALETTE[i % len(PALETTE)]
-            label = str(nature).replace("_", " ") + ("" if many else f" (seed {seed})")
+            label = display_name(nature) + ("" if many else f" (seed {seed})")
             t = g["t"].to_numpy(float)
             top.plot(t, g["mean"], color=color, label=label, gid=f"mean:{nature}:{seed}")
             top.fill_between(
@@ -76,23 +78,33 @@ def comparison_figure(curves: pd.DataFrame, alpha: float = 0.05, final: pd.DataF
                 linewidth=0,
                 gid=f"cs:{nature}:{seed}",
             )
-            if np.isfinite(g["e_a_better"]).any():
+            if bottom is not None:
                 bottom.plot(t, g["e_a_better"], color=color, gid=f"e_a:{nature}:{seed}")
                 bottom.plot(t, g["e_b_better"], color=color, linestyle=":", gid=f"e_b:{nature}:{seed}")
         top.axhline(0.0, color="0.6", linewidth=0.6, zorder=0)
-        top.set_ylabel(f"{metric}: A \u2212 B\n(running mean; band: CS)")
-        top.set_title("\n".join(_lines(title, COLUMN_WIDTH)))
+        top.set_ylabel(f"{metric}\nA \u2212 B (band: CS)")
+        fig.suptitle("\n".join(_lines(title, COLUMN_WIDTH - 0.2)), fontsize=8)  # over the figure, not the panel
         fig.legend(*top.get_legend_handles_labels(), loc="outside lower center", ncol=3, frameon=False, fontsize=6.5)
-        if bottom.lines:
+        if bottom is not None:
             _e_axes(bottom, alpha)
         else:  # no e-process (calibration): one panel, not an empty one
-            fig.delaxes(bottom)
-            fig.set_size_inches(*FIGSIZE)
-            top.tick_params(labelbottom=True)
             top.set_xscale("log")
             _plain_log_ticks(top.xaxis)
             top.set_xlabel("round t (log scale)")
     return fig
+
+
+def _comparison_title(curves: pd.DataFrame, first: pd.Series, metric: str, alpha: float, n_seeds: int) -> str:
+    """The game, T, the pair, the score, the level and the seeds drawn: ``n_seeds``, or (0) one seed of each
+    nature (its first: the table has them all)."""
+    run = run_note(curves, seeds=False)
+    pair = f"{display_name(first['forecaster_a'])} (A) vs {display_name(first['forecaster_b'])} (B) on {metric}"
+    if n_seeds:
+        which = f"{n_seeds} seed" + ("s" if n_seeds != 1 else "")
+    else:
+        seeds = sorted(curves["seed"].unique())
+        which = f"seed {seeds[0]} of each nature" if len(seeds) == 1 else "the first seed of each nature"
+    return (f"{run}: " if run else "") + f"{pair}, {1 - alpha:.0%} CS, {which}"
 
 
 def _finals(groups: list, alpha: float, final: pd.DataFrame | None) -> list[dict]:
@@ -165,7 +177,7 @@ def _rows_figure(groups: list, finals: list[dict], alpha: float, metric: str, ti
     top.tick_params(axis="y", length=0)
     T = int(max(f["t"] for f in finals))
     top.set_xlabel(f"{metric}: A \u2212 B at t = {T}\n(bar: its CS; left of 0: A better)", fontsize=6.5)
-    fig.suptitle("\n".join(_lines(title, COLUMN_WIDTH)), fontsize=8)
+    fig.suptitle("\n".join(_lines(title, COLUMN_WIDTH - 0.2)), fontsize=8)
     _verdict_legend(fig, finals)
     if bottom is None:
         return fig
@@ -231,7 +243,7 @@ def _draw_e_processes(bottom, groups: list, finals: list[dict], one_nature: bool
                 (t[-1], float(end.iloc[-1])),
                 xytext=(2, 0),
                 textcoords="offset points",
-                fontsize=5.5,
+                fontsize=6,
                 color=color,
                 va="center",
                 ha="left",
@@ -241,33 +253,30 @@ def _draw_e_processes(bottom, groups: list, finals: list[dict], one_nature: bool
 
 def _row_name(final: dict, by_seed: bool) -> str:
     """A row's name: its nature, or its seed where every row is of one nature."""
-    return f"seed {final['seed']}" if by_seed else str(final["nature"]).replace("_", " ")
+    return f"seed {final['seed']}" if by_seed else display_name(final["nature"])
 
 
 def _e_axes(ax, alpha: float, gray_note: bool = False) -> None:
-    """The e-value panel's axes: log scales, the threshold 2/alpha dashed and named, the labels; or a note
-    where there is no e-process (calibration)."""
-    if ax.lines:
-        ax.set_yscale("log")
-        ax.axhline(threshold(alpha), color="0.3", linestyle="--", linewidth=0.8, gid="threshold")
-        ax.annotate(
-            f"2/\u03b1 = {threshold(alpha):g}: a verdict",
-            (0.02, threshold(alpha)),
-            xycoords=ax.get_yaxis_transform(),
-            xytext=(0, 1.5),
-            textcoords="offset points",
-            fontsize=5.5,
-            color="0.3",
-            va="bottom",
-            ha="left",
-        )
-        if gray_note:
-            ax.set_ylabel("e-value")
-            ax.set_title("e-values (solid: A better, dotted: B better)", fontsize=6.5)
-        else:
-            ax.set_ylabel("e-value (solid: A better,\ndotted: B better)")
+    """The e-value panel's axes: log scales, the threshold 2/alpha dashed and named, the labels."""
+    ax.set_yscale("log")
+    ax.set_ylim(top=max(ax.get_ylim()[1], 5 * threshold(alpha)))  # the threshold's label inside the axes
+    ax.axhline(threshold(alpha), color="0.3", linestyle="--", linewidth=0.8, gid="threshold")
+    ax.annotate(
+        f"2/\u03b1 = {threshold(alpha):g}: a verdict",
+        (0.02, threshold(alpha)),
+        xycoords=ax.get_yaxis_transform(),
+        xytext=(0, 1.5),
+        textcoords="offset points",
+        fontsize=6,
+        color="0.3",
+        va="bottom",
+        ha="left",
+    )
+    if gray_note:
+        ax.set_ylabel("e-value")
+        ax.set_title("e-values (solid: A better, dotted: B better)", fontsize=6.5)
     else:
-        ax.text(0.5, 0.5, "no e-process for calibration", ha="center", va="center", transform=ax.transAxes, color="0.4")
+        ax.set_ylabel("e-value (solid: A better,\ndotted: B better)")
     ax.set_xscale("log")
     _plain_log_ticks(ax.xaxis)
     ax.set_xlabel("round t (log scale)")

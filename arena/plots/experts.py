@@ -35,6 +35,7 @@ from arena.plots.common import (
     regret_curves,
 )
 from arena.plots.jobs import Job
+from arena.plots.labels import display_name
 from arena.plots.style import (
     _BOUND_COLOR,
     _RC,
@@ -119,7 +120,7 @@ def expert_weights(
             ax.set_xscale("log")
             _plain_log_ticks(ax.xaxis)
             ax.set_ylim(-0.02, 1.02)
-            ax.set_title(name.replace("_", " "), fontsize=7)
+            ax.set_title(display_name(name), fontsize=7)
             ax.tick_params(labelbottom=True)
         for k in range(len(names), rows * cols):
             axes[k // cols][k % cols].set_visible(False)

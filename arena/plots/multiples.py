@@ -30,12 +30,14 @@ from arena.plots.common import (
     _decades,
     _draw_curves,
     _floor_note,
+    _last_T,
     _log_floor,
     _no_data,
     _rounds_axes,
     _seed_note,
     _seeds,
 )
+from arena.plots.labels import display_name, heading
 from arena.plots.style import (
     _BOUND_COLOR,
     _RC,
@@ -58,10 +60,9 @@ _BY_NATURE = {
 
 #: What each figure of small multiples shows, first in its title.
 _BY_NATURE_TITLES = {
-    "smce": "smooth calibration error per round",
+    "smce": "smooth calibration error per round, smCE\u209c / t",
     "bias": "bias per round",
-    "regret_linear": "squared-loss regret to the best linear forecast \u27e8w, x\u209c\u27e9 + a "
-    "(\u2016(w, a)\u2016 \u2264 M)",
+    "regret_linear": "regret to the best linear forecast",
 }
 
 
@@ -125,7 +126,7 @@ def curves_by_nature(
         raise ValueError(f"curves_by_nature: metric {metric!r}: choose from {', '.join(_BY_NATURE)}")
     per_t, bound_name, bound_scale, logy, ylabel = _BY_NATURE[metric]
     with mpl.rc_context(_RC):
-        df = _clean(curves, need=(*_CURVE_COLUMNS, "nature"))
+        df = _last_T(_clean(curves, need=(*_CURVE_COLUMNS, "nature")))
         if forecasters is not None and not df.empty:
             df = df.loc[df["forecaster"].isin(list(forecasters))]
         obs = df.loc[(df["metric"] == metric) & (df["t"] > 0)] if not df.empty else df
@@ -148,14 +149,18 @@ def curves_by_nature(
             axes[0].set_ylim(floor / 1.25 if floor else None, span[1] * 1.3)
         for ax in axes:
             _decades(ax)
-        heading = _lines(
-            f"{_BY_NATURE_TITLES[metric]}, " + (f"{title} " if title else "") + f"({_seed_note(_seeds(stats))})",
-            FULL_WIDTH,
+        title_lines = _lines(
+            f"{heading(df, _BY_NATURE_TITLES[metric])}, "
+            + (f"{title} " if title else "")
+            + f"({_seed_note(_seeds(stats))})",
+            FULL_WIDTH - 0.2,
         )
         fig = axes[0].figure
-        _lay_out_multiples(fig, axes, ncols, logy, seen, heading)
-        fig.supylabel(ylabel, x=0.04 / FULL_WIDTH, fontsize=8, ha="left")
-        fig.suptitle("\n".join(heading), y=1 - 0.04 / fig.get_figheight(), va="top", fontsize=8)
+        _lay_out_multiples(fig, axes, ncols, logy, seen, title_lines)
+        g = _MULTIPLES  # the label spans the panels' height: in two lines where one would not fit
+        span = fig.get_figheight() - g["bottom"] - g["title"] - g["legend_row"]
+        fig.supylabel("\n".join(_lines(ylabel, span, 0.058)), x=0.04 / FULL_WIDTH, fontsize=8, ha="left")
+        fig.suptitle("\n".join(title_lines), y=1 - 0.04 / fig.get_figheight(), va="top", fontsize=8)
     return fig
 
 
@@ -236,7 +241,7 @@ def _multiples_panels(natures: list[str], ncols: int, logy: bool) -> list[Axes]:
         axes.append(ax)
         _rounds_axes(ax, "", None, logy)
         ax.set_xlabel("")
-        ax.set_title(nat.replace("_", " "), fontsize=7, pad=2)
+        ax.set_title(display_name(nat), fontsize=7, pad=2)
         ax.tick_params(labelsize=6)
         if logy and i % ncols:
             ax.tick_params(labelleft=False)
@@ -277,6 +282,7 @@ def _curve_span(curves: pd.DataFrame, metric: str) -> tuple[float, float] | None
     """:func:`_log_span` of every forecaster's ``metric`` in ``curves``: the scale the figures of its
     groups of forecasters share."""
     per_t, bound_name, bound_scale = _BY_NATURE[metric][:3]
+    curves = _last_T(curves)
     obs = curves.loc[(curves["metric"] == metric) & (curves["t"] > 0)]
     if obs.empty:
         return None

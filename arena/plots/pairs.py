@@ -17,12 +17,14 @@ Examples
 
 from __future__ import annotations
 
+import matplotlib as mpl
 import numpy as np
 import pandas as pd
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 
-from arena.plots.style import COLUMN_WIDTH, _new_figure
+from arena.plots.labels import display_name, run_note
+from arena.plots.style import _RC, COLUMN_WIDTH, FULL_WIDTH, METRIC_LABELS, _lines, _new_figure
 
 _METHOD = {"e_bh": "e-BH", "e_bonferroni": "e-Bonferroni"}
 
@@ -43,25 +45,32 @@ def pair_matrix(pairs: pd.DataFrame, tiers: pd.DataFrame | None = None, claim: s
         a, b = index.get(str(r.forecaster_a)), index.get(str(r.forecaster_b))
         if a is not None and b is not None:
             e[a, b], made[a, b] = float(r.e_value), bool(getattr(r, claim))
-    side = min(6.75, COLUMN_WIDTH * max(1.0, F / 8))
-    fig = _new_figure(figsize=(side, side * 0.85))
-    ax = fig.add_subplot()
-    shown = np.where(e > 1, e, np.nan)
-    top = float(np.nanmax(shown)) if np.isfinite(shown).any() else 10.0
-    im = ax.imshow(shown, cmap="Blues", norm=LogNorm(vmin=1, vmax=max(top, 10.0)))
-    ys, xs = np.nonzero(made)
-    ax.scatter(xs, ys, s=8, color="#d55e00", zorder=3, gid="claims")
-    ax.set_xticks(range(F), names, rotation=90)
-    ax.set_yticks(range(F), names)
-    ax.set_xlabel("B")
-    ax.set_ylabel("A")
-    first = pairs.iloc[0] if len(pairs) else {}
-    ax.set_title(
-        f"{first.get('game', '')}, T = {first.get('T', '')}, {first.get('metric', '')}: e-value against "
-        f"'A no better than B'\ndots: claims 'A beats B' ({_METHOD.get(claim, claim)})",
-        fontsize=7,
-    )
-    fig.colorbar(im, ax=ax, label="e-value (log)")
+    side = min(FULL_WIDTH, COLUMN_WIDTH * max(1.0, F / 8))
+    with mpl.rc_context(_RC):
+        fig = _new_figure(figsize=(side, 1.2 + 0.16 * F + 0.05 * max(map(len, names), default=0)))
+        ax = fig.add_subplot()
+        shown = np.where(e > 1, e, np.nan)
+        top = float(np.nanmax(shown)) if np.isfinite(shown).any() else 10.0
+        im = ax.imshow(shown, cmap="Blues", norm=LogNorm(vmin=1, vmax=max(top, 10.0)))
+        ys, xs = np.nonzero(made)
+        ax.scatter(xs, ys, s=8, color="#d55e00", zorder=3, gid="claims")
+        shown_names = [display_name(n) for n in names]
+        ax.set_xticks(range(F), shown_names, rotation=90, fontsize=6)
+        ax.set_yticks(range(F), shown_names, fontsize=6)
+        ax.set_xlabel("B")
+        ax.set_ylabel("A")
+        ax.tick_params(length=0)
+        first = pairs.iloc[0] if len(pairs) else {}
+        metric = str(first.get("metric", ""))
+        head = run_note(pairs.iloc[:1]) if len(pairs) else ""
+        title = (
+            f"{head}: {METRIC_LABELS.get(metric, metric)}, every nature and seed; e-value against "
+            f"'A no better than B'; dots: claims 'A beats B' ({_METHOD.get(claim, claim)})"
+        )
+        fig.suptitle("\n".join(_lines(title, side - 0.2, 0.052)), fontsize=7)
+        cb = fig.colorbar(im, ax=ax, fraction=0.05, pad=0.02)
+        cb.set_label("e-value (log scale; white: \u2264 1)", fontsize=6.5)
+        cb.ax.tick_params(labelsize=6)
     return fig
 
 

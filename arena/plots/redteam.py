@@ -22,7 +22,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from arena.plots.common import _legend, _no_data
-from arena.plots.style import _RC, FIGSIZE, METRIC_LABELS, _axes, _plain_log_ticks, order, styles_for
+from arena.plots.labels import display_name, run_note
+from arena.plots.style import _RC, FIGSIZE, METRIC_LABELS, _axes, _lines, _plain_log_ticks, order, styles_for
 from arena.redteam.table import worst_found
 
 
@@ -52,51 +53,83 @@ def attack_vs_certificate(
         if df.empty:
             _no_data(ax, f"no attack on {metric}")
             return fig
+        run = _search_note(df)
         df = worst_found(df)
         styles = styles_for(df["forecaster"].unique(), styles)
-        for name in order(df["forecaster"].unique()):
+        names = order(df["forecaster"].unique())
+        one_T = df["T"].nunique() == 1
+        for i, name in enumerate(names):
             g = df.loc[df["forecaster"] == name].sort_values("T")
-            color = styles[name]["color"]
-            ax.plot(
-                g["T"],
-                g["value"].clip(lower=1e-9),
-                color=color,
-                marker=styles[name]["marker"],
-                label=name,
-                gid=f"attack:{name}",
-            )
-            b = g.dropna(subset=["cert_bound"])
-            if len(b):
-                ax.plot(
-                    b["T"],
-                    b["cert_bound"],
-                    color=color,
-                    ls="--",
-                    lw=1.0,
-                    marker=styles[name]["marker"],
-                    mfc="none",
-                    label=f"{name} bound",
-                    gid=f"bound:{name}",
-                )
-        ax.set_xscale("log")
+            x = np.full(len(g), float(i)) if one_T else g["T"].to_numpy(float)
+            _draw_attack(ax, x, g, name, styles[name], one_T)
         ax.set_yscale("log", nonpositive="mask")
-        _plain_log_ticks(ax.xaxis)
         _plain_log_ticks(ax.yaxis)
         ax.yaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))  # values span about a decade
-        ax.set_xlabel("rounds T")
+        if one_T:  # one horizon: a point per forecaster, its bound above it
+            ax.set_xticks(range(len(names)), [display_name(n) for n in names], rotation=30, ha="right")
+            ax.set_xlim(-0.6, len(names) - 0.4)
+            ax.set_xlabel("forecaster")
+        else:
+            ax.set_xscale("log")
+            _plain_log_ticks(ax.xaxis)
+            Ts = sorted(df["T"].unique())
+            ax.set_xticks(Ts, [str(int(t)) for t in Ts])  # the horizons searched, each named
+            ax.set_xlabel("rounds T")
+        low, high = ax.get_ylim()
+        if high < 10 * low:  # within a decade: a few round values, not a crowd of 1, 2, 5 times the decades
+            ax.yaxis.set_major_locator(ticker.MaxNLocator(4))
         ax.set_ylabel(f"worst {METRIC_LABELS.get(metric, metric)} found")
-        Ts = sorted(df["T"].unique())
-        when = f", T = {int(Ts[0])}" if len(Ts) == 1 else ""
         bounds = any(str(ln.get_gid()).startswith("bound:") for ln in ax.get_lines())
+        how = "hollow: the forecaster's certified bound" if one_T else "hollow, dashed: the certified bound"
         ax.set_title(
-            f"worst {METRIC_LABELS.get(metric, metric)} found{when}"
-            + ("\n(hollow, dashed: the forecaster's certified bound)" if bounds else ""),
+            "\n".join(
+                _lines(f"{run}: worst {METRIC_LABELS.get(metric, metric)} found", FIGSIZE[0] - 0.9, 0.052)
+            )  # the axes' width
+            + (f"\n({how})" if bounds else ""),
             fontsize=7,
         )
-        if own:
-            fig.set_size_inches(FIGSIZE[0] * 1.4, FIGSIZE[1])
-        _legend(ax, outside=own)
+        if not one_T:
+            _legend(ax, outside=own)
         return fig
+
+
+def _search_note(table: pd.DataFrame) -> str:
+    """The game, the horizons T and the seeds the attacks were searched on, for a title.
+
+    Examples
+    --------
+    >>> _search_note(pd.DataFrame({"game": "binary", "T": [200, 1000], "seed": [0, 0]}))
+    'binary, T = 200, 1000, search seed 0'
+    """
+    run = run_note(table, seeds=False)
+    seeds = sorted(table["seed"].dropna().astype(int).unique()) if "seed" in table else []
+    if seeds:
+        run += (", " if run else "") + "search seed" + ("s " if len(seeds) > 1 else " ") + ", ".join(map(str, seeds))
+    return run
+
+
+def _draw_attack(ax: Axes, x: np.ndarray, g: pd.DataFrame, name: str, style: Mapping[str, str], one_T: bool) -> None:
+    """A forecaster's worst attacks at ``x`` (filled) and, where it certifies a bound on the metric, the bound
+    (hollow; dashed across several T, joined to its attack by a thin line at one T)."""
+    color, marker = style["color"], style["marker"]
+    ax.plot(x, g["value"].clip(lower=1e-9), color=color, marker=marker, label=display_name(name), gid=f"attack:{name}")
+    has = g["cert_bound"].notna().to_numpy()
+    if not has.any():
+        return
+    b = g["cert_bound"].to_numpy(float)[has]
+    ax.plot(
+        x[has],
+        b,
+        color=color,
+        ls="--",
+        lw=1.0,
+        marker=marker,
+        mfc="none",
+        label=f"{display_name(name)} bound",
+        gid=f"bound:{name}",
+    )
+    if one_T:
+        ax.vlines(x[has], g["value"].to_numpy(float)[has], b, color=color, lw=0.6, alpha=0.6, gid=f"margin:{name}")
 
 
 def cross_attack_heatmap(matrix: pd.DataFrame, ax: Axes | None = None) -> Figure:
@@ -120,19 +153,21 @@ def cross_attack_heatmap(matrix: pd.DataFrame, ax: Axes | None = None) -> Figure
         m = m.reindex(index=order(m.index), columns=order(m.columns))
         values = m.to_numpy(float)
         im = ax.imshow(values, cmap="viridis", aspect="auto")
-        ax.set_xticks(range(m.shape[1]), m.columns, rotation=60, ha="right", fontsize=6)
-        ax.set_yticks(range(m.shape[0]), m.index, fontsize=6)
+        ax.set_xticks(range(m.shape[1]), [display_name(c) for c in m.columns], rotation=60, ha="right", fontsize=6)
+        ax.set_yticks(range(m.shape[0]), [display_name(r) for r in m.index], fontsize=6)
         ax.set_xlabel("played against")
         ax.set_ylabel("attack found against")
         top = np.nanmax(values)
         for (i, j), v in np.ndenumerate(values):
             if np.isfinite(v):
                 ax.text(
-                    j, i, f"{v:.2g}", ha="center", va="center", fontsize=5, color="white" if v < top / 2 else "black"
+                    j, i, f"{v:.2g}", ha="center", va="center", fontsize=7, color="white" if v < top / 2 else "black"
                 )
         metric = str(matrix["metric"].iloc[0])
         fig.colorbar(im, ax=ax, label=METRIC_LABELS.get(metric, metric))
-        Ts = sorted(matrix["T"].unique()) if "T" in matrix else []
-        when = f", T = {', '.join(str(int(t)) for t in Ts)}" if Ts else ""
-        ax.set_title(f"cross-attack: {METRIC_LABELS.get(metric, metric)} reached{when} (best searcher)", fontsize=7)
+        run = run_note(matrix)
+        title = (
+            f"{run}: " if run else ""
+        ) + f"cross-attack, {METRIC_LABELS.get(metric, metric)} reached (best searcher)"
+        ax.set_title("\n".join(_lines(title, FIGSIZE[0] - 1.2, 0.052)), fontsize=7)  # the axes' width
         return fig

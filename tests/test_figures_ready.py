@@ -1,0 +1,211 @@
+"""Every kind of figure is ready for a paper: no text runs off the figure, and the title says the game, the
+metric, the horizon T and the seeds. Drawn from a small tournament (the report's own plan of figures), and from
+small tables for the comparison, the red team and the pair matrix."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from unittest import mock
+
+import numpy as np
+import pandas as pd
+import pytest
+from _stored import store_binary_matchups  # tests/_stored.py
+from matplotlib.figure import Figure
+from matplotlib.text import Text
+
+from arena.plots.draw import FIGURES
+from arena.plots.plan import game_jobs, game_styles, paper_jobs
+from arena.plots.style import DPI, _save
+
+FORECASTERS = ("bit", "k29", "linear_df", "ogd", "running_mean", "window_mean")
+NATURES = ("iid_bernoulli", "sinusoid")
+T = 120
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory):
+    out = tmp_path_factory.mktemp("results")
+    store_binary_matchups(out, FORECASTERS, NATURES, (0, 1), T)
+    return importlib.import_module("arena.summarize").read_tables(out)
+
+
+def _clipped(fig: Figure, tmp_path: Path) -> list[str]:
+    """The texts of ``fig`` that run off it, drawn as a paper gets it (laid out and saved): every text drawn,
+    none of those a figure keeps undrawn (the labels of ticks out of view)."""
+    seen = []
+    real = Text.draw
+
+    def draw(self, renderer):
+        real(self, renderer)
+        if self.get_visible() and self.get_text().strip():
+            seen.append((self.get_text(), self.get_window_extent(renderer)))
+
+    with mock.patch.object(Text, "draw", draw):
+        _save(fig, tmp_path / "fig", ("png",))
+    width, height = fig.get_figwidth() * DPI, fig.get_figheight() * DPI  # the pixels of the file saved
+    return [
+        f"{text!r} at {[round(v) for v in box.bounds]} in {round(width)} x {round(height)}"
+        for text, box in seen
+        if box.x0 < -1 or box.y0 < -1 or box.x1 > width + 1 or box.y1 > height + 1
+    ]
+
+
+def _title(fig: Figure) -> str:
+    """The figure's title (its own, else its first panel's), on one line."""
+    title = fig.get_suptitle() or (fig.axes[0].get_title() if fig.axes else "")
+    return " ".join(title.split())
+
+
+#: What the title of each kind of figure names as its metric.
+METRIC_WORDS = {
+    "by_nature": ("smCE", "bias", "regret"),
+    "smce_vs_T": ("smCE",),
+    "bias": ("bias",),
+    "regret_linear": ("regret",),
+    "reliability": ("reliability",),
+    "leaderboard": ("smCE/T", "Brier", "bias"),
+    "certificates": ("certificates",),
+}
+
+
+@pytest.mark.parametrize("facet", [True, False], ids=["report", "per nature"])
+def test_every_figure_of_a_report_and_its_paper_is_unclipped_and_says_game_metric_T_and_seeds(tables, tmp_path, facet):
+    s, c, r = tables["summary"], tables["curves"], tables["reliability"]
+    styles = game_styles({"k29": "defensive", "linear_df": "defensive", "bit": "defensive"}, s, c, r)
+    jobs = game_jobs(s, c, r, tmp_path, ("png",), styles, ("smce_over_T", "brier", "bias"), facet=facet)
+    if not facet:
+        jobs = paper_jobs("binary", s, jobs) + [j for j in jobs if j.kind in ("bias", "regret_linear")]
+    kinds = {j.kind for j in jobs}
+    assert kinds >= ({"by_nature", "reliability", "leaderboard"} if facet else {"smce_vs_T", "reliability"})
+    for job in jobs:
+        fig = FIGURES[job.kind](*job.args)
+        title = _title(fig)
+        assert "binary" in title and f"T = {T}" in title and "2 seeds" in title, (job.stem.name, title)
+        assert any(w in title for w in METRIC_WORDS[job.kind]), (job.stem.name, title)
+        assert not _clipped(fig, tmp_path), (job.stem.name, _clipped(fig, tmp_path))
+
+
+def _comparison_curves(natures: int, seeds: int) -> pd.DataFrame:
+    t = np.array([10, 100, 1000])
+    rows = [
+        {
+            "game": "binary",
+            "T": 1000,
+            "metric": "brier",
+            "forecaster_a": "k29",
+            "forecaster_b": "window_mean",
+            "nature": f"nature_{k}",
+            "seed": seed,
+            "t": tt,
+            "mean": -0.01 * k,
+            "low": -0.01 * k - 0.5 / tt**0.5,
+            "high": -0.01 * k + 0.5 / tt**0.5,
+            "e_a_better": 1.0 + k * tt / 10,
+            "e_b_better": 1.0 / (1 + k * tt / 10),
+        }
+        for k in range(natures)
+        for seed in range(seeds)
+        for tt in t
+    ]
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize(
+    ("natures", "seeds", "metric"), [(1, 2, "brier"), (1, 2, "calibration"), (6, 3, "brier"), (6, 3, "calibration")]
+)
+def test_the_comparison_figure_is_unclipped_and_says_which_seeds_it_draws(tmp_path, natures, seeds, metric):
+    from arena.plots.compare import comparison_figure
+
+    curves = _comparison_curves(natures, seeds).assign(metric=metric)
+    if metric == "calibration":  # no e-process: no panel of them, empty or not
+        curves = curves.assign(e_a_better=np.nan, e_b_better=np.nan)
+    fig = comparison_figure(curves)
+    title = _title(fig)
+    assert "binary" in title and "T = 1000" in title and "k29 (A) vs window mean (B)" in title, title
+    assert "first seed" not in title or seeds == 1
+    assert (f"{seeds} seeds" if natures == 1 else "seed 0 of each nature") in title, title
+    assert not [t for t in fig.findobj(Text) if "no e-process" in t.get_text()]
+    assert not _clipped(fig, tmp_path), _clipped(fig, tmp_path)
+
+
+def test_red_team_figures_are_unclipped_and_say_game_metric_T_and_seeds(tmp_path):
+    from arena.plots.redteam import attack_vs_certificate, cross_attack_heatmap
+
+    one_T = pd.DataFrame(
+        {
+            "game": "binary",
+            "metric": "smce_over_T",
+            "forecaster": ["k29", "ogd"],
+            "T": 200,
+            "seed": 0,
+            "value": [0.04, 0.3],
+            "certificate": ["smce", None],
+            "cert_bound": [0.056, np.nan],
+        }
+    )
+    fig = attack_vs_certificate(one_T)
+    ax = fig.axes[0]
+    drawn = {ln.get_gid() for ln in ax.get_lines()}
+    assert {"attack:k29", "bound:k29", "attack:ogd"} <= drawn
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["k29", "ogd"]  # one T: a point per forecaster
+    title = _title(fig)
+    assert "binary, T = 200, search seed 0" in title and "smCE/T" in title and "dashed" not in title, title
+    assert not _clipped(fig, tmp_path)
+    several_T = pd.concat([one_T, one_T.assign(T=1000, value=[0.017, 0.2], cert_bound=[0.023, np.nan])])
+    fig = attack_vs_certificate(several_T)
+    assert "binary, T = 200, 1000, search seed 0" in _title(fig) and "certified bound" in _title(fig)
+    assert not _clipped(fig, tmp_path)
+    matrix = pd.DataFrame(
+        {
+            "game": "binary",
+            "attacker": ["k29", "k29", "ogd", "ogd"],
+            "victim": ["k29", "ogd", "k29", "ogd"],
+            "metric": "smce_over_T",
+            "T": 200,
+            "seed": [0, 1, 0, 1],
+            "value": [0.04, 0.2, 0.01, 0.3],
+        }
+    )
+    fig = cross_attack_heatmap(matrix)
+    title = _title(fig)
+    assert "binary, T = 200, 2 seeds" in title and "cross-attack" in title and "smCE/T" in title, title
+    assert not _clipped(fig, tmp_path)
+
+
+def test_the_pair_matrix_is_unclipped_and_says_game_metric_and_T(tmp_path):
+    from arena.plots.pairs import pair_matrix
+
+    names = ["k29", "linear_df", "window_mean", "running_mean"]
+    pairs = pd.DataFrame(
+        [
+            {
+                "forecaster_a": a,
+                "forecaster_b": b,
+                "e_value": 10.0 ** (j - i),
+                "e_bh": j - i > 1,
+                "mean": 0.01 * (i - j),
+            }
+            for i, a in enumerate(names)
+            for j, b in enumerate(names)
+            if a != b
+        ]
+    ).assign(game="binary", T=1000, metric="brier", alpha=0.05)
+    fig = pair_matrix(pairs)
+    title = _title(fig)
+    assert "binary, T = 1000" in title and "Brier" in title and "every nature and seed" in title, title
+    assert not _clipped(fig, tmp_path)
+
+
+def test_labels_with_dollars_and_underscores_are_written_as_they_are(tmp_path):
+    """A forecaster named ``p$_1$`` is no mathtext: its dollar signs are escaped, the figure draws."""
+    from arena.plots.leaderboards import leaderboard_heatmap
+
+    s = pd.DataFrame(
+        {"forecaster": ["p$_1$", "q_2"], "nature": "n", "seed": 0, "brier": [0.2, 0.3], "status": "ok", "T": 10}
+    )
+    fig = leaderboard_heatmap(s, "brier")
+    fig.canvas.draw()
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert labels == ["p\\$ 1\\$", "q 2"]
