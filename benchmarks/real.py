@@ -7,10 +7,10 @@
    own ``forecast_k29`` on the first ``--own-T`` rounds (its sums are pure Python: O(t) interpreted
    kernel calls per evaluation), with its time extrapolated to 10^4 (quadratic in T), and its forecasts
    compared with the arena's. Its ``confseq`` dependency (a C++ extension that needs Boost) is replaced
-   by a shim whose ``poly_stitching_bound`` is the arena's stitching boundary.
+   by pure-Python boundaries (``comparecast_cs.confseq_shim``, confseq's formulas).
 3. The comparison k29_poly3 vs laplace on Brier: the arena's confidence sequence (empirical Bernstein,
-   stitching) beside comparecast's ``confseq_eb`` with ``boundary_type="stitching"`` (the shim), at
-   T = 10^4.
+   stitching) beside comparecast's ``confseq_eb`` with ``boundary_type="stitching"``, at T = 10^4
+   (``benchmarks/comparecast_cs.py`` adds comparecast's default, the mixture boundary, and the figure).
 
 4. With ``--river`` (river installed): river's LogisticRegression as ``forecaster=river`` in the arena
    (``arena.play``, referee included) against the same model in river's own loop, on the same
@@ -33,7 +33,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from arena.sequential import confidence_sequence, stitching_boundary  # noqa: E402
+from arena.sequential import confidence_sequence  # noqa: E402
 from forecasters.comparecast import K29Comparecast, Laplace  # noqa: E402
 
 DATA = ROOT / "adversaries" / "data" / "comparecast_default.csv.gz"
@@ -72,19 +72,10 @@ def reproduce(d: pd.DataFrame) -> dict[str, np.ndarray]:
 def comparecast_modules(source: Path):
     """comparecast's forecasters and confseq modules, imported from ``source`` without its package __init__
     (which imports plotting libraries), with shims for tqdm and the C++ confseq."""
-    boundaries = types.ModuleType("confseq.boundaries")
+    from comparecast_cs import confseq_shim  # this folder: the boundaries comparecast calls, in pure Python
 
-    def poly_stitching_bound(v, alpha, v_min, c=0.0, s=1.4, eta=2.0):
-        return stitching_boundary(v, alpha, c, s=s, eta=eta, v_min=v_min)
-
-    def unavailable(*args, **kwargs):
-        raise NotImplementedError("the mixture boundaries need the C++ confseq (Boost); use the stitching boundary")
-
-    boundaries.poly_stitching_bound = poly_stitching_bound
-    boundaries.gamma_exponential_mixture_bound = boundaries.normal_mixture_bound = unavailable
-    boundaries.normal_log_mixture = unavailable
-    confseq = types.ModuleType("confseq")
-    confseq.boundaries = boundaries
+    confseq = confseq_shim()
+    boundaries = confseq.boundaries
     tqdm = types.ModuleType("tqdm")
     tqdm.trange = lambda *a, **k: range(*a)
     tqdm.tqdm = lambda it, *a, **k: it
