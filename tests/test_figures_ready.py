@@ -191,11 +191,14 @@ def test_the_pair_matrix_is_unclipped_and_says_game_metric_and_T(tmp_path):
             for j, b in enumerate(names)
             if a != b
         ]
-    ).assign(game="binary", T=1000, metric="brier", alpha=0.05)
+    ).assign(game="binary", T=1000, metric="brier", alpha=0.05, m=12)
+    pairs.loc[pairs["e_value"].idxmax(), "e_value"] = 1e30  # one pair decided by far
     fig = pair_matrix(pairs)
     title = _title(fig)
     assert "binary, T = 1000" in title and "Brier" in title and "every nature and seed" in title, title
     assert not _clipped(fig, tmp_path)
+    norm = fig.axes[0].images[0].norm  # the outlier sets no limit: a claim's e-value (m / alpha) is dark
+    assert norm.vmax == pytest.approx(1e4) and norm(12 / 0.05) > 0.5
 
 
 def test_labels_with_dollars_and_underscores_are_written_as_they_are(tmp_path):

@@ -2,8 +2,8 @@
 table.
 
 Row A, column B: the e-value against "A is no better than B" at the last round, on a log color scale (dark:
-strong evidence that A beats B); a claim made is marked with a dot, an e-value of 1 or less (no evidence) is
-white. Rows and columns are in the order of the tiers when given (best first), else by mean score.
+strong evidence that A beats B) that ends a decade past m / alpha, an e-value that is a claim (the colorbar marks
+it); a claim made is marked with a dot, an e-value of 1 or less (no evidence) is white. Rows and columns are in the order of the tiers when given (best first), else by mean score.
 
 Examples
 --------
@@ -45,13 +45,18 @@ def pair_matrix(pairs: pd.DataFrame, tiers: pd.DataFrame | None = None, claim: s
         a, b = index.get(str(r.forecaster_a)), index.get(str(r.forecaster_b))
         if a is not None and b is not None:
             e[a, b], made[a, b] = float(r.e_value), bool(getattr(r, claim))
-    side = min(FULL_WIDTH, COLUMN_WIDTH * max(1.0, F / 8))
+    side = COLUMN_WIDTH if F <= 14 else FULL_WIDTH  # a square of cells: a column holds 14 of them
     with mpl.rc_context(_RC):
-        fig = _new_figure(figsize=(side, 1.2 + 0.16 * F + 0.05 * max(map(len, names), default=0)))
+        fig = _new_figure(figsize=(side, 0.72 * side + 0.05 * max(map(len, names), default=0) + 0.2))
         ax = fig.add_subplot()
         shown = np.where(e > 1, e, np.nan)
         top = float(np.nanmax(shown)) if np.isfinite(shown).any() else 10.0
-        im = ax.imshow(shown, cmap="Blues", norm=LogNorm(vmin=1, vmax=max(top, 10.0)))
+        # the scale ends a decade past the e-value a claim needs (m / alpha): stronger evidence is as decisive,
+        # and e-values of 10^30 would wash the cells near the threshold out to white
+        first = pairs.iloc[0] if len(pairs) else {}
+        need = float(first.get("m", np.nan)) / float(first.get("alpha", np.nan)) if len(pairs) else np.nan
+        cap = 10.0 ** np.ceil(np.log10(need) + 1) if np.isfinite(need) and need > 1 else 1e6
+        im = ax.imshow(shown, cmap="Blues", norm=LogNorm(vmin=1, vmax=max(min(top, cap), 10.0)))
         ys, xs = np.nonzero(made)
         ax.scatter(xs, ys, s=8, color="#d55e00", zorder=3, gid="claims")
         shown_names = [display_name(n) for n in names]
@@ -60,16 +65,17 @@ def pair_matrix(pairs: pd.DataFrame, tiers: pd.DataFrame | None = None, claim: s
         ax.set_xlabel("B")
         ax.set_ylabel("A")
         ax.tick_params(length=0)
-        first = pairs.iloc[0] if len(pairs) else {}
         metric = str(first.get("metric", ""))
         head = run_note(pairs.iloc[:1]) if len(pairs) else ""
         title = (
-            f"{head}: {METRIC_LABELS.get(metric, metric)}, every nature and seed; e-value against "
-            f"'A no better than B'; dots: claims 'A beats B' ({_METHOD.get(claim, claim)})"
+            f"{head}: {METRIC_LABELS.get(metric, metric)}, every nature and seed; the e-value of 'A beats B' "
+            f"(against 'A no better than B'; dots: {_METHOD.get(claim, claim)}'s claims)"
         )
         fig.suptitle("\n".join(_lines(title, side - 0.2, 0.052)), fontsize=7)
-        cb = fig.colorbar(im, ax=ax, fraction=0.05, pad=0.02)
-        cb.set_label("e-value (log scale; white: \u2264 1)", fontsize=6.5)
+        cb = fig.colorbar(im, ax=ax, fraction=0.05, pad=0.02, extend="max" if top > cap else "neither")
+        if np.isfinite(need) and need > 1:  # an e-value that is a claim under e-BH and e-Bonferroni alike
+            cb.ax.axhline(need, color="#d55e00", linewidth=1.5)
+        cb.set_label("e-value (log scale; white: \u2264 1;\nline: m / \u03b1, enough for a claim)", fontsize=6.5)
         cb.ax.tick_params(labelsize=6)
     return fig
 
