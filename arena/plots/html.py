@@ -65,7 +65,8 @@ CAPTIONS = {
     "e-values against t. A verdict is reached at the first round where an e-value reaches "
     "1/\u03b1 = 20, valid whenever it comes; the confidence sequence at the last round may still "
     "hold 0.",
-    "leaderboard": "Leaderboard heatmap of {metric}: mean over seeds per forecaster and nature. {leaderboard_note}",
+    "leaderboard": "Leaderboard heatmap of {metric}: mean over seeds per forecaster and nature, colored by the "
+    "forecaster's rank on the nature (1, the best, darkest). {leaderboard_note}",
     "certificates": "Every certificate's observed value over its certified bound at the last round T, per "
     "matchup (at most 1: it holds; right of the dashed line at 1: a failure, as a red cross).",
     "rolling_coverage": "Rolling coverage of the quantile forecast against t on {nature}, with the target q dotted. "
