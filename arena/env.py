@@ -46,10 +46,11 @@ def _all_finite(x: np.ndarray) -> bool:
 
 class Streams(NamedTuple):
     """The random streams of a game, derived from its seed and nature's name (:func:`arena.seeding.nature_streams`):
-    the outcome coin and the forecast coin (nature's own stream is nature's)."""
+    the outcome coin, and the forecast coin's T uniforms, one a round, drawn at once (that stream serves nothing
+    else: the same numbers as one draw a round); nature's own stream is nature's."""
 
     outcome: np.random.Generator
-    forecast: np.random.Generator
+    forecast: np.ndarray
 
 
 class Recorder:
@@ -196,7 +197,7 @@ class ForecastEnv(gym.Env):
         check_length(self.nature, self.T)
         root = int(seed) if seed is not None else int(self.np_random.integers(2**31))
         nature_rng, outcome_rng, forecast_rng = nature_streams(root, self.nature.name)
-        self.streams = Streams(outcome_rng, forecast_rng)
+        self.streams = Streams(outcome_rng, forecast_rng.random(self.T))
         self.nature.game = self.game
         self.nature.reset(nature_rng)
         self._d = int(self.nature.context_dim)
@@ -213,7 +214,7 @@ class ForecastEnv(gym.Env):
         x = self.nature.context(t)
         if type(x) is not np.ndarray or x.dtype is not _FLOAT64 or x.ndim != 1:
             x = np.asarray(x, dtype=np.float64).reshape(-1)
-        if x.shape != (self._d,) or not _all_finite(x):
+        if x.shape != (self._d,) or (self._d and not _all_finite(x)):
             raise ProtocolError(
                 f"nature {self.nature.name!r} returned context {x!r} at t={t}; expected {self._d} finite floats"
             )
@@ -240,7 +241,7 @@ class ForecastEnv(gym.Env):
         progress[1] = t  # respond (progress: see CALLS)
         answer = nature.respond(t, x, f)
         y, y_prob = draw_outcome(answer, self.streams.outcome, game, self._who, t)
-        p = realize(f, self.streams.forecast.random())
+        p = realize(f, self.streams.forecast[t - 1])
         progress[2] = t  # observe
         nature.observe(t, p, y)
         law = game.law_at_atoms(answer, f, y) if self._recorder.atoms is not None else None
@@ -250,7 +251,7 @@ class ForecastEnv(gym.Env):
             return np.zeros(self._d), p, y, f
         progress[3] = t  # context
         self.context = self.fetch_context(t + 1)
-        return self.context.copy(), p, y, f
+        return (self.context.copy() if self._d else self.context), p, y, f  # an empty context: nothing to copy
 
     def record_all(self, columns: dict[str, np.ndarray]) -> None:
         """Record every round at once (:meth:`Recorder.fill`): the game is over."""

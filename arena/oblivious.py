@@ -63,7 +63,7 @@ def play_oblivious(env: ForecastEnv, fc: Forecaster, dog: Watchdog | None = None
         X, y, y_prob = rounds(env, timed=dog is not None)
     except PLUGIN_ERRORS:  # noqa: BLE001 (the step loop reproduces the error at its round)
         return None
-    u = env.streams.forecast.random(env.T)  # every round's forecast coin
+    u = env.streams.forecast  # every round's forecast coin
     limit = dog.limit if dog is not None else None
     if dog is not None:
         dog.pause()

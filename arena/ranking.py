@@ -74,11 +74,11 @@ class AlphaRank(NamedTuple):
     profiles: np.ndarray
 
 
-def max_entropy_nash(payoff: np.ndarray) -> Nash:
+def max_entropy_nash(payoff: np.ndarray, lp: tuple[np.ndarray, np.ndarray, float] | None = None) -> Nash:
     """The maximum-entropy Nash equilibrium of the zero-sum game in which the row player pays ``payoff``:
-    the value from :func:`arena.minimax.solve_zero_sum`, then, on each side, the mixture of largest entropy
-    among the optimal ones (x with max_j (x^T A)_j <= value, y with min_i (A y)_i >= value; scipy's SLSQP,
-    started from the linear program's solution).
+    the value from :func:`arena.minimax.solve_zero_sum` (``lp``: its solution, when already solved), then, on
+    each side, the mixture of largest entropy among the optimal ones (x with max_j (x^T A)_j <= value, y with
+    min_i (A y)_i >= value; scipy's SLSQP, started from the linear program's solution).
 
     Examples
     --------
@@ -87,7 +87,7 @@ def max_entropy_nash(payoff: np.ndarray) -> Nash:
     ([1.0, 0.0], [0.5, 0.5])
     """
     A = np.asarray(payoff, float)
-    x0, y0, value = solve_zero_sum(A)
+    x0, y0, value = solve_zero_sum(A) if lp is None else lp
     tol = 1e-9 * max(1.0, float(np.abs(A).max()))
     x = _max_entropy(A.T, value + tol, x0, upper=True)
     y = _max_entropy(A, value - tol, y0, upper=False)
@@ -242,14 +242,14 @@ def rankings(table: pd.DataFrame, alpha: float = ALPHA, m: int = POPULATION) -> 
             f"a table of shape {A.shape} with {int((~np.isfinite(A)).sum())} missing values: give a "
             "finite loss for every forecaster on every nature"
         )
-    x_lp, _, _ = solve_zero_sum(A)
-    nash = max_entropy_nash(A)
+    lp = solve_zero_sum(A)
+    nash = max_entropy_nash(A, lp)
     out = pd.DataFrame(
         {
             "forecaster": table.index.astype(str),
             "mean": A.mean(axis=1),
             "worst": A.max(axis=1),
-            "minimax": x_lp,
+            "minimax": lp[0],
             "nash_average": A @ nash.y,
             "nash_weight": nash.x,
             "alpha_rank": alpha_rank(A, alpha, m).forecasters,

@@ -45,6 +45,8 @@ def announce(action, game, at_most_two_points: bool = False) -> Forecast:
 
     Text, true/false and a 0-d array are no forecast (a number by accident, e.g. a model's output not converted).
     """
+    if type(action) is float and game.forecast_low <= action <= game.forecast_high:  # most rounds (NaN fails)
+        return Forecast((action,))
     if isinstance(action, (str, bytes, bool, np.bool_)) or (isinstance(action, np.ndarray) and action.ndim == 0):
         raise ProtocolError(
             f"forecaster returned {type(action).__name__} {action!r}; expected a float in "
@@ -85,10 +87,10 @@ def draw_outcome(answer, rng: np.random.Generator, game, who: str, t: int) -> tu
     game, and P(y = 1) under the answer (NaN for a plain outcome)."""
     if type(answer) is Bernoulli:
         return game.check_outcome(bernoulli_outcome(rng.random(), answer.p), who, t), game.outcome_prob(answer)
-    if isinstance(answer, OutcomeLaw):
-        return game.check_outcome(answer.sample(rng), who, t), game.outcome_prob(answer)
-    rng.random()  # a plain outcome takes its uniform too (takes_uniform): the coin stays aligned
-    return game.check_outcome(answer, who, t), math.nan
+    if type(answer) is float or not isinstance(answer, OutcomeLaw):  # a plain outcome (the float first: no ABC check)
+        rng.random()  # takes its uniform too (takes_uniform): the coin stays aligned
+        return game.check_outcome(answer, who, t), math.nan
+    return game.check_outcome(answer.sample(rng), who, t), game.outcome_prob(answer)
 
 
 def realize(f: Forecast, u: float) -> float:
