@@ -35,7 +35,7 @@ from arena.plots.common import (
     regret_curves,
 )
 from arena.plots.jobs import Job
-from arena.plots.labels import display_name
+from arena.plots.labels import display_name, heading
 from arena.plots.style import (
     _BOUND_COLOR,
     _RC,
@@ -135,7 +135,7 @@ def expert_weights(
         note = (
             "seed " + str(seed) if seed is not None else "each forecaster's first seed"
         ) + "; weights are not averaged over seeds"
-        fig.suptitle(f"expert weights: {nature.replace('_', ' ')} ({note})" if nature else note, fontsize=8)
+        fig.suptitle(f"{heading(curves, 'expert weights', nature)} ({note})", fontsize=8)
     return fig
 
 

@@ -41,6 +41,7 @@ from arena.plots.common import (
     _seeds,
 )
 from arena.plots.jobs import Job
+from arena.plots.labels import heading
 from arena.plots.style import _BOUND_COLOR, _RC, METRIC_LABELS, _axes, _plain_log_ticks, order
 from arena.results import safe_name
 
@@ -108,7 +109,7 @@ def rolling_coverage(
                 else []
             )
             _legend(a, extra + _edge_marks(a, part, "t", styles), outside=own, loc="lower right")
-        _panel_title(fig, panels, nature.replace("_", " ") if nature else None, _seed_note(_seeds(stats)), own)
+        _panel_title(fig, panels, heading(df, "rolling coverage", nature), _seed_note(_seeds(stats)), own)
     return fig
 
 
@@ -171,7 +172,9 @@ def coverage_error_vs_T(
             _rounds_axes(a, "coverage error |cov\u209c \u2212 q|\n(cov\u209c: fraction of y \u2264 p to t)", None)
             extra += _floor_note(a, part["mean"], floor)
             _legend(a, extra, outside=own, loc="lower left")
-        _panel_title(fig, panels, nature.replace("_", " ") if nature else None, _seed_note(_seeds(stats)), own)
+        _panel_title(
+            fig, panels, heading(df, "coverage error |coverage\u209c \u2212 q|", nature), _seed_note(_seeds(stats)), own
+        )
     return fig
 
 
@@ -220,7 +223,7 @@ def group_coverage(
             a.set_xlabel(_group_label(df))
             a.set_ylabel("coverage in the group\n(fraction of y \u2264 p)")
             _legend(a, _edge_marks(a, part, "group", styles), outside=own, loc="lower right")
-        _panel_title(fig, panels, nature.replace("_", " "), _seed_note(_seeds(stats)), own)
+        _panel_title(fig, panels, heading(df, "coverage by group", nature), _seed_note(_seeds(stats)), own)
     return fig
 
 
