@@ -60,7 +60,7 @@ _BY_NATURE = {
 
 #: What each figure of small multiples shows, first in its title.
 _BY_NATURE_TITLES = {
-    "smce": "smooth calibration error per round, smCE\u209c / t",
+    "smce": "smooth calibration error smCE\u209c / t",
     "bias": "bias per round",
     "regret_linear": "regret to the best linear forecast",
 }
