@@ -212,3 +212,28 @@ def test_labels_with_dollars_and_underscores_are_written_as_they_are(tmp_path):
     fig.canvas.draw()
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert labels == ["p\\$ 1\\$", "q 2"]
+
+
+def test_a_latex_table_per_nature_has_one_number_format_per_column_and_rows_by_rank():
+    """Each nature's block is ranked on the first metric, and a column's decimals are the same in every block (a
+    nature of small values wrote 0.00667 above another's 0.0156)."""
+    import re
+
+    from arena.plots.tables import latex_table
+
+    s = pd.DataFrame(
+        {
+            "forecaster": ["a", "b", "c"] * 2,
+            "nature": ["n1"] * 3 + ["n2"] * 3,
+            "seed": 0,
+            "smce_over_T": [0.00667, 0.00675, 0.0126, 0.0169, 0.0156, 0.0181],
+        }
+    )
+    rows = [
+        [c.strip() for c in line.rstrip("\\ ").split("&")]
+        for line in latex_table(s, ["smce_over_T"], by_nature=True).splitlines()
+        if line.count("&") == 2
+    ][1:]  # the header left out
+    assert [r[0] for r in rows] == ["a", "b", "c", "b", "a", "c"]  # by rank within each nature
+    decimals = {len(x.partition(".")[2]) for r in rows for x in re.findall(r"\d+\.\d+", r[2])}
+    assert decimals == {5}, rows

@@ -139,11 +139,12 @@ def latex_table(
     if not stats.empty:
         table = stats.set_index([*keys, "metric"])[["mean", "half"]].unstack("metric")
         groups = table.groupby(level="nature", sort=True) if by_nature else [(None, table)]
+        # one format per column, every nature's block alike
+        places = {m: _decimals(table["mean"][m]) if m in table["mean"] else 2 for m in metrics}
         for g, (_, part) in enumerate(groups):
             if by_nature and g:
                 lines.append("\\midrule")
             best = {m: _best(part["mean"][m], m) if m in part["mean"] else np.nan for m in metrics}
-            places = {m: _decimals(part["mean"][m]) if m in part["mean"] else 2 for m in metrics}
             for idx in _sorted_index(part, by_nature, metrics):
                 row = [tex_escape(idx[1]), tex_escape(idx[0])] if by_nature else [tex_escape(idx)]
                 for m in metrics:
