@@ -64,30 +64,18 @@ POLL = 0.25
 #: An array argument of at least so many numbers is sent once while it is the same object: the referee asks
 #: ``weights_after(cum, t)`` of every round t with one (T, N) array, which must not cross T times.
 BIG = 4096
+#: The arena's kernels, which a forecaster's ``kernel_object`` may be.
+KERNELS = ("FermiSobolev", "RBF", "RandomFourierRBF", "FeatureTerm", "FeatureKernel", "SumKernel", "ProductKernel")
 #: What a reply may name: numpy's arrays and scalars, the arena's forecasts and kernels. Nothing else is imported.
 ALLOWED = frozenset(
-    [
-        (core, name)
-        for core in ("numpy.core.multiarray", "numpy._core.multiarray")
-        for name in ("_reconstruct", "scalar")
-    ]
-    + [("numpy.core.numeric", "_frombuffer"), ("numpy._core.numeric", "_frombuffer")]
+    [(f"numpy.{core}.multiarray", name) for core in ("core", "_core") for name in ("_reconstruct", "scalar")]
+    + [(f"numpy.{core}.numeric", "_frombuffer") for core in ("core", "_core")]
     + [("numpy", "ndarray"), ("numpy", "dtype"), ("arena.protocols", "Forecast")]
-    + [
-        ("arena.kernels", k)
-        for k in (
-            "FermiSobolev",
-            "RBF",
-            "RandomFourierRBF",
-            "FeatureTerm",
-            "FeatureKernel",
-            "SumKernel",
-            "ProductKernel",
-        )
-    ]
+    + [("arena.kernels", name) for name in KERNELS]
 )
 #: Attributes of the base classes that the proxy asks the child for (the rest reach ``__getattr__``).
-_DECLARED = ("name", "games", "family", "claims", "kernel_object", "length", "tol", "randomized", "rate")
+_DECLARED = ("name", "games", "family", "claims", "kernel_object", "length", "tol")
+_DECLARED += ("randomized", "rate", "advice_lipschitz")  # of DecisionForecaster and ExpertsForecaster
 #: The optional verbs: None, or a call forwarded to the child.
 _OPTIONAL = ("predict_many", "weights_after", "kernel_contexts")
 
@@ -187,7 +175,7 @@ def _declared(name: str) -> property:
     return property(lambda self: self._child.get(name), doc=f"the forecaster's ``{name}``, from its process")
 
 
-for _name in (*_DECLARED, "advice_lipschitz", *_OPTIONAL):
+for _name in (*_DECLARED, *_OPTIONAL):
     setattr(Sealed, _name, _declared(_name))
 
 
@@ -338,8 +326,10 @@ class _Child:
         if process is not None:
             process.join(1.0)
         code = None if process is None else process.exitcode
+        if code is None:  # it lives: its reply could not be read (longer than MAX_REPLY, or cut)
+            return self._garbage(verb, "a reply that could not be read")
         self.stop()
-        how = "still running" if code is None else f"exit status {code}" if code >= 0 else f"killed by signal {-code}"
+        how = f"exit status {code}" if code >= 0 else f"killed by signal {-code}"
         return SealedError(f"the forecaster's process ended during {verb} ({how})")
 
     def _garbage(self, verb: str, what: str) -> SealedError:
