@@ -74,7 +74,7 @@ ALLOWED = frozenset(
     + [("arena.kernels", name) for name in KERNELS]
 )
 #: Attributes of the base classes that the proxy asks the child for (the rest reach ``__getattr__``).
-_DECLARED = ("name", "games", "family", "claims", "kernel_object", "length", "tol")
+_DECLARED: tuple[str, ...] = ("name", "games", "family", "claims", "kernel_object", "length", "tol")
 _DECLARED += ("randomized", "rate", "advice_lipschitz")  # of DecisionForecaster and ExpertsForecaster
 #: The optional verbs: None, or a call forwarded to the child.
 _OPTIONAL = ("predict_many", "weights_after", "kernel_contexts")
