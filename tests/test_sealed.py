@@ -273,5 +273,21 @@ def test_the_arena_command_plays_sealed_with_the_same_numbers(tmp_path):
     assert rows["plain"]["matchup_id"] != rows["sealed"]["matchup_id"]  # a sealed result is stored apart
 
 
+def test_a_sealed_tournament_stores_the_numbers_of_an_unsealed_one(tmp_path):
+    def run(name, *overrides):
+        cmd = [str(Path(sys.executable).parent / "arena"), "tournament=calibration", "tournament.T=[200]"]
+        cmd += ["tournament.forecasters=[k29_rounded,ogd]", "tournament.natures=[iid_bernoulli,anti_forecaster]"]
+        cmd += ["tournament.seeds=[0]", "report=false", f"results_root={tmp_path}", f"tournament_name={name}"]
+        out = subprocess.run([*cmd, *overrides], cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        keys = ["forecaster", "nature", "seed"]
+        return pd.read_csv(tmp_path / name / "summary.csv").sort_values(keys).reset_index(drop=True)
+
+    plain, sealed = run("plain"), run("sealed", "sealed=true")
+    assert len(sealed) == 4 and (sealed["status"] == "ok").all()
+    for col in ("brier", "smce_over_T", "cert.smce.value", "cert.rounded_calibration.holds"):
+        pd.testing.assert_series_equal(sealed[col], plain[col])
+
+
 def test_sealed_error_is_a_protocol_error():
     assert issubclass(SealedError, arena.ProtocolError)
