@@ -262,7 +262,7 @@ def _share_axis(ax: Axes, top: float, label: bool = True) -> None:
             _COUNT_TOP + 0.06,
             "forecasts",
             transform=tr,
-            fontsize=5.5,
+            fontsize=6,
             color="0.4",
             ha="left",
             va="bottom",
