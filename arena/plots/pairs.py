@@ -3,7 +3,8 @@ table.
 
 Row A, column B: the e-value against "A is no better than B" at the last round, on a log color scale (dark:
 strong evidence that A beats B) that ends a decade past m / alpha, an e-value that is a claim (the colorbar marks
-it); a claim made is marked with a dot, an e-value of 1 or less (no evidence) is white. Rows and columns are in the order of the tiers when given (best first), else by mean score.
+it); a claim made is marked with a dot, an e-value of 1 or less (no evidence) is white. Rows and columns are in
+the order of the tiers when given (best first), else by mean score.
 
 Examples
 --------
