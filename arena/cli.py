@@ -256,7 +256,8 @@ and figures under results/redteam/<game>/.
 
 Settings (KEY=VALUE):
   forecaster=NAME game=binary|quantile|experts|decision metric=NAME T=1000 seed=0
-  searcher=cma|planner|both   budget=4000000 (rounds simulated)   max_cpu=120 (seconds; null: no cap)
+  searcher=cma|planner|both   budget=2000 (evaluations: games of T rounds)   max_seconds=3600 (null: no cap)
+  seeds=4 (a candidate's seeds, randomized forecasters)   held_out=8 (seeds the attack kept is measured on)
   depth=null (the planner's rollout)   L=1.0 (quantile game)   panel.name=NAME (experts game)
   cross_attack=true   results_root=results   forecaster.PARAM=VALUE
 

@@ -4,12 +4,14 @@ shipped natures reach against it and beside its certificate.
 Usage (from the repository root, in the project's environment with the ``redteam`` extra)::
 
     python benchmarks/redteam.py                     # every case, T = 1000, the default budget
-    python benchmarks/redteam.py --only running_mean window_mean --budget 2000000
-    python benchmarks/redteam.py --quick             # T = 200, 200,000 rounds a search: a smoke test
+    python benchmarks/redteam.py --only running_mean window_mean --budget 2000
+    python benchmarks/redteam.py --quick             # T = 200, 500 evaluations a searcher: a smoke test
 
-For every case it runs :func:`arena.redteam.search.search` (both searchers) and measures the
-search's process CPU time (``time.process_time``: the machine may be shared, wall time is not
-the budget). It plays every non-red-team nature of the game's shipped tournament (with their
+For every case it runs :func:`arena.redteam.search.search` (both searchers; the budget counts
+evaluations, so the numbers do not depend on the machine) and reports the held-out value of each
+searcher's attack, whether the planner beat CMA-ES and whether it fell below the best of its base
+policies (all measured on the same held-out seeds), and the search's process CPU time. It plays
+every non-red-team nature of the game's shipped tournament (with their
 grids and seeds) against the forecaster at the same T, and reports the largest value any of them
 reaches. It prints a Markdown table, writes ``benchmarks/results/redteam.csv``, and stores the
 attacks under ``--out`` (replayable as ``nature=redteam nature.path=FILE``).
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import sys
 import time
 from pathlib import Path
@@ -48,6 +51,10 @@ CASES += [
     )
 ]
 PANELS = [{"name": "expert_constants", "params": {}}, {"name": "expert_constants", "params": {"grid": [0.0, 1.0]}}]
+#: Values closer than this (relative) are a tie, not a win.
+TIE = 1e-9
+#: The forecasters whose CMA-ES attack ships in adversaries/data/redteam/ (``--ship``).
+SHIPPED = ("running_mean", "window_mean", "ogd", "k29")
 
 
 def _config(kind: str, name: str, params: dict | None = None):
@@ -123,54 +130,80 @@ def own_bound(forecaster: str, game, T: int) -> float | None:
     return ((max(alpha, 1 - alpha) + fc.gamma) / fc.gamma + fc.burn_in) / T
 
 
-def run_case(game_name, forecaster, metric, tournament, T, budget, seed, out: Path) -> dict:
+def _base_values(best_of: dict, game, forecaster: str, metric: str, panel) -> float:
+    """The best held-out value of the planner's base policies: the CMA-ES policy and every fixed policy."""
+    from arena.redteam.search import _policy, fixed_policies, measure
+
+    cma, seeds = best_of["cma"], best_of["cma"]["held_out"]["seeds"]
+    values = [cma["value"]]
+    for theta in fixed_policies(game.name).values():
+        a = _policy(game, theta, cma["T"], 1.0, panel)
+        values.append(measure(a, _config("forecaster", forecaster), metric, seeds, {}, game)["value"])
+    return max(values)
+
+
+def run_case(game_name, forecaster, metric, tournament, T, budget, seed, out: Path, ship: bool) -> list[dict]:
+    """One row per search (the experts cases: one per panel) with both searchers' held-out values."""
     from arena.redteam.policy import save_attack
-    from arena.redteam.search import MAX_CPU, search
+    from arena.redteam.search import search
+    from arena.redteam.table import limit
 
     game = _game(game_name)
-    start = time.process_time()
     panels = PANELS if game_name == "experts" else [None]
-    attacks = []
-    for panel in panels:
-        attacks += search(
+    ship_value, ship_who = shipped_max(game, forecaster, metric, tournament, T)
+    rows = []
+    for k, panel in enumerate(panels):
+        start = time.process_time()
+        attacks = search(
             game,
             _config("forecaster", forecaster),
             metric,
             T,
             seed,
             budget // len(panels),
+            "both",
             panel=panel,
             forecaster_params={},
-            max_cpu=MAX_CPU / len(panels),
         )
-    cpu = time.process_time() - start
-    attacks.sort(key=lambda a: -a["value"])
-    for a in attacks:
-        a["forecaster"] = forecaster
-    best = attacks[0]
-    out.mkdir(parents=True, exist_ok=True)
-    for i, a in enumerate(attacks):
-        save_attack(a, out / f"{forecaster}__{metric}__T{T}__s{seed}__{a['searcher']}{i}.json")
-    ship, who = shipped_max(game, forecaster, metric, tournament, T)
-    cert = best["certificate"] or {}
-    row = {
-        "game": game_name,
-        "forecaster": forecaster,
-        "metric": metric,
-        "T": T,
-        "attack": best["value"],
-        "searcher": best["searcher"],
-        "other_searcher": attacks[1]["value"] if len(attacks) > 1 else np.nan,
-        "shipped_max": ship,
-        "shipped_nature": who,
-        "attack_over_shipped": best["value"] / ship if ship > 0 else np.inf,
-        "certificate": cert.get("name"),
-        "cert_bound": cert.get("bound"),
-        "own_bound": own_bound(forecaster, game, T),
-        "search_cpu_s": round(cpu, 1),
-    }
-    print(" | ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()), flush=True)
-    return row
+        cpu = time.process_time() - start
+        by = {a["searcher"]: a for a in attacks}
+        folder = out / game_name / "attacks"
+        folder.mkdir(parents=True, exist_ok=True)
+        for a in attacks:
+            a["forecaster"] = forecaster
+            save_attack(a, folder / f"{forecaster}__{metric}__T{T}__s{seed}__{a['searcher']}__p{k}.json")
+        if ship and game_name == "binary" and forecaster in SHIPPED:
+            save_attack(by["cma"], ROOT / "adversaries" / "data" / "redteam" / f"{forecaster}.json")
+        best, cert = attacks[0], attacks[0]["certificate"] or {}
+        base = _base_values(by, game, forecaster, metric, panel)
+        row = {
+            "game": game_name,
+            "forecaster": forecaster,
+            "panel": "" if panel is None else json.dumps(panel["params"].get("grid", "default")),
+            "metric": metric,
+            "T": T,
+            "attack": best["value"],
+            "search_value": best["search_value"],
+            "searcher": best["searcher"],
+            "randomized": best["randomized"],
+            "cma": by["cma"]["value"],
+            "planner": by["planner"]["value"],
+            "planner_best_base": base,
+            "planner_wins": by["planner"]["value"] > by["cma"]["value"] + TIE * abs(by["cma"]["value"]),
+            "planner_below_base": by["planner"]["value"] < base - TIE * abs(base),
+            "shipped_max": ship_value,
+            "shipped_nature": ship_who,
+            "attack_over_shipped": best["value"] / ship_value if ship_value > 0 else np.inf,
+            "certificate": cert.get("name"),
+            "cert_bound": cert.get("bound"),
+            "own_bound": own_bound(forecaster, game, T),
+            "limit_cma": limit(by["cma"]),
+            "limit_planner": limit(by["planner"]),
+            "search_cpu_s": round(cpu, 1),
+        }
+        print(" | ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()), flush=True)
+        rows.append(row)
+    return rows
 
 
 def main() -> None:
@@ -179,20 +212,23 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--T", type=int, default=1000)
-    ap.add_argument("--budget", type=int, default=BUDGET, help="rounds a search may simulate, per forecaster")
+    ap.add_argument("--budget", type=int, default=BUDGET, help="evaluations (games of T rounds) per searcher")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--only", nargs="*", help="forecasters to run (default: every case)")
-    ap.add_argument("--quick", action="store_true", help="T = 200 and a budget of 200,000 rounds per search")
+    ap.add_argument("--quick", action="store_true", help="T = 200 and a budget of 500 evaluations per searcher")
+    ap.add_argument("--ship", action="store_true", help="store the CMA-ES attacks of SHIPPED in adversaries/")
     ap.add_argument("--out", default=str(ROOT / "results" / "redteam-benchmark"))
+    ap.add_argument("--csv", help="the table to write (default: benchmarks/results/redteam.csv)")
     args = ap.parse_args()
-    T, budget = (200, 200_000) if args.quick else (args.T, args.budget)
+    T, budget = (200, 500) if args.quick else (args.T, args.budget)
     rows = [
-        run_case(g, f, m, t, T, budget, args.seed, Path(args.out))
+        row
         for g, f, m, t in CASES
         if not args.only or f in args.only
+        for row in run_case(g, f, m, t, T, budget, args.seed, Path(args.out), args.ship)
     ]
     df = pd.DataFrame(rows)
-    dest = ROOT / "benchmarks" / "results" / ("redteam_quick.csv" if args.quick else "redteam.csv")
+    dest = Path(args.csv) if args.csv else ROOT / "benchmarks" / "results" / f"redteam{'_quick' * args.quick}.csv"
     dest.parent.mkdir(exist_ok=True)
     if not args.quick and args.only and dest.is_file():  # a partial rerun updates its rows
         old = pd.read_csv(dest)
@@ -201,6 +237,8 @@ def main() -> None:
     shown = df.drop(columns=["T"])
     rows = [[f"{v:.4g}" if isinstance(v, float) else v for v in r] for r in shown.itertuples(index=False)]
     print("\n".join(_md_table(list(shown.columns), rows, "l" * len(shown.columns))))
+    wins, below = int(df["planner_wins"].sum()), int(df["planner_below_base"].sum())
+    print(f"planner above CMA-ES (held out) in {wins} of {len(df)} searches; below its best base in {below}")
 
 
 if __name__ == "__main__":

@@ -153,7 +153,7 @@ def test_a_red_team_label_never_writes_outside_its_attacks_folder(tmp_path):
             "forecaster_label=../../../ESCAPED_rt",
             "T=20",
             "budget=40",
-            "max_cpu=5",
+            "max_seconds=5",
             "searcher=cma",
             "cross_attack=false",
             f"results_root={root}",

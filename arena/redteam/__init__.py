@@ -1,7 +1,9 @@
 """The red team: natures that search for each forecaster's worst case.
 
 - :mod:`arena.redteam.search`: the searchers (black-box CMA-ES policy search, white-box planning
-  against a clone of the forecaster) and :func:`~arena.redteam.search.search`;
+  against a clone of the forecaster) and :func:`~arena.redteam.search.search`, which scores
+  candidates on several seeds against a randomized forecaster and measures the attack it keeps
+  on held-out seeds;
 - :mod:`arena.redteam.policy`: stored attacks (JSON) and :class:`~arena.redteam.policy.RedTeamNature`,
   which plays one (``nature=redteam nature.path=FILE``);
 - :mod:`arena.redteam.objective`: the metrics a search maximizes (the arena's metric functions)

@@ -30,7 +30,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from arena.protocols import Forecast, as_forecast
+from arena.protocols import Forecast
 from arena.redteam.objective import check_objective, score
 from arena.redteam.policy import FEATURES, RedTeamNature, attack_dict
 from arena.seeding import derive_rng
@@ -111,8 +111,7 @@ class RedTeamEnv(gym.Env):
         return np.clip(phi, -1.0, 1.0)
 
     def _predict(self, x) -> Forecast:
-        g = self.game
-        return as_forecast(self.forecaster.predict(x), g.forecast_low, g.forecast_high)
+        return self._env.announce(self.forecaster.predict(x))  # the game's checks (arena.rules.announce)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)

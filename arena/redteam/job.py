@@ -63,8 +63,10 @@ def run(cfg: DictConfig) -> list[dict]:
         forecaster_params=fparams,
         L=float(cfg.L),
         panel=OmegaConf.to_container(cfg.panel, resolve=True),
+        seeds=cfg.seeds,
+        held_out=cfg.held_out,
         depth=cfg.depth,
-        max_cpu=cfg.max_cpu,
+        max_seconds=cfg.max_seconds,
     )
     from arena.errors import printable
     from arena.results import inside, safe_name
@@ -73,19 +75,52 @@ def run(cfg: DictConfig) -> list[dict]:
     folder.mkdir(parents=True, exist_ok=True)
     label = str(cfg.forecaster_label)
     # the other settings by digest: the same search overwrites its file, another one gets its own
-    settings = json.dumps([_settings(attacks[0]), cfg.budget, cfg.depth, cfg.max_cpu], sort_keys=True, default=str)
+    settings = json.dumps(
+        [_settings(attacks[0]), cfg.budget, cfg.depth, cfg.max_seconds, cfg.seeds, cfg.held_out],
+        sort_keys=True,
+        default=str,
+    )
     digest = hashlib.sha256(settings.encode()).hexdigest()[:8]
     for a in attacks:
         a["forecaster_label"] = label
         name = f"{safe_name(label)}__{cfg.metric}__T{cfg.T}__s{cfg.seed}__{a['searcher']}__{digest}.json"
         path = save_attack(a, inside(folder, folder / name))
-        cert = a["certificate"]
-        bound = f"; certified {cert['name']} bound {cert['bound']:.6g}" if cert else "; no certificate bounds it"
-        print(
-            f"[arena-redteam] {printable(label)} {cfg.metric} T={cfg.T} seed={cfg.seed} {a['searcher']}: "
-            f"{a['value']:.6g}{bound} ({a['cpu_seconds']:.0f} CPU s) -> {path}"
-        )
+        print(f"[arena-redteam] {printable(label)} {cfg.metric} T={cfg.T} {a['searcher']}: {summary(a)} -> {path}")
     return attacks
+
+
+def _seeds(seeds: list[int]) -> str:
+    return f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]}-{seeds[-1]}"
+
+
+def summary(attack: dict) -> str:
+    """One line of what a search found: the held-out value beside the search value, the certificate of
+    the held-out runs, and the limits (the wall-clock cap only when it bound).
+
+    Examples
+    --------
+    >>> a = {"value": 0.0183, "held_out": {"seeds": [4, 5, 6, 7]}, "search_value": 0.019, "seeds": [0, 1, 2, 3],
+    ...      "certificate": {"name": "smce", "bound": 0.0222}, "evaluations": 2000, "budget_bound": True,
+    ...      "time_bound": False, "cpu_seconds": 50.2}
+    >>> for part in summary(a).split("; "):
+    ...     print(part)
+    0.0183 held out (seeds 4-7
+    search 0.019 on seeds 0-3)
+    certified smce bound 0.0222 on the same runs
+    2000 evaluations (budget bound), 50 CPU s
+    """
+    cert = attack["certificate"]
+    bound = (
+        f"certified {cert['name']} bound {cert['bound']:.6g} on the same runs" if cert else "no certificate bounds it"
+    )
+    limit = " (budget bound)" if attack["budget_bound"] else ""
+    if attack["time_bound"]:
+        limit += f" (stopped by the max_seconds={attack.get('max_seconds')} wall-clock cap)"
+    return (
+        f"{attack['value']:.6g} held out ({_seeds(attack['held_out']['seeds'])}; search {attack['search_value']:.6g} "
+        f"on {_seeds(attack['seeds'])}); {bound}; {attack['evaluations']:.0f} evaluations{limit}, "
+        f"{attack['cpu_seconds']:.0f} CPU s"
+    )
 
 
 def run_job(cfg: DictConfig) -> None:
@@ -105,7 +140,7 @@ class ReportCallback(Callback):
     def _report(self, config: DictConfig) -> None:
         from arena.redteam.report import report
 
-        out = report(config.out, cross=bool(config.cross_attack), seeds=(int(config.seed),))
+        out = report(config.out, cross=bool(config.cross_attack))
         if out:
             print(f"[arena-redteam] table and figures: {Path(config.out)}")
 

@@ -84,9 +84,13 @@ def pinball_regret(p: np.ndarray, y: np.ndarray, q: float) -> float:
     return float(np.sum(pinball(p, y, q)) - best)
 
 
-def score(game, metric: str, X: np.ndarray, p: np.ndarray, y: np.ndarray, M: float = 1.0) -> float:
+def score(
+    game, metric: str, X: np.ndarray, p: np.ndarray, y: np.ndarray, M: float = 1.0, intercept: bool = True
+) -> float:
     """``metric`` of the game ``game`` (an :class:`arena.games.Game`) on realized forecasts ``p``,
-    outcomes ``y`` and scored contexts ``X`` (the experts' advice in the experts game).
+    outcomes ``y`` and scored contexts ``X`` (the experts' advice in the experts game). ``M`` and
+    ``intercept`` are the linear comparators' (the referee's defaults: ``regret_linear`` to
+    <w, x> + a with ||(w, a)|| <= 1).
 
     Examples
     --------
@@ -119,7 +123,7 @@ def score(game, metric: str, X: np.ndarray, p: np.ndarray, y: np.ndarray, M: flo
         return cal.bias(p, y)
     if metric == "regret_constant":
         return regret_constant(p, y)
-    return regret_linear(p, y, X, M)
+    return regret_linear(p, y, X, M, intercept)
 
 
 def value(result, metric: str, game) -> float:

@@ -26,11 +26,13 @@ MD_COLUMNS = [
     "seed",
     "searcher",
     "value",
+    "search_value",
     "certificate",
     "cert_bound",
     "cert_value",
     "cert_over_bound",
-    "cpu_seconds",
+    "evaluations",
+    "limit",
 ]
 
 
@@ -52,8 +54,9 @@ def _write(df: pd.DataFrame, folder: Path, stem: str, columns: list[str] | None 
     write_text_atomic("\n".join(_md_table(list(shown.columns), rows, align)), folder / f"{stem}.md")
 
 
-def report(folder: str | Path, cross: bool = True, seeds=(0,)) -> dict[str, Path]:
-    """Write the tables and figures of the attacks stored under ``folder``; return the paths by name."""
+def report(folder: str | Path, cross: bool = True, seeds=None) -> dict[str, Path]:
+    """Write the tables and figures of the attacks stored under ``folder``; return the paths by name.
+    The cross-attack matrix plays each attack on ``seeds`` (None: its held-out seeds)."""
     from arena.plots.redteam import attack_vs_certificate, cross_attack_heatmap
     from arena.plots.style import _save
     from arena.results import inside, safe_name

@@ -1,24 +1,33 @@
 """Searchers for a forecaster's worst case: black-box policy search (CMA-ES) and white-box planning.
 
-Both return a stored attack (:mod:`arena.redteam.policy`) whose ``value`` is the metric the
-arena's referee reports when the attack is replayed as a nature (same seed, same game): a
-lower bound on the forecaster's worst case at that T.
+Both return a stored attack (:mod:`arena.redteam.policy`); :func:`search` runs them and replays
+each attack on held-out seeds, so that its ``value`` is the metric the arena's referee reports on
+games the search never saw: a lower bound on the forecaster's worst case (in expectation over the
+coins) at that T.
 
 - :func:`cma_search` tunes the weights of a policy (features of the announced forecast and of
   the history -> outcome law) with CMA-ES (the ``cma`` package), scoring each candidate by
-  playing it with :func:`arena.play`. It never looks inside the forecaster, so it works against
-  randomized forecasters (it sees the announced distribution, never the coin).
+  playing it with :func:`arena.play` on the search seeds (the mean over them). It never looks
+  inside the forecaster, so it works against randomized forecasters (it sees the announced
+  distribution, never the coin).
 - :func:`plan_search` plays a :class:`Planner` nature that clones the forecaster
   (:meth:`arena.protocols.Forecaster.clone`) and, every round, tries each candidate answer
-  followed by rollouts of a few base policies to the horizon, scoring the finished game with
+  followed by rollouts of the base policies to the horizon, scoring the finished game with
   the metric (a rollout algorithm: against a deterministic forecaster, with deterministic base
   policies, it does at least as well as its best base policy). Randomized forecasts are sampled
   with the planner's own generator.
 
-A budget counts simulated rounds (a game of T rounds played costs T), so that the same seed gives
-the same attack on any machine; a cap on process CPU seconds (``time.process_time``) stops a
-search that would run too long. Every random choice is seeded from the root seed by name
-(:func:`arena.seeding.derive_seed`).
+Several seeds against a randomized forecaster: a candidate scored on one seed's forecast coins
+is tuned to coins that a real nature never sees, so :func:`search` scores every candidate on
+``seeds`` seeds (:data:`SEEDS`) when a probe game shows the forecaster randomizing, on one seed
+when it does not (its games then differ only by nature's own coins), and measures the attack it
+keeps on ``held_out`` seeds disjoint from those.
+
+The budget counts evaluations: one evaluation is one game of T rounds, played (a candidate on
+one seed) or simulated (the planner's rollouts count T simulated rounds as one), so the same
+settings give the same attack on any machine. A wall-clock cap (``max_seconds``) is only a
+safety net; the attack records whether the budget or the cap bound. Every random choice is
+seeded from the root seed by name (:func:`arena.seeding.derive_seed`).
 
 References
 ----------
@@ -31,6 +40,7 @@ from __future__ import annotations
 import copy
 import math
 import time
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -39,17 +49,55 @@ from arena.redteam.objective import certificate, check_objective, score, value
 from arena.redteam.policy import FEATURES, RedTeamNature, attack_dict
 from arena.seeding import derive_rng, derive_seed
 
-#: Default work of a whole search (both searchers) against one forecaster, in simulated rounds:
-#: CMA-ES plays budget / (2T) games (at most MAX_GAMES), the planner simulates budget / 2 rounds in
-#: its rollouts. Counting rounds, not seconds, keeps a search reproducible: the same seed gives the
-#: same attack on any machine.
-BUDGET = 4_000_000
-#: Default cap on a whole search's process CPU seconds. A search that reaches it stops early, and
-#: then its result depends on the machine's speed: benchmarks/redteam.py reports which do.
-MAX_CPU = 120.0
-#: CMA-ES plays at most this many games (short horizons would otherwise spend the budget on
-#: many more games than the search needs).
-MAX_GAMES = 2500
+#: Default evaluations of each searcher against one forecaster (``searcher=both``: this many each).
+#: One evaluation is one game of T rounds, played or simulated.
+BUDGET = 2000
+#: Default number of seeds each candidate is scored on against a randomized forecaster.
+SEEDS = 4
+#: Default number of held-out seeds the kept attack is measured on.
+HELD_OUT = 8
+#: Default wall-clock cap of a whole search, in seconds: a safety net that the default budget
+#: does not reach on this project's forecasters (an attack records when it bound).
+MAX_SECONDS = 3600.0
+
+
+class Limits:
+    """The budget of one searcher in evaluations, and the wall-clock cap; what stopped it.
+
+    Examples
+    --------
+    >>> lim = Limits(10, None)
+    >>> lim.allows(4), lim.spend(4), lim.allows(8), lim.budget_bound
+    (True, None, False, True)
+    """
+
+    def __init__(self, budget: float, max_seconds: float | None):
+        self.budget, self.max_seconds = float(budget), max_seconds
+        self.used = 0.0
+        self.start = time.monotonic()
+        self.budget_bound = self.time_bound = False
+
+    def allows(self, k: float) -> bool:
+        """Whether ``k`` more evaluations fit (noting which limit refused them)."""
+        if self.used + k > self.budget + 1e-9:
+            self.budget_bound = True
+            return False
+        # the cap stops a search once it has begun: every search scores something
+        if self.used and self.max_seconds is not None and time.monotonic() - self.start >= self.max_seconds:
+            self.time_bound = True
+            return False
+        return True
+
+    def spend(self, k: float) -> None:
+        self.used += k
+
+    def record(self) -> dict:
+        """The attack's fields of this search's limits."""
+        return {
+            "evaluations": round(self.used, 3),
+            "budget_bound": self.budget_bound,
+            "time_bound": self.time_bound,
+        }
 
 
 def _game(game, game_params: dict | None = None):
@@ -66,7 +114,7 @@ def _forecaster(forecaster, params: dict | None):
 
 def fixed_policies(game: str) -> dict[str, list[float]]:
     """Named policies (weights) that are the known worst cases of simple forecasters; the planner's
-    default bases.
+    bases.
 
     Binary games: ``ones`` (always 1: the worst case of ``constant`` below 1/2), ``contrarian``
     (1{p < 1/2}), ``alternate`` (1 - the last outcome: the worst case of ``last_outcome``);
@@ -110,33 +158,66 @@ def evaluate(attack: dict, forecaster, metric: str, seed: int, forecaster_params
     return value(r, metric, game), r
 
 
+def _mean(values: list[float]) -> float:
+    return math.fsum(values) / len(values)
+
+
+def randomizes(
+    game, forecaster, T: int, seed: int = 0, forecaster_params: dict | None = None, L: float = 1.0, panel=None
+) -> bool:
+    """Whether the forecaster randomizes: some realized forecast of a probe game (against outcomes
+    Bernoulli(1/2)) differs from the mean of the announced distribution.
+
+    Examples
+    --------
+    >>> randomizes("binary", "k29", 50), randomizes("binary", "k29_rounded", 50)
+    (False, True)
+    """
+    game = _game(game) if isinstance(game, str) else game
+    probe = RedTeamNature(_policy(game, [0.0] * len(FEATURES[game.name]), T, L, panel))
+    rec = _play(game, _forecaster(forecaster, forecaster_params), probe, T, seed).recorder
+    return bool(np.any(rec.p[: rec.n] != rec.p_mean[: rec.n]))
+
+
+def _scorer(game, fc, metric: str, T: int, seeds: Sequence[int], lim: Limits):
+    """A candidate attack -> the mean of the metric over ``seeds`` (one evaluation a seed)."""
+
+    def scored(attack: dict) -> float:
+        lim.spend(len(seeds))
+        return _mean([value(_play(game, fc, RedTeamNature(attack), T, s), metric, game) for s in seeds])
+
+    return scored
+
+
 def cma_search(
     game,
     forecaster,
     metric: str,
     T: int,
     seed: int = 0,
-    budget: int = BUDGET // 2,
+    budget: int = BUDGET,
     *,
+    seeds: Sequence[int] | None = None,
     forecaster_params: dict | None = None,
     L: float = 1.0,
     panel: dict | None = None,
     sigma0: float = 3.0,
     popsize: int | None = None,
-    max_cpu: float | None = MAX_CPU,
-    max_games: int = MAX_GAMES,
+    max_seconds: float | None = MAX_SECONDS,
 ) -> dict:
-    """Black-box search: CMA-ES on the policy weights, each candidate scored by playing it.
+    """Black-box search: CMA-ES on the policy weights, each candidate scored by playing it on
+    ``seeds`` (default: ``seed`` alone), the mean over them.
 
-    Plays at most ``min(budget // T, max_games)`` games (whole generations), for at most ``max_cpu`` CPU seconds;
-    restarts with a doubled population when CMA-ES stops early (IPOP). Returns the best policy
-    found, with ``value`` (its metric) and ``evaluations``.
+    Plays whole generations while they fit in ``budget`` evaluations (a candidate on k seeds costs
+    k) and ``max_seconds``; restarts with a doubled population when CMA-ES stops early (IPOP).
+    Returns the best policy found, with ``search_value`` (its mean over ``seeds``), ``seeds`` and
+    what the limits did (:meth:`Limits.record`).
 
     Examples
     --------
-    >>> a = cma_search("binary", "constant", "smce_over_T", T=50, budget=20_000)
-    >>> a["value"]
-    0.5
+    >>> a = cma_search("binary", "constant", "smce_over_T", T=50, budget=400)
+    >>> a["search_value"], a["evaluations"], a["budget_bound"]
+    (0.5, 396.0, True)
     """
     try:
         import cma
@@ -148,15 +229,13 @@ def cma_search(
     game = _game(game) if isinstance(game, str) else game
     check_objective(game.name, metric)
     fc = _forecaster(forecaster, forecaster_params)
-    start, games = time.process_time(), max(min(int(budget) // int(T), int(max_games)), 1)
+    seeds = [int(seed)] if seeds is None else [int(s) for s in seeds]
+    lim = Limits(budget, max_seconds)
+    scored = _scorer(game, fc, metric, T, seeds, lim)
     n = len(FEATURES[game.name])
-    best, best_theta, evals, restart = -math.inf, np.zeros(n), 0, 0
-    pop = popsize or 4 + int(3 * math.log(n))
-
-    def more(k: int) -> bool:
-        return evals + k <= games and (max_cpu is None or time.process_time() - start < max_cpu)
-
-    while more(pop):
+    best, best_theta, restart = -math.inf, np.zeros(n), 0
+    pop = min(popsize or 4 + int(3 * math.log(n)), max(int(budget) // len(seeds), 2))  # a small budget: fewer
+    while lim.allows(pop * len(seeds)):
         es = cma.CMAEvolutionStrategy(
             np.zeros(n),
             sigma0,
@@ -168,19 +247,18 @@ def cma_search(
                 "tolx": 1e-6,
             },
         )
-        while not es.stop() and more(pop):
+        while not es.stop() and lim.allows(pop * len(seeds)):
             thetas = es.ask()
             vals = []
             for th in thetas:
-                v = value(_play(game, fc, RedTeamNature(_policy(game, th, T, L, panel)), T, seed), metric, game)
+                v = scored(_policy(game, th, T, L, panel))
                 vals.append(-v if math.isfinite(v) else 0.0)
-                evals += 1
                 if v > best:
                     best, best_theta = v, np.array(th)
             es.tell(thetas, vals)
         restart, pop = restart + 1, pop * 2
     attack = _policy(game, best_theta, T, L, panel)
-    attack.update(value=float(best), evaluations=evals, searcher="cma")
+    attack.update(search_value=float(best), seeds=seeds, searcher="cma", **lim.record())
     return attack
 
 
@@ -191,17 +269,17 @@ class Planner(RedTeamNature):
     with the realized rounds). For each candidate answer (binary games: y = 0 or 1; quantile: all
     mass just below, around or just above the forecast) it copies the clone, plays the answer,
     then each base policy to the horizon (``depth`` rounds at most), and scores the game with the
-    metric; it answers the candidate of the best rollout. Once its rollouts have simulated
-    ``budget`` rounds (or past ``max_cpu`` CPU seconds) it answers as the base policy that did
-    best. The answers it gave are :attr:`answers` (a replayable sequence).
+    metric; it answers the candidate of the best rollout. Once the next round's rollouts no longer
+    fit in ``limits`` (evaluations: T simulated rounds make one) it answers as the base policy
+    that did best. The answers it gave are :attr:`answers` (a replayable sequence).
 
     Parameters
     ----------
     game, forecaster, metric, T : what to attack; ``forecaster`` is the instance the game plays.
     bases : named policy weights (:func:`fixed_policies`) for the rollouts.
+    limits : the :class:`Limits` its rollouts spend.
     seed : root seed of the planner's own generator (the coins of its rollouts).
-    budget : rounds its rollouts may simulate. depth : rollout length (None: to the horizon).
-    max_cpu : CPU seconds (None: no cap).
+    depth : rollout length (None: to the horizon).
     """
 
     def __init__(
@@ -211,33 +289,31 @@ class Planner(RedTeamNature):
         metric: str,
         T: int,
         bases: dict[str, list[float]],
+        limits: Limits,
         seed: int = 0,
-        budget: int = BUDGET // 2,
         depth: int | None = None,
         L: float = 1.0,
         panel: dict | None = None,
-        max_cpu: float | None = MAX_CPU,
     ):
         super().__init__(_policy(game, [0.0] * len(FEATURES[game.name]), T, L, panel))
         self.adaptive = True
         self._target, self._metric, self._T = forecaster, metric, int(T)
-        self._base_attacks = {k: _policy(game, th, T, L, panel) for k, th in bases.items()}
-        self._seed, self._budget, self._depth, self._max_cpu = int(seed), int(budget), depth, max_cpu
+        self.base_attacks = {k: _policy(game, th, T, L, panel) for k, th in bases.items()}
+        self._seed, self._limits, self._depth = int(seed), limits, depth
         self.answers: list[float] = []
 
     def reset(self, rng):
         super().reset(rng)
         self._model = self._target.clone()  # the forecaster was reset before nature (arena.runner.play)
         self._bases = {}
-        for k, a in self._base_attacks.items():
+        for k, a in self.base_attacks.items():
             b = RedTeamNature(a)
             b.game = self.game
             b.reset(rng)
             self._bases[k] = b
         self._rng = derive_rng(self._seed, "redteam", "planner")
         self._hist = ([], [], [])  # scored contexts, realized forecasts, outcomes
-        self._start, self._best_base, self.answers = time.process_time(), next(iter(self._bases)), []
-        self.simulated = 0
+        self._best_base, self.answers = next(iter(self._bases)), []
 
     def _candidates(self, f: Forecast) -> list[float]:
         if self.game.name == "quantile":
@@ -249,21 +325,23 @@ class Planner(RedTeamNature):
         self._x, self._mean = x, forecast.mean
         self._model.predict(x)  # the real forecaster predicted: the clone makes the same call
         moves = {k: b.decide(t, x, forecast) for k, b in self._bases.items()}
-        if self.simulated >= self._budget or (
-            self._max_cpu is not None and time.process_time() - self._start > self._max_cpu
-        ):
+        candidates = self._candidates(forecast)
+        end = self._T if self._depth is None else min(self._T, t + self._depth)
+        cost = len(candidates) * len(self._bases) * (end - t + 1) / self._T
+        if not self._limits.allows(cost):
             answer = moves[self._best_base]
         else:
+            self._limits.spend(cost)
             best = -math.inf
-            for a in self._candidates(forecast):
+            for a in candidates:
                 for k, b in self._bases.items():
-                    v = self._rollout(t, x, forecast, a, b)
+                    v = self._rollout(t, x, forecast, a, b, end)
                     if v > best:
                         best, answer, self._best_base = v, a, k
         self.answers.append(float(answer))
         return self.answer(answer)
 
-    def _rollout(self, t: int, x, f: Forecast, a: float, base: RedTeamNature) -> float:
+    def _rollout(self, t: int, x, f: Forecast, a: float, base: RedTeamNature, end: int) -> float:
         game, rng = self.game, self._rng
         model, nat = self._model.clone(), copy.deepcopy(base)
         panel = copy.deepcopy(self.panel) if game.name == "experts" else None
@@ -274,8 +352,6 @@ class Planner(RedTeamNature):
         nat.observe(t, p, y)
         X.append(np.asarray(game.scored_context(self, t, x, p))), P.append(p), Y.append(y)
         lo, hi = game.forecast_low, game.forecast_high
-        end = self._T if self._depth is None else min(self._T, t + self._depth)
-        self.simulated += end - t + 1
         for s in range(t + 1, end + 1):
             xs = game.present_context(self, s, panel.context(s)) if panel is not None else EMPTY_CONTEXT
             fs = as_forecast(model.predict(xs), lo, hi)
@@ -303,58 +379,97 @@ def plan_search(
     metric: str,
     T: int,
     seed: int = 0,
-    budget: int = BUDGET // 2,
+    budget: int = BUDGET,
     *,
+    seeds: Sequence[int] | None = None,
     forecaster_params: dict | None = None,
     bases: dict[str, list[float]] | None = None,
     depth: int | None = None,
     L: float = 1.0,
     panel: dict | None = None,
-    max_cpu: float | None = MAX_CPU,
+    max_seconds: float | None = MAX_SECONDS,
 ) -> dict:
-    """White-box search: play a :class:`Planner` against the forecaster; the answers it gave
-    become a stored sequence (which replays the same game with the same seed).
+    """White-box search: play a :class:`Planner` (bases: every :func:`fixed_policies` unless given)
+    against the forecaster on the first of ``seeds`` (default: ``seed`` alone); the answers it gave
+    become a stored sequence, replayed on the other seeds. ``search_value`` is its mean over them;
+    the planned game and the replays count against ``budget`` as well as the rollouts.
 
     Examples
     --------
-    >>> a = plan_search("binary", "last_outcome", "smce_over_T", T=40, budget=10_000)
-    >>> a["kind"], a["value"] >= 0.45
-    ('sequence', True)
+    >>> a = plan_search("binary", "last_outcome", "smce_over_T", T=40, budget=250)
+    >>> a["kind"], a["search_value"] >= 0.45, a["budget_bound"]
+    ('sequence', True, False)
     """
     game = _game(game) if isinstance(game, str) else game
     check_objective(game.name, metric)
     fc = _forecaster(forecaster, forecaster_params)
-    planner = Planner(game, fc, metric, T, bases or fixed_policies(game.name), seed, budget, depth, L, panel, max_cpu)
-    start = time.process_time()
-    r = _play(game, fc, planner, T, seed)
+    seeds = [int(seed)] if seeds is None else [int(s) for s in seeds]
+    lim = Limits(budget, max_seconds)
+    lim.spend(len(seeds))  # the planned game and the replays on the other seeds
+    planner = Planner(game, fc, metric, T, bases or fixed_policies(game.name), lim, seed, depth, L, panel)
+    r = _play(game, fc, planner, T, seeds[0])
     extra = {"L": float(L)} if game.name == "quantile" else {"panel": panel} if game.name == "experts" else {}
     attack = attack_dict("sequence", game, T=int(T), answers=planner.answers, **extra)
+    values = [value(r, metric, game)]
+    values += [value(_play(game, fc, RedTeamNature(attack), T, s), metric, game) for s in seeds[1:]]
     attack.update(
-        value=value(r, metric, game),
-        searcher="planner",
-        bases=sorted(planner._base_attacks),
-        simulated_rounds=planner.simulated,
-        planning_seconds=round(time.process_time() - start, 3),
+        search_value=_mean(values), seeds=seeds, searcher="planner", bases=sorted(planner.base_attacks), **lim.record()
     )
     return attack
 
 
-def _check_settings(searcher: str, T, budget, max_cpu, L, depth) -> None:
+def _check_settings(searcher: str, T, budget, seeds, held_out, max_seconds, L, depth) -> None:
     """Refuse a search setting out of range with one line naming it (before anything is searched or written)."""
     if searcher not in ("both", "cma", "planner"):
         raise ValueError(f"searcher={searcher!r}; expected 'both', 'cma' or 'planner'")
     if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T <= 0:
         raise ValueError(f"T={T!r}: the horizon must be a positive integer, e.g. T=1000")
-    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < T:
+    for name, v, least, eg in (("seeds", seeds, 1, SEEDS), ("held_out", held_out, 1, HELD_OUT)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < least:
+            raise ValueError(f"{name}={v!r}: give a positive number of seeds, e.g. {name}={eg}")
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < seeds:
         raise ValueError(
-            f"budget={budget!r}: give the rounds the search may simulate, an integer >= T={T}, e.g. budget={BUDGET}"
+            f"budget={budget!r}: give the evaluations (games of T rounds) each searcher may play, an integer >= "
+            f"seeds={seeds}, e.g. budget={BUDGET}"
         )
-    if max_cpu is not None and not max_cpu > 0:
-        raise ValueError(f"max_cpu={max_cpu!r}: give a positive number of CPU seconds, or None for no cap")
+    if max_seconds is not None and not max_seconds > 0:
+        raise ValueError(f"max_seconds={max_seconds!r}: give a positive number of seconds, or null for no cap")
     if isinstance(L, bool) or not isinstance(L, (int, float)) or not 0 < L < math.inf:
         raise ValueError(f"L={L!r}: give the Lipschitz constant of nature's CDF as a positive finite number, e.g. L=1")
     if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1):
         raise ValueError(f"depth={depth!r}: give the planner's rollout length as a positive integer, or null")
+
+
+def held_out_seeds(search_seeds: Sequence[int], n: int) -> list[int]:
+    """The ``n`` seeds after the search seeds: disjoint from them.
+
+    Examples
+    --------
+    >>> held_out_seeds([0, 1, 2, 3], 3)
+    [4, 5, 6]
+    """
+    return list(range(max(search_seeds) + 1, max(search_seeds) + 1 + n))
+
+
+def measure(attack: dict, forecaster, metric: str, seeds: Sequence[int], forecaster_params=None, game=None) -> dict:
+    """The attack replayed on ``seeds``: its fields ``value`` (the mean), ``held_out`` (the seeds and
+    each one's value) and ``certificate`` (where one bounds the metric: its name, the means over the
+    same runs of the certified value and of the bound, and whether it held in every run)."""
+    values, certs = [], []
+    for s in seeds:
+        v, r = evaluate(attack, forecaster, metric, s, forecaster_params, game)
+        values.append(float(v))
+        certs.append(certificate(r, metric))
+    named = [c for c in certs if c[2]]
+    cert = None
+    if len(named) == len(certs):
+        cert = {
+            "name": named[0][2],
+            "value": _mean([c[0] for c in named]),
+            "bound": _mean([c[1] for c in named]),
+            "holds": all(c[0] <= c[1] for c in named),
+        }
+    return {"value": _mean(values), "held_out": {"seeds": list(seeds), "values": values}, "certificate": cert}
 
 
 def search(
@@ -366,37 +481,41 @@ def search(
     budget: int = BUDGET,
     searcher: str = "both",
     *,
+    seeds: int = SEEDS,
+    held_out: int = HELD_OUT,
     forecaster_params: dict | None = None,
     L: float = 1.0,
     panel: dict | None = None,
     depth: int | None = None,
-    max_cpu: float | None = MAX_CPU,
+    max_seconds: float | None = MAX_SECONDS,
 ) -> list[dict]:
-    """Search a forecaster's worst case; return the attacks found (best first), each replayed.
+    """Search a forecaster's worst case; return the attacks found (best held-out value first).
 
-    ``searcher``: ``cma`` (black box), ``planner`` (white box) or ``both`` (CMA-ES with half the
-    budget and of ``max_cpu``, then the planner with the rest, the policy CMA-ES found among its
-    base policies). ``budget`` counts simulated rounds (see :data:`BUDGET`). Each
-    attack gets the metric its replay reaches (``value``), the certificate that bounds the
-    metric where the forecaster claims one (``certificate``: name, value and bound, on the
-    metric's scale), the search's settings and its CPU seconds.
+    ``searcher``: ``cma`` (black box), ``planner`` (white box) or ``both`` (CMA-ES, then the
+    planner with the policy CMA-ES found among its bases). ``budget`` counts each searcher's
+    evaluations (see :data:`BUDGET`); ``max_seconds`` caps the wall-clock time of the whole search.
+    A probe game decides the search seeds: ``seed`` .. ``seed + seeds - 1`` against a randomized
+    forecaster (:func:`randomizes`), ``seed`` alone otherwise. Each attack gets its search value
+    (the mean over the search seeds, ``search_value``) and the replay on ``held_out`` seeds after
+    them (:func:`measure`: ``value``, ``held_out``, ``certificate``), the settings, what the limits
+    did and its CPU seconds.
     """
-    _check_settings(searcher, T, budget, max_cpu, L, depth)
+    _check_settings(searcher, T, budget, seeds, held_out, max_seconds, L, depth)
     game = _game(game) if isinstance(game, str) else game
     check_objective(game.name, metric)
     kw = {"forecaster_params": forecaster_params, "L": L, "panel": panel}
-    start, attacks = time.process_time(), []
-    both = searcher == "both"
+    start, wall, attacks = time.process_time(), time.monotonic(), []
+    randomized = randomizes(game, forecaster, T, seed, forecaster_params, L, panel)
+    search_seeds = list(range(int(seed), int(seed) + (int(seeds) if randomized else 1)))
     if searcher in ("both", "cma"):
-        cap = None if max_cpu is None else max_cpu / 2 if both else max_cpu
         attacks.append(
-            cma_search(game, forecaster, metric, T, seed, budget // 2 if both else budget, max_cpu=cap, **kw)
+            cma_search(game, forecaster, metric, T, seed, budget, seeds=search_seeds, max_seconds=max_seconds, **kw)
         )
     if searcher in ("both", "planner"):
         bases = fixed_policies(game.name)
         if attacks:
-            bases = {"cma": attacks[0]["theta"], **dict(list(bases.items())[:1])}
-        cap = None if max_cpu is None else max(max_cpu - (time.process_time() - start), 0.0)
+            bases = {"cma": attacks[0]["theta"], **bases}
+        left = None if max_seconds is None else max(max_seconds - (time.monotonic() - wall), 1e-9)
         attacks.append(
             plan_search(
                 game,
@@ -404,26 +523,25 @@ def search(
                 metric,
                 T,
                 seed,
-                budget // 2 if both else budget,
+                budget,
+                seeds=search_seeds,
                 bases=bases,
                 depth=depth,
-                max_cpu=cap,
+                max_seconds=left,
                 **kw,
             )
         )
     name = forecaster if isinstance(forecaster, str) else forecaster.name
     for a in attacks:
-        v, r = evaluate(a, forecaster, metric, seed, forecaster_params, game)
-        cv, cb, cn = certificate(r, metric)
+        a.update(measure(a, forecaster, metric, held_out_seeds(search_seeds, held_out), forecaster_params, game))
         a.update(
             forecaster=name,
             forecaster_params=forecaster_params or {},
             metric=metric,
             seed=int(seed),
-            value=v,
-            certificate={"name": cn, "value": cv, "bound": cb} if cn else None,
+            randomized=randomized,
             cpu_seconds=round(time.process_time() - start, 3),
             budget=int(budget),
-            max_cpu=max_cpu,
+            max_seconds=max_seconds,
         )
     return sorted(attacks, key=lambda a: -a["value"])

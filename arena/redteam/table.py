@@ -2,13 +2,14 @@
 
 Pure functions of stored attacks (the JSON files ``arena-redteam`` writes) and data frames:
 
-- :func:`attack_table`: one row per attack: the value reached (a lower bound on the forecaster's
-  worst case at that T) beside the certified upper bound where the forecaster claims one, and
-  ``cert_over_bound``, the certified quantity of the attacked run over its bound (at most 1; the
-  same as value / bound, except where the certificate is about another quantity: ``k29_rounded``'s
-  smCE certificate is about its unrounded forecasts);
+- :func:`attack_table`: one row per attack: the value reached on held-out seeds (a lower bound on
+  the forecaster's worst case at that T) beside the value on the search seeds and the certified
+  upper bound of the same held-out runs where the forecaster claims one, and ``cert_over_bound``,
+  the certified quantity over its bound (means over those runs; at most 1; the same as value /
+  bound, except where the certificate is about another quantity: ``k29_rounded``'s smCE
+  certificate is about its unrounded forecasts);
 - :func:`cross_attack`: the attack found against A played against every B (same game, metric,
-  T and seeds): how much of a worst case transfers.
+  T, on the attack's held-out seeds): how much of a worst case transfers.
 
 References
 ----------
@@ -35,13 +36,21 @@ COLUMNS = [
     "searcher",
     "kind",
     "value",
+    "search_value",
     "certificate",
     "cert_value",
     "cert_bound",
     "cert_over_bound",
+    "evaluations",
+    "limit",
     "cpu_seconds",
     "file",
 ]
+
+
+def limit(attack: dict) -> str:
+    """Which limit stopped the search: ``time`` (the wall-clock cap), ``budget``, or ``none``."""
+    return "time" if attack.get("time_bound") else "budget" if attack.get("budget_bound") else "none"
 
 
 def read_attacks(folder: str | Path) -> list[dict]:
@@ -57,12 +66,12 @@ def read_attacks(folder: str | Path) -> list[dict]:
 
 
 def attack_table(attacks: list[dict]) -> pd.DataFrame:
-    """One row per attack (:data:`COLUMNS`), sorted by game, metric, forecaster, T, value.
+    """One row per attack (:data:`COLUMNS`), sorted by game, metric, forecaster, T, value (held out).
 
     Examples
     --------
     >>> a = {"game": "binary", "forecaster": "k29", "metric": "smce_over_T", "T": 1000, "seed": 0,
-    ...      "searcher": "cma", "kind": "policy", "value": 0.02,
+    ...      "searcher": "cma", "kind": "policy", "value": 0.02, "search_value": 0.021,
     ...      "certificate": {"name": "smce", "value": 0.02, "bound": 0.08}}
     >>> attack_table([a])[["forecaster", "value", "cert_bound", "cert_over_bound"]].values.tolist()
     [['k29', 0.02, 0.08, 0.25]]
@@ -81,10 +90,13 @@ def attack_table(attacks: list[dict]) -> pd.DataFrame:
                 "searcher": a.get("searcher"),
                 "kind": a.get("kind"),
                 "value": a.get("value"),
+                "search_value": a.get("search_value"),
                 "certificate": cert.get("name"),
                 "cert_value": cert.get("value"),
                 "cert_bound": bound,
                 "cert_over_bound": cert["value"] / bound if bound else np.nan,
+                "evaluations": a.get("evaluations"),
+                "limit": limit(a),
                 "cpu_seconds": a.get("cpu_seconds"),
                 "file": a.get("file"),
             }
@@ -103,8 +115,9 @@ def worst_found(table: pd.DataFrame) -> pd.DataFrame:
     return table.loc[idx].reset_index(drop=True)
 
 
-def cross_attack(attacks: list[dict], victims: list[str], seeds=(0,)) -> pd.DataFrame:
-    """Each attack played against every forecaster in ``victims`` (same game, metric and T), mean over ``seeds``.
+def cross_attack(attacks: list[dict], victims: list[str], seeds=None) -> pd.DataFrame:
+    """Each attack played against every forecaster in ``victims`` (same game, metric and T), mean over ``seeds``
+    (None: the attack's held-out seeds, or its seed where it has none).
 
     Columns: ``attacker`` (the forecaster the attack was found against), ``searcher``,
     ``victim``, ``metric``, ``T``, ``value``. A victim that does not play the attack's game is
@@ -120,7 +133,8 @@ def cross_attack(attacks: list[dict], victims: list[str], seeds=(0,)) -> pd.Data
         for v in victims:
             if not plays(game, forecaster_class(v)):
                 continue
-            vals = [evaluate(a, v, a["metric"], s, game=game)[0] for s in seeds]
+            held = (a.get("held_out") or {}).get("seeds") or [a.get("seed", 0)]
+            vals = [evaluate(a, v, a["metric"], s, game=game)[0] for s in (held if seeds is None else seeds)]
             rows.append(
                 {
                     "attacker": a["forecaster"],
