@@ -35,6 +35,7 @@ Seeds are derived by name (arena/seeding.py), so matchups pair by seed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -47,11 +48,11 @@ from arena.results import (
     MACHINE_COLUMNS,
     MACHINE_PREFIXES,
     code_version,
-    collect,
-    selected_ids,
     write_table,
     write_text_atomic,
 )
+from arena.store import damaged, logs, selected_ids
+from arena.stream import stream_tables
 
 #: Confidence level of every interval.
 LEVEL = 0.95
@@ -457,20 +458,20 @@ TABLES_STAMP = ".tables.json"
 
 
 def _stamp(out_dir: Path, ids: Sequence[str], written: Sequence[tuple[str, str]]) -> dict:
-    """The code version, and name, size and modification time (ns) of every input of the tables (each stored
-    matchup and its trace) and of every table file (Parquet and CSV): equal stamps, equal tables."""
+    """The code version, the ids aggregated, and name, size and modification time (ns) of every input of the
+    tables (the store's logs and files, the traces) and of every table file (Parquet and CSV): equal stamps,
+    equal tables."""
 
     def files(paths) -> list:
         return [[p.name, st.st_size, st.st_mtime_ns] for p in paths if (st := _stat(p)) is not None]
 
-    inputs = (
-        out_dir / part / f"{mid}{suffix}"
-        for mid in ids
-        for part, suffix in (("matchups", ".json"), ("traces", ".parquet"))
-    )
+    folders = [out_dir / "matchups", out_dir / "traces"]
+    others = (p for f in folders if f.is_dir() for p in sorted(f.iterdir()) if p.suffix != ".jsonl")
+    inputs = [*logs(out_dir), *(p for p in others if not p.name.startswith("."))]  # not the markers of play
     outputs = (out_dir / f"{name}{suffix}" for _, name in written for suffix in (".parquet", ".csv"))
     return {
         "code_version": code_version(),
+        "ids": hashlib.sha256("\n".join(ids).encode()).hexdigest(),
         "inputs": files(inputs),
         "tables": files(outputs),
         "written": [list(w) for w in written],
@@ -508,7 +509,7 @@ def _up_to_date(out_dir: Path, ids: Sequence[str]) -> dict[str, Path] | None:
 
 def write_tables(out_dir: Path | str, only: set[str] | None = None) -> dict[str, Path]:
     """Aggregate a results directory (the matchups ``only``, when given) into summary/curves/reliability
-    Parquet and CSV files (:func:`arena.results.collect`), and the tables across seeds of
+    Parquet and CSV files (:func:`arena.stream.stream_tables`: in bounded memory), and the tables across seeds of
     :func:`write_aggregates` (seed_stats, leaderboard, paired, minimax; not the last two for a single
     matchup).
 
@@ -521,10 +522,10 @@ def write_tables(out_dir: Path | str, only: set[str] | None = None) -> dict[str,
     ids = selected_ids(out_dir, only)
     if ids and (kept := _up_to_date(out_dir, ids)) is not None:
         return kept
-    tables = collect(out_dir, only)
-    written = {name: write_table(df, out_dir, name) for name, df in tables.items() if not df.empty}
-    written.update(write_aggregates(out_dir, tables["summary"]))
-    if len(tables["summary"]) == len(ids):  # every stored matchup aggregated: nothing left out to report again
+    summary, written = stream_tables(out_dir, only)
+    written = {"summary": write_table(summary, out_dir, "summary"), **written}
+    written.update(write_aggregates(out_dir, summary))
+    if len(summary) == len(ids) and not damaged(out_dir):  # all aggregated: nothing left out to report again
         write_text_atomic(
             json.dumps(_stamp(out_dir, ids, [(n, p.stem) for n, p in written.items()])), out_dir / TABLES_STAMP
         )

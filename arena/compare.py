@@ -128,7 +128,7 @@ def sequential_comparison(d: dict, alpha: float = 0.05) -> pd.DataFrame:
 
 def per_round(out_dir: Path, row: pd.Series, trust: bool = False) -> tuple[np.ndarray, np.ndarray, str]:
     """The realized forecasts and outcomes of one stored matchup and where they came from
-    ("trace", "stored" or "replay"): its trace, or those stored with its result (:func:`arena.results.save_matchup`),
+    ("trace", "stored" or "replay"): its trace, or those stored with its result (:func:`arena.store.save_matchup`),
     else the matchup played again from its config (:func:`arena.matchup.matchup_from_stored`: unless ``trust``,
     registered plugins with plain values only)."""
     trace = Path(out_dir) / "traces" / f"{row['matchup_id']}.parquet"
@@ -159,11 +159,9 @@ def per_round(out_dir: Path, row: pd.Series, trust: bool = False) -> tuple[np.nd
 
 def _stored_rounds(out_dir: Path | str, mid: str) -> dict | None:
     """The realized forecasts and outcomes stored with the result of matchup ``mid``, if it has them."""
-    try:
-        rounds = json.loads((Path(out_dir) / "matchups" / f"{mid}.json").read_bytes()).get("rounds")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return rounds if isinstance(rounds, dict) and {"p", "y"} <= set(rounds) else None
+    from arena.store import stored_rounds
+
+    return stored_rounds(out_dir, mid)
 
 
 def game_params(row: pd.Series) -> dict:
@@ -228,7 +226,8 @@ def compare(
     and ``source``. ``curves``: the same quantities at log-spaced rounds t.
     """
     from arena.certificates import checkpoints
-    from arena.results import collect, planned
+    from arena.results import planned
+    from arena.store import collect
 
     out_dir = Path(out_dir)
     if summary is None:

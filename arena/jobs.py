@@ -26,17 +26,21 @@ from arena.errors import ConfigError, printable
 from arena.lazy import LazyModule
 from arena.plan import matchup_key, planned_ids, plugin_targets, resolved_config, shard_of
 from arena.progress import Progress
-from arena.results import CRASH, PLAN_FILE, code_version, is_done, planned, plugin_code, read_stored, stored_ids
+from arena.results import CRASH, PLAN_FILE, code_version, planned, plugin_code
+from arena.store import done_ids, log_name, read_stored, stored_ids
 
 pd = LazyModule("pandas")  # for a stored row (arena-rerun): a worker that plays and stores matchups does not load it
 #: The longest game whose realized forecasts and outcomes are stored with its result (two floats a round, as text).
 ROUNDS_KEPT = 10_000
 
 
-def run_matchup(cfg: DictConfig | dict, out_dir: Path, crashed: str | None = None, mid: str | None = None) -> dict:
+def run_matchup(
+    cfg: DictConfig | dict, out_dir: Path, crashed: str | None = None, mid: str | None = None, log: str = "matchups"
+) -> dict:
     """Play the matchup of one composed config (or its resolved plain containers) and store it under
-    ``out_dir``; returns its row. ``crashed``: the matchup ended its process (:mod:`arena.supervise`); it is
-    stored as that forfeit. ``mid``: its id, when already computed from the same config (:func:`shard_of`).
+    ``out_dir`` (in the log ``log``: :func:`arena.store.save_matchup`); returns its row. ``crashed``: the
+    matchup ended its process (:mod:`arena.supervise`); it is stored as that forfeit. ``mid``: its id, when
+    already computed from the same config (:func:`shard_of`).
 
     With ``keep_trace`` the per-round trace streams to ``traces/<matchup_id>.parquet`` (the
     announced Forecast objects are kept in it for T <= 10^4 only, so memory stays bounded).
@@ -44,13 +48,16 @@ def run_matchup(cfg: DictConfig | dict, out_dir: Path, crashed: str | None = Non
     from arena.matchup import matchup_from_config
 
     config = resolved_config(cfg)  # resolved once: the matchup, its id and the stored config
-    return _play_and_store(matchup_from_config(config), config, out_dir, crashed, mid)
+    return _play_and_store(matchup_from_config(config), config, out_dir, crashed, mid, log)
 
 
-def _play_and_store(m, config: dict, out_dir: Path, crashed: str | None = None, mid: str | None = None) -> dict:
-    """Play matchup ``m`` of resolved config ``config`` and store it under ``out_dir``; its row."""
-    from arena.results import Forfeit, Provenance, reliability_columns, result_row, save_matchup
+def _play_and_store(
+    m, config: dict, out_dir: Path, crashed: str | None = None, mid: str | None = None, log: str = "matchups"
+) -> dict:
+    """Play matchup ``m`` of resolved config ``config`` and store it under ``out_dir`` in log ``log``; its row."""
+    from arena.results import Forfeit, Provenance, reliability_columns, result_row
     from arena.runner import play_matchup
+    from arena.store import save_matchup
 
     mid = matchup_key(config) if mid is None else mid
     trace = Path(out_dir) / "traces" / f"{mid}.parquet" if config.get("keep_trace") else None
@@ -64,7 +71,7 @@ def _play_and_store(m, config: dict, out_dir: Path, crashed: str | None = None, 
     reliability = reliability_columns(rec.p, rec.y, m.referee.ece_bins) if m.game.name != "quantile" else None
     # kept for the report's pairs (replaying every matchup there costs as much as the tournament), up to a size
     rounds = {"p": rec.p[: rec.n], "y": rec.y[: rec.n]} if rec.n <= ROUNDS_KEPT else None
-    save_matchup(out_dir, row, result.curves_columns(), reliability, trace, rounds)
+    save_matchup(out_dir, row, result.curves_columns(), reliability, trace, rounds, log)
     return row
 
 
@@ -98,15 +105,14 @@ def play_shard(cfg: DictConfig, out_dir: Path) -> None:
             file=sys.stderr,
             flush=True,
         )
-    todo = [
-        (mid, m)
-        for mid, m in shard_of(cfg)
-        if not is_done(out_dir, mid) or (cfg.get("retry_crashed") and crashed(out_dir, mid))
-    ]
+    mine = shard_of(cfg)
+    done = done_ids(out_dir, [mid for mid, _ in mine])  # every stored result read once, checked whole
+    todo = [(mid, m) for mid, m in mine if mid not in done or (cfg.get("retry_crashed") and crashed(out_dir, mid))]
+    log = log_name(int(cfg.get("shard", 0)), int(cfg.tournament.get("shards", 1)))  # this shard's own log
 
     def play(mid: str, m: dict, crash: str | None = None) -> None:
         with one_line_errors(out_dir):  # in the supervised child too
-            text = metrics_text(run_matchup(m, out_dir, crash, mid))
+            text = metrics_text(run_matchup(m, out_dir, crash, mid, log))
         if progress:  # the tournament's count, a few lines (summarize ends the run with its answer)
             progress.finished()
         else:
@@ -299,7 +305,7 @@ def rerun(row: pd.Series, out_dir: Path, trust: bool = False) -> tuple[dict, lis
         raise ConfigError("the row has no `config` column; rows written by this arena record their resolved config")
     m = matchup_from_stored(row["config"], trust)
     config = json.loads(row["config"])
-    new = _play_and_store(m, resolved_config(OmegaConf.create(config)) if trust else config, out_dir)
+    new = _play_and_store(m, resolved_config(OmegaConf.create(config)) if trust else config, out_dir, log="rerun")
     skip = {"parts"} | ({"code_version", "matchup_id"} if row.get("code_version") != new["code_version"] else set())
     compared = [
         c for c in row.index if c not in MACHINE_COLUMNS and not c.startswith(MACHINE_PREFIXES) and c not in skip

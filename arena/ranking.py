@@ -328,7 +328,8 @@ def results_table(
     the largest unless given), as losses (a metric where higher is better is negated), and a note naming the
     forecasters left out (no value on some nature)."""
     from arena.aggregate import direction, metric_columns, seed_stats
-    from arena.results import collect, planned
+    from arena.results import planned
+    from arena.store import collect
 
     path = out_dir / "summary.parquet"
     summary = pd.read_parquet(path) if path.is_file() else collect(out_dir, planned(out_dir))["summary"]

@@ -1,10 +1,11 @@
 """Rows -> tidy tables (Parquet and CSV): the one results schema of the project.
 
-A results directory holds, per matchup (written atomically as soon as it finishes)::
+A results directory holds its finished matchups in a few files per shard (:mod:`arena.store`)::
 
-    matchups/<matchup_id>.json        the row (config, seeds, metrics, certificates, timing), the
-                                      curves (t, metric, value) and the reliability bins
-    traces/<matchup_id>.parquet       optional per-round trace
+    matchups/<log>.jsonl              one record a matchup, appended whole as soon as it finishes: the
+                                      row (config, seeds, metrics, certificates, timing), the curves
+                                      (t, metric, value) and the reliability bins
+    traces/<matchup_id>.parquet       optional per-round trace (``keep_trace``)
 
 and, once aggregated, ``summary.parquet``/``summary.csv`` (one row per matchup),
 ``curves.parquet``/``curves.csv`` and ``reliability.parquet`` (every matchup, with the
@@ -19,7 +20,6 @@ import json
 import os
 import re
 import resource
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +27,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from arena.errors import printable
 from arena.lazy import LazyModule
 from arena.metrics.calibration import bin_edges, bin_index
 from arena.seeding import stream_seeds
@@ -203,7 +202,7 @@ def reliability_table(p: np.ndarray, y: np.ndarray, bins: int = 10) -> pd.DataFr
 
 
 def reliability_columns(p: np.ndarray, y: np.ndarray, bins: int = 10) -> dict[str, np.ndarray]:
-    """The columns of :func:`reliability_table` (what :func:`save_matchup` stores, without building a frame)."""
+    """The columns of :func:`reliability_table` (what :func:`arena.store.save_matchup` stores, without a frame)."""
     idx = bin_index(p, bins)  # the ECE's bins, exact at their edges
     count = np.bincount(idx, minlength=bins)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -218,57 +217,6 @@ def reliability_columns(p: np.ndarray, y: np.ndarray, bins: int = 10) -> dict[st
         "mean_p": mean_p,
         "mean_y": mean_y,
     }
-
-
-def _plain(v):
-    """A JSON-ready scalar (numpy scalars as Python numbers)."""
-    return v.item() if isinstance(v, np.generic) else v
-
-
-def save_matchup(
-    out_dir: Path,
-    row: dict,
-    curves: pd.DataFrame | dict,
-    reliability: pd.DataFrame | dict | None,
-    trace: pd.DataFrame | Path | None = None,
-    rounds: dict | None = None,
-) -> None:
-    """Store one finished matchup as ``matchups/<matchup_id>.json``, written atomically (so it marks
-    completion), after its trace (optional) in ``traces/<matchup_id>.parquet``. ``rounds``: the realized
-    forecasts and outcomes (``{"p": ..., "y": ...}``) that the pairs' comparisons read instead of replaying.
-
-    The JSON holds the row, the curves and the reliability table (column -> values; floats
-    round-trip exactly, NaN included): one small file a matchup, written and read back in about
-    a millisecond, where Parquet costs some 10 ms a file. ``trace`` is a per-round table, or
-    the path of a trace already streamed to its place. ``curves`` and ``reliability`` are tables or their
-    columns (column -> list or array: :meth:`arena.runner.Result.curves_columns`, :func:`reliability_columns`).
-    """
-    mid, out_dir = row["matchup_id"], Path(out_dir)
-    trace_path = out_dir / "traces" / f"{mid}.parquet"
-    if trace is not None and not isinstance(trace, (str, os.PathLike)):  # a table
-        write_atomic(trace.assign(**{k: row[k] for k in KEY_COLUMNS}), trace_path)
-    elif trace is not None and Path(trace) != trace_path:
-        raise ValueError(f"a streamed trace must be at {trace_path}, not {trace}")
-    stored = {"row": {k: _plain(v) for k, v in row.items()}, "trace": trace is not None}
-    for part, table in (("curves", curves), ("reliability", reliability), ("rounds", rounds)):
-        stored[part] = None if table is None else _columns(table)
-    write_text_atomic(json.dumps(stored), out_dir / "matchups" / f"{mid}.json")
-
-
-def _columns(table) -> dict[str, list]:
-    """column -> list of plain values, of a table (DataFrame) or of its columns (lists, arrays or Series)."""
-    columns = table if isinstance(table, dict) else {c: table[c] for c in table.columns}
-    return {c: v.tolist() if hasattr(v, "tolist") else list(v) for c, v in columns.items()}
-
-
-class CorruptResult(ValueError):
-    """A stored result that cannot be read back whole; it is never aggregated and is played again."""
-
-
-def stored_ids(out_dir: Path | str) -> set[str]:
-    """The ids of the matchups stored in a results directory (whole or not)."""
-    folder = Path(out_dir) / "matchups"
-    return {f[:-5] for f in os.listdir(folder) if f.endswith(".json")} if folder.is_dir() else set()
 
 
 #: ``forfeit_who`` of a matchup that ended the process playing it (:mod:`arena.supervise`): no plugin is named.
@@ -363,143 +311,6 @@ def _jsonable(d: dict) -> dict:
     return out
 
 
-#: The fields every stored result row has, with their types (a row has more: its game's metrics and
-#: certificates, all plain numbers, strings or booleans).
-ROW_SCHEMA = {
-    "matchup_id": str,
-    "game": str,
-    "forecaster": str,
-    "nature": str,
-    "seed": int,
-    "T": int,
-    "rounds": int,
-    "status": str,
-    "forfeit_who": str,
-    "forfeit_step": int,
-    "forfeit_reason": str,
-    "adaptive": bool,
-    "forecaster_params": str,
-    "nature_params": str,
-}
-
-
-def _row_problem(row: object, mid: str) -> str | None:
-    """What is wrong with a stored row, or None: every field of :data:`ROW_SCHEMA` present with its type
-    (a bool is no int), every other value a plain scalar, the game a safe name and the id the row's own."""
-    if not isinstance(row, dict):
-        return f"its row is a {type(row).__name__}, not a mapping"
-    missing = [k for k in ROW_SCHEMA if k not in row]
-    if missing:
-        return f"it lacks {missing}; a result row has {list(ROW_SCHEMA)}"
-    for key, kind in ROW_SCHEMA.items():
-        value = row[key]
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            return f"its {key} is {value!r}, not a {kind.__name__}"
-    for key, value in row.items():
-        if not (value is None or isinstance(value, (str, int, float, bool))):
-            return f"its {key} is a {type(value).__name__}, not a plain value"
-    if not is_safe_name(row["game"]):
-        return f"its game {row['game']!r} is not a plain name"
-    if row["status"] not in ("ok", "forfeit") or row["seed"] < 0 or row["T"] < 1 or not 0 <= row["rounds"] <= row["T"]:
-        return (
-            f"its status, seed, T or rounds are out of range ({row['status']!r}, {row['seed']}, {row['T']}, "
-            f"{row['rounds']})"
-        )
-    if row["matchup_id"] != mid:
-        return f"it holds matchup {row['matchup_id']}, not {mid}"
-    if not mid.startswith(matchup_id(row["game"], row["forecaster"], row["nature"], row["seed"], row["T"], {})[:-10]):
-        return "its id does not match its game, names, seed and T"
-    return None
-
-
-def _load(out_dir: Path, mid: str) -> dict:
-    """The stored dict of one matchup (row; curves and reliability as column -> values), checked whole:
-    the file parses, its row has every field of :data:`ROW_SCHEMA` with its type and its own id, its
-    tables have columns of equal length, and its trace, when it has one, reads back whole with as many
-    rounds as the row. Raises CorruptResult."""
-    path = out_dir / "matchups" / f"{mid}.json"
-    try:
-        stored = json.loads(path.read_bytes())
-        row = stored["row"]
-    except FileNotFoundError:
-        raise CorruptResult(f"{path} is missing") from None
-    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:  # a directory in its place too
-        raise CorruptResult(f"{path} is unreadable ({type(exc).__name__}: {str(exc)[:120]})") from None
-    if problem := _row_problem(row, mid):
-        raise CorruptResult(f"{path}: {problem}")
-    for part in ("curves", "reliability"):
-        columns = stored.get(part)
-        if columns is not None and (
-            not isinstance(columns, dict)
-            or not all(isinstance(v, list) for v in columns.values())
-            or len({len(v) for v in columns.values()}) > 1
-            or any(not (x is None or isinstance(x, (str, int, float))) for v in columns.values() for x in v)
-        ):
-            raise CorruptResult(
-                f"{path}: its {part} table is malformed (columns of unequal length, not lists or not of plain values)"
-            )
-    if stored.get("trace"):
-        trace = out_dir / "traces" / f"{mid}.parquet"
-        try:  # read whole (page checksums verified): a damaged page under an intact footer is found too
-            rounds = pq.read_table(trace, page_checksum_verification=True).num_rows
-        except Exception as exc:  # noqa: BLE001 (pyarrow raises several types for a damaged file)
-            raise CorruptResult(f"{trace} is missing or unreadable ({type(exc).__name__})") from None
-        if rounds != row["rounds"]:
-            raise CorruptResult(f"{trace} holds {rounds} rounds, its row {row['rounds']}")
-    return stored
-
-
-def _long(parts: list[tuple[dict, dict]]) -> pd.DataFrame:
-    """One table from (columns, key values) pairs: the columns' union, the keys repeated per row."""
-    names = list(dict.fromkeys(c for columns, _ in parts for c in columns))
-    out: dict[str, list] = {c: [] for c in [*names, *(k for k in KEY_COLUMNS if k not in names)]}
-    for columns, keys in parts:
-        n = len(next(iter(columns.values()), []))
-        for c in out:
-            out[c].extend(columns[c] if c in columns else [keys[c]] * n if c in keys else [None] * n)
-    return pd.DataFrame(out) if names else pd.DataFrame()
-
-
-def read_stored(out_dir: Path | str, mid: str) -> dict[str, pd.DataFrame]:
-    """The stored row (as a one-row ``summary``), curves and reliability of one finished matchup;
-    raises CorruptResult if it is not whole (see :func:`_load`)."""
-    stored = _load(Path(out_dir), mid)
-    keys = {k: stored["row"][k] for k in KEY_COLUMNS}
-    tables = {"summary": pd.DataFrame([stored["row"]])}
-    for part in ("curves", "reliability"):
-        if stored.get(part) is not None:
-            tables[part] = _long([(stored[part], keys)])
-    return tables
-
-
-def quarantine(out_dir: Path | str, mid: str, reason: str) -> Path:
-    """Move every file of a corrupt result to ``corrupt/`` (kept for inspection) and say so."""
-    out_dir = Path(out_dir)
-    dest = out_dir / "corrupt"
-    for f in (out_dir / "matchups" / f"{mid}.json", out_dir / "traces" / f"{mid}.parquet"):
-        if f.exists():
-            (dest / f.parent.name).mkdir(parents=True, exist_ok=True)
-            os.replace(f, dest / f.parent.name / f.name)
-    print(
-        printable(f"[arena] corrupt result ({reason}): moved to {dest}; playing {mid} again"),
-        file=sys.stderr,
-        flush=True,
-    )
-    return dest
-
-
-def is_done(out_dir: Path | str, mid: str) -> bool:
-    """Whether a whole result of matchup ``mid`` is stored; a corrupt one is quarantined (and so not done)."""
-    if not os.path.lexists(Path(out_dir) / "matchups" / f"{mid}.json"):
-        return False
-    try:
-        _load(Path(out_dir), mid)
-    except CorruptResult as exc:
-        quarantine(out_dir, mid, str(exc))
-        return False
-    return True
-
-
 #: Written at the start of a tournament run: its matchup ids, start time and how many were already stored.
 PLAN_FILE = "plan.json"
 
@@ -530,43 +341,6 @@ def planned(out_dir: Path | str) -> set[str] | None:
     """The matchup ids of the last tournament run in ``out_dir`` (None when it holds no tournament)."""
     info = read_plan(out_dir)
     return None if info is None else set(info["ids"])
-
-
-def selected_ids(out_dir: Path, only: set[str] | None = None) -> list[str]:
-    """The ids of the stored matchups (of ``only``, when given) that :func:`collect` reads, sorted."""
-    return sorted(stored_ids(out_dir) if only is None else stored_ids(out_dir) & set(only))
-
-
-def collect(out_dir: Path | str, only: set[str] | None = None) -> dict[str, pd.DataFrame]:
-    """Read every whole stored matchup (of ``only``, when given) into one table per part.
-
-    A corrupt or partial result is reported on stderr and left out, never aggregated; the next
-    run of its tournament plays it again.
-    """
-    out_dir = Path(out_dir)
-    ids = selected_ids(out_dir, only)
-    if not ids:
-        raise FileNotFoundError(f"no finished matchups under {out_dir / 'matchups'}; run a tournament first")
-    rows, parts = [], {"curves": [], "reliability": []}
-    for mid in ids:
-        try:
-            stored = _load(out_dir, mid)
-        except CorruptResult as exc:
-            print(
-                printable(f"[arena] left out of the summary: {exc}; rerun the tournament to play it again"),
-                file=sys.stderr,
-                flush=True,
-            )
-            continue
-        rows.append(stored["row"])
-        keys = {k: stored["row"][k] for k in KEY_COLUMNS}
-        for part, tables in parts.items():
-            if stored.get(part) is not None:
-                tables.append((stored[part], keys))
-    if not rows:
-        raise FileNotFoundError(f"no readable matchups under {out_dir / 'matchups'}; rerun the tournament")
-    summary = pd.DataFrame(rows).sort_values(["game", "forecaster", "nature", "seed", "T"]).reset_index(drop=True)
-    return {"summary": summary, **{name: _long(tables) for name, tables in parts.items()}}
 
 
 def read_table(path: Path | str) -> pd.DataFrame:

@@ -18,7 +18,8 @@ import pandas as pd
 
 from arena.aggregate import ACROSS, current_tables, write_tables
 from arena.answer import answer
-from arena.results import code_version, collect, planned, stored_ids, write_atomic, write_table, write_text_atomic
+from arena.results import code_version, planned, write_atomic, write_table, write_text_atomic
+from arena.store import collect, stored_ids
 
 if TYPE_CHECKING:
     from arena.plots.report import Comparison
@@ -80,7 +81,7 @@ def report(out_dir: Path | str, tables: Mapping[str, pd.DataFrame] | None = None
 
 def read_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     """The aggregated Parquet files of ``out_dir`` when they are up to date (:func:`arena.aggregate.current_tables`),
-    else :func:`arena.results.collect` of its stored matchups (those of its plan, when it has one)."""
+    else :func:`arena.store.collect` of its stored matchups (those of its plan, when it has one)."""
     only = planned(out_dir)
     paths = current_tables(out_dir, only)
     if paths is not None and "summary" in paths:

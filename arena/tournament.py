@@ -17,7 +17,8 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from arena.jobs import one_line_errors, start_tournament, stored_of_plan
-from arena.results import planned, stored_ids
+from arena.results import planned
+from arena.store import stored_ids
 
 
 def results_dir(root: str, name: str, tournament: str | None, stamp: str) -> str:

@@ -300,21 +300,24 @@ def _stored_dir(tmp_path: Path) -> Path:
 
 
 def test_tables_are_kept_while_their_matchups_and_the_tables_are_unchanged(tmp_path, monkeypatch):
+    from _stored import put
+
     import arena.aggregate as agg
-    from arena.results import collect
+    from arena.store import scan
+    from arena.stream import stream_tables
 
     out = _stored_dir(tmp_path)
     first = agg.write_tables(out)
     before = {p: p.read_bytes() for p in out.glob("*.parquet")}
     calls = []
-    monkeypatch.setattr(agg, "collect", lambda *a, **k: calls.append(a) or collect(*a, **k))
+    monkeypatch.setattr(agg, "stream_tables", lambda *a, **k: calls.append(a) or stream_tables(*a, **k))
     assert agg.write_tables(out) == first and not calls  # nothing aggregated again
     assert agg.current_tables(out) == first
     assert {p: p.read_bytes() for p in out.glob("*.parquet")} == before
 
-    # a result written again (its modification time moves, its size too) is aggregated again
-    f = sorted((out / "matchups").glob("*.json"))[0]
-    f.write_bytes(f.read_bytes() + b" ")
+    # a result stored again (its log grows) is aggregated again
+    (f,) = (out / "matchups").glob("*.jsonl")
+    f.write_bytes(f.read_bytes() + f.read_bytes().splitlines(keepends=True)[0])
     assert agg.current_tables(out) is None
     agg.write_tables(out)
     assert len(calls) == 1 and agg.current_tables(out) == first
@@ -325,9 +328,9 @@ def test_tables_are_kept_while_their_matchups_and_the_tables_are_unchanged(tmp_p
     assert agg.current_tables(out) is None
     agg.write_tables(out)
     assert len(calls) == 2
-    ids = sorted(p.stem for p in (out / "matchups").glob("*.json"))
+    ids = sorted(scan(out))
     assert agg.current_tables(out, set(ids[:2])) is None
-    (out / "matchups" / f"{ids[-1]}.json").unlink()
+    put(out, ids[-1], b"\n")  # its record taken out
     assert agg.current_tables(out) is None
     assert len(pd.read_parquet(agg.write_tables(out)["summary"])) == len(ids) - 1
 
@@ -336,8 +339,11 @@ def test_tables_with_a_corrupt_result_are_never_kept(tmp_path, capsys):
     import arena.aggregate as agg
 
     out = _stored_dir(tmp_path)
-    f = sorted((out / "matchups").glob("*.json"))[0]
-    f.write_bytes(f.read_bytes()[:50])  # a half-written result
+    from _stored import put
+
+    from arena.store import scan
+
+    put(out, min(scan(out)), b"0" * 50 + b"\n")  # a half-written result
     agg.write_tables(out)
     assert "left out of the summary" in capsys.readouterr().err
     assert agg.current_tables(out) is None and not (out / agg.TABLES_STAMP).exists()

@@ -124,7 +124,9 @@ def test_one_run_writes_a_one_row_summary_equal_to_play(tmp_path: Path) -> None:
         assert csv.iloc[0][key] == pytest.approx(r.summary[key], rel=1e-12, abs=1e-15), key
     assert row["cert.smce.bound"] == pytest.approx(r.certificates["smce"].bound, rel=1e-12)
     # Per-matchup parts and the aggregated curves land beside the summary.
-    assert len(list((run_dir / "matchups").glob("*.json"))) == 1
+    from arena.store import stored_ids
+
+    assert len(stored_ids(run_dir)) == 1
     assert (run_dir / "curves.parquet").is_file() and (run_dir / "curves.csv").is_file()
     curves = pd.read_parquet(run_dir / "curves.parquet")
     assert curves["t"].max() == 200 and set(curves["forecaster"]) == {"k29"}

@@ -17,6 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from _stored import record  # tests/_stored.py
+
+from arena.store import scan
 
 BIN = Path(sys.executable).parent
 
@@ -127,7 +130,7 @@ def test_misbehaving_plugins_forfeit_and_the_tournament_finishes(tmp_path):
     proc = subprocess.run(
         cmd, cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True, timeout=600, preexec_fn=_limit_memory
     )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.returncode == 3, proc.stderr[-3000:]  # finished, with forfeits
     out = tmp_path / "results" / "bad"
     summary = pd.read_parquet(out / "summary.parquet").set_index(["forecaster", "nature"])
     assert len(summary) == 10
@@ -135,7 +138,7 @@ def test_misbehaving_plugins_forfeit_and_the_tournament_finishes(tmp_path):
     expected = {
         "raises_in_reset": ("forecaster", 0, "reset raised LookupError: no model file"),
         "exits": ("forecaster", 3, "predict raised SystemExit: 3"),
-        "os_exits": ("unknown", 0, "ended its process (exit status 7)"),
+        "os_exits": ("forecaster", 3, "predict called os._exit(7): the matchup ended its process (exit status 7)"),
         "hogs": ("forecaster", 3, "MemoryError"),
     }
     for fc, (who, step, reason) in expected.items():
@@ -146,18 +149,19 @@ def test_misbehaving_plugins_forfeit_and_the_tournament_finishes(tmp_path):
         row = summary.loc[(fc, "broken_nature")]
         assert (row["forfeit_who"], row["forfeit_step"], row["rounds"]) == ("nature", 0, 0)
         assert "RuntimeError: the sensor is offline" in row["forfeit_reason"]
-    assert "ended its process (exit status 7)" in proc.stderr
+    assert "ended its process: recorded as a forfeit (forecaster at t=3)" in proc.stderr
+    assert "9 of 10 matchups forfeited" in proc.stderr and "exit status 3" in proc.stderr
 
     again = subprocess.run(cmd, cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True, timeout=600)
     progress = out / ".progress"  # one 16-byte record per matchup the last run played (arena.jobs)
-    assert again.returncode == 0 and progress.stat().st_size == 0  # every forfeit is stored: nothing replays
-    before = {f: f.stat().st_mtime_ns for f in (out / "matchups").glob("*.json")}
+    assert again.returncode == 3 and progress.stat().st_size == 0  # every forfeit is stored: nothing replays
+    before = scan(out)  # where each matchup's record lies
     retry = subprocess.run(
         [*cmd, "retry_crashed=true"], cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True, timeout=600
     )
-    again_stored = [f for f, t in before.items() if f.stat().st_mtime_ns != t]
-    assert retry.returncode == 0 and progress.stat().st_size == 16, retry.stdout
-    assert len(again_stored) == 1 and json.loads(again_stored[0].read_text())["row"]["forecaster"] == "os_exits"
+    again_stored = [mid for mid, where in scan(out).items() if before[mid] != where]  # stored anew
+    assert retry.returncode == 3 and progress.stat().st_size == 16, retry.stdout
+    assert len(again_stored) == 1 and record(out, again_stored[0])["row"]["forecaster"] == "os_exits"
 
 
 # ----------------------------------------------------------------------------- processes
@@ -175,7 +179,7 @@ BENCH = [
 
 
 def _stored(out: Path) -> int:
-    return len(list((out / "matchups").glob("*.json"))) if (out / "matchups").is_dir() else 0
+    return len(scan(out))
 
 
 def _start(tmp_path: Path, *extra: str) -> subprocess.Popen:
@@ -434,19 +438,19 @@ def test_ctrl_c_says_how_to_resume_and_exits_130(tmp_path):
 
 FAULTY = """
 import errno, os, sys
-import arena.results as results
+import arena.store as store
 
-calls, real = [0], results.atomic_write
+calls, real = [0], store.append
 
 
-def faulty(path, write):  # the disk fills up (or turns read-only) after {after} files
+def faulty(out_dir, log, mid, payload):  # the disk fills up (or turns read-only) after {after} matchups
     calls[0] += 1
     if calls[0] > {after}:
-        raise OSError(errno.{code}, os.strerror(errno.{code}), str(path))
-    return real(path, write)
+        raise OSError(errno.{code}, os.strerror(errno.{code}), os.path.join(out_dir, "matchups", log + ".jsonl"))
+    return real(out_dir, log, mid, payload)
 
 
-results.atomic_write = faulty
+store.append = faulty
 from arena.cli import main
 
 main(sys.argv[1:])
@@ -473,14 +477,14 @@ def test_a_full_or_read_only_disk_is_one_line_and_loses_nothing(tmp_path, code, 
     assert lines[0].startswith("arena: error: cannot write or read ") and str(tmp_path / "bench") in lines[0]
     assert fix in lines[0] and "run the same command to resume" in lines[0]
     out = tmp_path / "bench"
-    kept = sorted(p.name for p in (out / "matchups").glob("*.json"))
+    kept = sorted(scan(out))
     assert kept and f"({len(kept)} of 12 stored)" in lines[0]
     resumed = subprocess.run(
         [str(BIN / "arena"), *args], cwd=tmp_path, capture_output=True, text=True, env=_env(tmp_path), timeout=600
     )
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert f"{len(kept)}/12 matchups already stored" in resumed.stdout
-    assert set(kept) <= {p.name for p in (out / "matchups").glob("*.json")}
+    assert set(kept) <= set(scan(out))
     assert len(pd.read_parquet(out / "summary.parquet")) == 12
 
 

@@ -85,15 +85,16 @@ def test_a_tournament_worker_loads_only_what_its_game_needs(overrides, needed):
 def test_a_matchup_stored_from_its_columns_is_the_one_stored_from_its_tables(tmp_path):
     """The worker stores the curves and reliability bins from their columns (no DataFrame): the very bytes
     the tables give."""
-    from arena.results import reliability_columns, reliability_table, save_matchup
+    from arena.results import reliability_columns, reliability_table
+    from arena.store import save_matchup
 
     r = arena.play("binary", "linear_df", "logistic", T=300, seed=1)
     row = {"matchup_id": "m", "regret_linear": r.summary["regret_linear"]}
     rec = r.recorder
     save_matchup(tmp_path / "a", row, r.curves_columns(), reliability_columns(rec.p, rec.y, 10))
     save_matchup(tmp_path / "b", row, r.curves, reliability_table(rec.p, rec.y, 10))
-    a, b = ((tmp_path / x / "matchups" / "m.json").read_bytes() for x in "ab")
-    assert a == b and json.loads(a)["curves"]["metric"]
+    a, b = ((tmp_path / x / "matchups" / "matchups.jsonl").read_bytes() for x in "ab")
+    assert a == b and json.loads(a.split(b"\t", 2)[2])["curves"]["metric"]
 
 
 def test_importing_the_commands_starts_no_process():

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _stored import rewrite_all  # tests/_stored.py
 
 import arena
 from arena.errors import ConfigError
@@ -77,11 +78,13 @@ def _copy(results: Path, where: Path, label: dict | None = None, config: dict | 
     summary = pd.read_parquet(dest / "summary.parquet")
     summary = pd.DataFrame([edit(dict(r)) for _, r in summary.iterrows()])
     summary.to_parquet(dest / "summary.parquet")
-    for file in (dest / "matchups").glob("*.json"):
-        stored = json.loads(file.read_text())
+
+    def edit_stored(stored: dict) -> dict:
         stored["row"] = edit(stored["row"])
         stored.pop("rounds", None)  # as a long game's result: its rounds are replayed from its config
-        file.write_text(json.dumps(stored))
+        return stored
+
+    rewrite_all(dest, edit_stored)
     return dest
 
 

@@ -13,14 +13,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from _stored import store_binary_matchups  # tests/_stored.py
+from _stored import put, store_binary_matchups  # tests/_stored.py
 from matplotlib.colors import same_color
 from matplotlib.figure import Figure
 from scipy import stats
 
 from arena import plots
 from arena.aggregate import write_tables
-from arena.results import collect
+from arena.store import collect, scan
 
 #: The report of a results directory (its comparison and families included; :func:`arena.plots.report` draws).
 summarize = importlib.import_module("arena.summarize")
@@ -174,7 +174,7 @@ def test_report_reads_fresh_aggregates_and_not_stale_ones(results, tmp_path, mon
     for col in a:  # equal, but for None against NaN in object columns (Parquet keeps no NaN there)
         assert ((a[col] == b[col]) | (a[col].isna() & b[col].isna())).all(), col
     # a matchup written after the aggregates: everything is read again
-    some = next((out / "matchups").glob("*.json"))
+    some = next((out / "matchups").glob("*.jsonl"))
     before = some.stat().st_mtime_ns
     newer = (out / "summary.parquet").stat().st_mtime_ns + 10**9
     os.utime(some, ns=(newer, newer))
@@ -185,7 +185,7 @@ def test_report_reads_fresh_aggregates_and_not_stale_ones(results, tmp_path, mon
     assert calls == [out]
     # a matchup removed: likewise
     calls.clear()
-    next((out / "matchups").glob("*.json")).unlink()
+    put(out, min(scan(out)), b"\n")  # its record taken out
     stale = summarize.read_tables(out)
     assert calls == [out] and len(stale["summary"]) == len(tables["summary"]) - 1
 

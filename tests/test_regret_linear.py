@@ -11,7 +11,8 @@ import arena
 from arena import summarize
 from arena.aggregate import write_tables
 from arena.referee import Referee
-from arena.results import matchup_id, reliability_table, save_matchup
+from arena.results import matchup_id, reliability_table
+from arena.store import save_matchup
 
 
 def test_default_compares_with_the_best_constant_where_there_is_no_context():

@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 from arena.jobs import PROGRESS_FILE
-from arena.results import collect, read_stored, summary_digest
+from arena.results import summary_digest
+from arena.store import collect, frame, read_stored, scan
 
 BIN = Path(sys.executable).parent
 #: 2 forecasters x 2 natures x 3 seeds = 12 matchups in 2 shards, each long enough to kill the run midway.
@@ -55,8 +56,30 @@ def played(out: Path) -> int:
     return (out / PROGRESS_FILE).stat().st_size // 16
 
 
-def stored(out: Path) -> list[Path]:
-    return sorted((out / "matchups").glob("*.json")) if (out / "matchups").is_dir() else []
+def stored(out: Path) -> list[str]:
+    """The ids of the matchups stored whole (their records' checksums verified), sorted."""
+    return sorted(scan(out))
+
+
+def put(out: Path, mid: str, line: bytes) -> None:
+    """Replace the line of the record of ``mid`` in its log by ``line`` (a damaged record, for a test)."""
+    where = scan(out)[mid]
+    data = where.path.read_bytes()
+    end = data.index(b"\n", where.start) + 1
+    where.path.write_bytes(data[: where.start] + line + data[end:])
+
+
+def record(out: Path, mid: str) -> dict:
+    """The stored JSON of ``mid``, as a dict."""
+    where = scan(out)[mid]
+    with open(where.path, "rb") as f:
+        f.seek(where.offset)
+        return json.loads(f.read(where.length))
+
+
+def corrupt_text(out: Path) -> str:
+    """Everything quarantined under ``corrupt/`` (the damaged records' lines)."""
+    return "".join(f.read_text(errors="replace") for f in sorted((out / "corrupt").glob("*.jsonl")))
 
 
 @pytest.fixture(scope="module")
@@ -116,26 +139,27 @@ def test_corrupt_results_are_reported_left_out_and_played_again(tmp_path, uninte
     arena(tmp_path)
     rows = stored(out)
     truncated, garbled, foreign = rows[0], rows[1], rows[2]
-    truncated.write_bytes(truncated.read_bytes()[:100])  # a half-written result
-    whole = json.loads(garbled.read_text())
+    whole = record(out, garbled)
     whole["curves"]["value"] = whole["curves"]["value"][:-1]  # a damaged table: columns of unequal length
-    garbled.write_text(json.dumps(whole))
-    foreign.write_bytes(rows[3].read_bytes())  # another matchup's result under this id
+    put(out, garbled, frame(garbled, json.dumps(whole).encode()))
+    put(out, foreign, frame(foreign, json.dumps(record(out, rows[3])).encode()))  # another matchup's result
+    where = scan(out)[truncated]
+    put(out, truncated, where.path.read_bytes()[where.start : where.start + 100] + b"\n")  # a half-written result
     (out / "matchups" / ".x.json.123.tmp").write_bytes(b"half")  # a temp file left by a kill
 
     tables = collect(out)
     assert len(tables["summary"]) == TOTAL - 3  # the three damaged results are never aggregated
     proc = arena(tmp_path)
     assert proc.stderr.count("corrupt result") == 3, proc.stderr
-    for f in (truncated, garbled, foreign):
-        assert (out / "corrupt" / f.parent.name / f.name).is_file()  # kept for inspection
+    for mid in (truncated, garbled, foreign):
+        assert mid in corrupt_text(out)  # kept for inspection
     assert not (out / "matchups" / ".x.json.123.tmp").exists()
     assert played(out) == 3  # exactly those are played again
     assert summary_digest(pd.read_parquet(out / "summary.parquet")) == summary_digest(
         pd.read_parquet(uninterrupted / "summary.parquet")
     )
-    for f in rows:
-        read_stored(out, f.stem)  # every result reads back whole
+    for mid in rows:
+        read_stored(out, mid)  # every result reads back whole
 
 
 def test_collect_reports_what_it_leaves_out(tmp_path, uninterrupted, capsys):
@@ -144,11 +168,12 @@ def test_collect_reports_what_it_leaves_out(tmp_path, uninterrupted, capsys):
     out = tmp_path / "copy"
     shutil.copytree(uninterrupted, out)
     victim = stored(out)[5]
-    victim.write_bytes(b"")
+    where = scan(out)[victim]
+    put(out, victim, where.path.read_bytes()[where.start : where.start + 80] + b"\n")  # torn
     tables = collect(out)
     err = capsys.readouterr().err
-    assert victim.name in err and "left out of the summary" in err
-    assert victim.stem not in set(tables["summary"]["matchup_id"])
+    assert victim in err and "left out of the summary" in err
+    assert victim not in set(tables["summary"]["matchup_id"])
     assert len(tables["summary"]) == TOTAL - 1
 
 
@@ -223,21 +248,22 @@ def _copy(uninterrupted: Path, tmp_path: Path) -> Path:
 
 
 def test_a_result_cut_to_its_key_columns_or_a_directory_is_quarantined_and_played_again(tmp_path, uninterrupted):
-    from arena.results import KEY_COLUMNS, is_done
+    from arena.results import KEY_COLUMNS
+    from arena.store import is_done
 
     out = _copy(uninterrupted, tmp_path)
     rows = stored(out)
     cut, dirred = rows[4], rows[7]
-    whole = json.loads(cut.read_text())
+    whole = record(out, cut)
     whole["row"] = {k: whole["row"][k] for k in KEY_COLUMNS}  # the 6 key columns only
-    cut.write_text(json.dumps(whole))
-    dirred.unlink()
-    dirred.mkdir()  # a directory where the result was
+    put(out, cut, frame(cut, json.dumps(whole).encode()))
+    put(out, dirred, b"\n")
+    (out / "matchups" / f"{dirred}.json").mkdir()  # a directory where a one-file result would be
     assert len(collect(out)["summary"]) == TOTAL - 2  # never aggregated as a row of NaN
-    assert not is_done(out, cut.stem) and (out / "corrupt" / "matchups" / cut.name).is_file()
+    assert not is_done(out, cut) and cut in corrupt_text(out)
     proc = arena(tmp_path)
     assert "corrupt result" in proc.stderr and "Traceback" not in proc.stderr
-    assert (out / "corrupt" / "matchups" / dirred.name).is_dir()
+    assert (out / "corrupt" / "matchups" / f"{dirred}.json").is_dir()
     assert played(out) == 2
     assert summary_digest(pd.read_parquet(out / "summary.parquet")) == summary_digest(
         pd.read_parquet(uninterrupted / "summary.parquet")
@@ -298,7 +324,8 @@ def test_concurrent_runs_share_one_plan_and_refuse_another(tmp_path, uninterrupt
 
 def test_a_trace_with_damaged_pages_is_detected(tmp_path):
     import arena
-    from arena.results import is_done, matchup_id, save_matchup
+    from arena.results import matchup_id
+    from arena.store import is_done, save_matchup
 
     r = arena.play("binary", "running_mean", "iid_bernoulli", T=5000, seed=0)
     row = r.row() | {"matchup_id": matchup_id("binary", "running_mean", "iid_bernoulli", 0, 5000, {})}

@@ -11,9 +11,10 @@ from arena.games import get_game
 from arena.jobs import crashed
 from arena.oblivious import outcomes
 from arena.protocols import Bernoulli, Forecast, Forecaster, Nature, OutcomeLaw, ProtocolError
-from arena.results import CRASH, Forfeit, Provenance, result_row, save_matchup
+from arena.results import CRASH, Forfeit, Provenance, result_row
 from arena.rules import bernoulli_outcome, draw_outcome, realize
 from arena.runner import play
+from arena.store import save_matchup
 
 BINARY = get_game("binary")
 

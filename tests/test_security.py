@@ -147,7 +147,10 @@ def test_a_slash_in_a_tournament_label_is_a_file_name_and_reaches_the_summary(tm
     proc = _run(cmd, tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = tmp_path / "results" / "slashed"
-    assert [p.name.startswith("binary__my_ogd__") for p in (out / "matchups").iterdir()] == [True]
+    from arena.store import stored_ids
+
+    assert [m.startswith("binary__my_ogd__") for m in stored_ids(out)] == [True]
+    assert all(p.suffix == ".jsonl" for p in (out / "matchups").iterdir())  # the logs: no file named by a label
     assert pd.read_parquet(out / "summary.parquet")["forecaster"].tolist() == ["my/ogd"]
 
 
@@ -156,10 +159,14 @@ def test_a_stored_game_that_is_a_path_is_never_a_folder(tmp_path, one_row):
 
     out = tmp_path / "results"
     shutil.copytree(one_row.parent, out)
-    stored = next((out / "matchups").glob("*.json"))
-    data = json.loads(stored.read_text())
+    from _stored import record, rewrite
+
+    from arena.store import stored_ids
+
+    (mid,) = stored_ids(out)
+    data = record(out, mid)
     data["row"]["game"] = "../../X"
-    stored.write_text(json.dumps(data))
+    rewrite(out, mid, data)
     for f in out.glob("summary.*"):
         f.unlink()
     proc = _run([str(BIN / "arena-report"), str(out)], tmp_path)
