@@ -393,9 +393,8 @@ def _panel_title(fig: Figure, panels: list, title: str | None, note: str, own: b
     if len(panels) == 1:
         ax = panels[0][0]
         _decades(ax)
-        width = fig.get_figwidth() - 0.3
-        lines = _lines(title or "", width, 0.052) + _lines(f"({note})" if note and title else note, width, 0.052)
-        ax.set_title("\n".join(lines), fontsize=7)
+        text = ((title or "") + (f" ({note})" if note and title else note)).strip()
+        ax.set_title("\n".join(_lines(text, fig.get_figwidth() - 0.3, 0.052)), fontsize=7)
         return
     if getattr(fig, "_arena_sharey", False):  # one y range for panels to be compared: its labels once a row
         lo = min(a.get_ylim()[0] for a, _ in panels)
