@@ -5,6 +5,11 @@ A tournament config (``conf/tournament/<name>.yaml``) lists forecasters and natu
 matchups are expanded in a fixed order (:func:`plan`) and dealt round-robin to ``shards`` jobs
 (:func:`shard_of`). A matchup's id (:func:`matchup_key`) holds its labels, seed and T, and a hash
 of its resolved config and the code version: everything that shapes its result.
+
+With ``tournament.until_decided=true`` the plan holds every seed of the budget (:func:`seeds_of`: the
+listed seeds, then the next integers up to ``seed_budget``), its shards deal the listed seeds only, and
+:mod:`arena.sequential_seeds` adds the others, one seed at a time, to the forecasters of undecided pairs
+(:func:`requested_pairs`).
 """
 
 from __future__ import annotations
@@ -102,20 +107,97 @@ class Entry(NamedTuple):
 
 
 def plan(cfg: DictConfig) -> list[Entry]:
-    """Every matchup of the tournament in ``cfg.tournament``, in a fixed order; cheap (no config merge per
-    matchup)."""
+    """Every matchup of the tournament in ``cfg.tournament``, in a fixed order (with ``until_decided``: every
+    seed of the budget, :func:`seeds_of`); cheap (no config merge per matchup)."""
     t = cfg.tournament
     for key in ("forecasters", "natures", "seeds", "T"):
         if key not in t:
             raise ConfigError(f"tournament {t.get('name', '?')!r} has no {key!r}; add e.g. {key}: [...]")
     forecasters, natures = _entries("forecaster", t.forecasters), _entries("nature", t.natures)
-    seeds, horizons = _as_list(t.seeds, "seeds"), _as_list(t.T, "T")
+    seeds, horizons = seeds_of(t), _as_list(t.T, "T")
+    if until_decided(t):
+        requested_pairs(t, [label for label, _ in forecasters])  # a bad pair is refused before anything runs
     return [
         Entry(fl, fc, nl, nc, T, seed)
         for T in horizons
         for (fl, fc), (nl, nc) in itertools.product(forecasters, natures)
         for seed in seeds
     ]
+
+
+#: The scores a tournament may decide its pairs on (``tournament.decide_metric``; null: the game's headline score).
+DECIDE_METRICS = ("brier", "log_loss", "pinball")
+
+
+def until_decided(t: DictConfig) -> bool:
+    """Whether the tournament ``t`` adds seeds to undecided pairs (``until_decided``, a switch: off by default)."""
+    value = t.get("until_decided", False)
+    if not isinstance(value, bool):
+        raise ConfigError(f"tournament.until_decided={value!r}: give true or false")
+    return value
+
+
+def listed_seeds(t: DictConfig) -> list:
+    """The seeds the tournament ``t`` lists (``seeds``): all of its plan's, or, with ``until_decided``, the first."""
+    return _as_list(t.seeds, "seeds")
+
+
+def seeds_of(t: DictConfig) -> list:
+    """The seeds of the tournament ``t``'s plan: its ``seeds``; with ``until_decided``, followed by the next
+    integers after the largest of them up to ``seed_budget`` seeds in all.
+
+    >>> seeds_of(OmegaConf.create({"seeds": [0, 1, 2], "until_decided": True, "seed_budget": 5}))
+    [0, 1, 2, 3, 4]
+    >>> seeds_of(OmegaConf.create({"seeds": [0, 1, 2], "seed_budget": 5}))
+    [0, 1, 2]
+    """
+    listed = listed_seeds(t)
+    if not until_decided(t):
+        return listed
+    budget = t.get("seed_budget")
+    if not isinstance(budget, int) or isinstance(budget, bool) or budget < len(listed):
+        raise ConfigError(
+            f"tournament.seed_budget={budget!r}: give the most seeds a matchup may play, an integer at least "
+            f"the {len(listed)} listed in tournament.seeds"
+        )
+    if not all(isinstance(s, int) and not isinstance(s, bool) for s in listed):
+        raise ConfigError(f"tournament.seeds={listed!r}: until_decided adds integer seeds; list integers")
+    top = max(listed)
+    return listed + list(range(top + 1, top + 1 + budget - len(listed)))
+
+
+def requested_pairs(t: DictConfig, labels: list[str]) -> list[tuple[str, str]]:
+    """The pairs of forecasters the tournament ``t`` asks to decide (``decide``: a list of ``[a, b]``; null:
+    every pair of ``labels``), each once, in the order of ``labels``.
+
+    >>> requested_pairs(OmegaConf.create({"decide": None}), ["a", "b", "c"])
+    [('a', 'b'), ('a', 'c'), ('b', 'c')]
+    >>> requested_pairs(OmegaConf.create({"decide": [["c", "a"]]}), ["a", "b", "c"])
+    [('a', 'c')]
+    """
+    asked = t.get("decide")
+    if asked is None:
+        return list(itertools.combinations(labels, 2))
+    asked = OmegaConf.to_container(asked) if OmegaConf.is_config(asked) else asked
+    out = set()
+    for pair in asked if isinstance(asked, list) else [asked]:
+        if not (isinstance(pair, list) and len(pair) == 2 and set(pair) <= set(labels) and pair[0] != pair[1]):
+            raise ConfigError(
+                f"tournament.decide: {pair!r} is not a pair of two of the tournament's forecasters "
+                f"({', '.join(labels)}); give e.g. decide: [[{labels[0]}, {labels[-1]}]], or null for every pair"
+            )
+        out.add(tuple(sorted(pair, key=labels.index)))
+    return sorted(out, key=lambda p: (labels.index(p[0]), labels.index(p[1])))
+
+
+def decide_metric(t: DictConfig, game: str) -> str:
+    """The score the tournament ``t`` decides its pairs on: ``decide_metric``, else the game's headline score
+    (the one of ``pairs.csv``: pinball for the quantile game, else brier)."""
+    metric = t.get("decide_metric") or ("pinball" if game == "quantile" else "brier")
+    if metric not in DECIDE_METRICS or (metric == "pinball") != (game == "quantile"):
+        allowed = ["pinball"] if game == "quantile" else [m for m in DECIDE_METRICS if m != "pinball"]
+        raise ConfigError(f"tournament.decide_metric={metric!r}: the {game} game decides on {' or '.join(allowed)}")
+    return str(metric)
 
 
 def shared_config(cfg: DictConfig) -> dict:
@@ -196,12 +278,15 @@ def resolved_matchup(cfg: DictConfig, entry: Entry, base: dict | None = None) ->
     return config if _plain(config) else OmegaConf.to_container(OmegaConf.create(config), resolve=True)
 
 
-def planned_matchups(cfg: DictConfig, shard: int | None = None, shards: int = 1) -> list[tuple[str, dict]]:
-    """(matchup id, resolved config) of every matchup of the tournament in ``cfg.tournament`` in plan order,
-    or of those dealt to ``shard`` of ``shards`` (round-robin); each id computed once, from plain containers."""
+def planned_matchups(
+    cfg: DictConfig, shard: int | None = None, shards: int = 1, entries: list[Entry] | None = None
+) -> list[tuple[str, dict]]:
+    """(matchup id, resolved config) of every matchup of the tournament in ``cfg.tournament`` (or of ``entries``
+    of its plan) in plan order, or of those dealt to ``shard`` of ``shards`` (round-robin); each id computed
+    once, from plain containers."""
     base = shared_config(cfg)
     out = []
-    for i, entry in enumerate(plan(cfg)):
+    for i, entry in enumerate(plan(cfg) if entries is None else entries):
         if shard is None or i % shards == shard:
             config = resolved_matchup(cfg, entry, base)
             out.append((matchup_key(config), config))
@@ -214,7 +299,8 @@ def planned_ids(cfg: DictConfig) -> list[str]:
 
 
 def shard_of(cfg: DictConfig) -> list[tuple[str, dict]]:
-    """(matchup id, resolved config) of the matchups dealt to ``cfg.shard`` of ``cfg.tournament.shards``."""
+    """(matchup id, resolved config) of the matchups dealt to ``cfg.shard`` of ``cfg.tournament.shards`` (with
+    ``until_decided``: of the listed seeds only; the others are added to undecided pairs after them)."""
     shards, shard = cfg.tournament.get("shards", 1), int(cfg.get("shard", 0))
     if not isinstance(shards, int) or isinstance(shards, bool) or shards < 1:
         raise ConfigError(
@@ -222,20 +308,27 @@ def shard_of(cfg: DictConfig) -> list[tuple[str, dict]]:
         )
     if not 0 <= shard < shards:
         raise ConfigError(f"shard={shard} is outside 0..{shards - 1}; the tournament has {shards} shards")
-    return planned_matchups(cfg, shard, shards)
+    listed = set(listed_seeds(cfg.tournament))
+    return planned_matchups(cfg, shard, shards, [e for e in plan(cfg) if e.seed in listed])
 
 
 __all__ = [
+    "DECIDE_METRICS",
     "NOT_IN_ID",
     "Entry",
     "auto_shards",
+    "decide_metric",
+    "listed_seeds",
     "matchup_config",
     "matchup_key",
     "plan",
     "planned_ids",
     "planned_matchups",
+    "requested_pairs",
     "resolved_config",
     "resolved_matchup",
     "shard_of",
+    "seeds_of",
     "shared_config",
+    "until_decided",
 ]

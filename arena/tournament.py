@@ -5,11 +5,13 @@ deals the matchups to the shards), so that any Hydra launcher (the arena's local
 on a cluster) distributes a few jobs instead of thousands. Before the jobs start,
 :class:`SummaryCallback` records the tournament's plan in its results directory; each job
 (:func:`run_job`) plays its shard (:func:`arena.jobs.play_shard`); once they are done the callback
-aggregates the results directory (:func:`arena.summarize.summarize`).
+aggregates the results directory (:func:`arena.summarize.summarize`). With ``tournament.until_decided`` the
+sweep plays the listed seeds and the callback then adds seeds to the undecided pairs (:func:`add_seeds`).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from arena.jobs import one_line_errors, start_tournament, stored_of_plan
+from arena.plan import until_decided
 from arena.results import planned
 from arena.store import stored_ids
 
@@ -57,6 +60,24 @@ def run_job(cfg: DictConfig) -> None:
             say(f"[arena] {metrics_text(run_matchup(cfg, out_dir))}")
             return
         play_shard(cfg, out_dir)
+
+
+def add_seeds(config: DictConfig, out_dir: Path) -> set[str]:
+    """``tournament.until_decided``: once the sweep stored the listed seeds, add seeds to the undecided pairs
+    (:func:`arena.sequential_seeds.until_decided`), played by this process's workers on this machine (as many
+    as the local launcher's ``n_jobs`` gives); write the claims beside the summary and say how many matchups
+    were played. Returns the ids played (the summary's matchups)."""
+    from arena.launcher import workers_for
+    from arena.results import write_table
+    from arena.sequential_seeds import TABLE, play_here, played_text
+    from arena.sequential_seeds import until_decided as run_until_decided
+
+    cfg = OmegaConf.masked_copy(config, [k for k in config if k != "hydra"])
+    workers = workers_for(int(OmegaConf.select(config, "hydra.launcher.n_jobs", default=-1) or -1))
+    run = run_until_decided(cfg, out_dir, functools.partial(play_here, out_dir, workers=workers))
+    write_table(run.table, out_dir, TABLE)
+    print(f"[arena] {played_text(run)}", flush=True)
+    return set(run.played)
 
 
 #: The environment variable that holds the pid of the ``arena`` process (set by :func:`arena.cli.main`).
@@ -100,7 +121,10 @@ class SummaryCallback(Callback):
         from arena.summarize import summarize
 
         with one_line_errors(out_dir):
-            summarize(out_dir, bool(config.get("report", True)), planned(out_dir))
+            only = planned(out_dir)
+            if config.get("tournament") is not None and until_decided(config.tournament):
+                only = add_seeds(config, out_dir)
+            summarize(out_dir, bool(config.get("report", True)), only)
         from arena.lock import release
 
         release(out_dir)
