@@ -60,7 +60,8 @@ Other commands:
 
 Options, anywhere on the line: --help, --version, --cfg job (print the config, run nothing); Hydra's --hydra-help
 and --info still work. +KEY=VALUE only adds hydra.* keys and a plugin's parameters (+forecaster.PARAM=VALUE).
-Exit status: 0 done; 1 a run failed (one line says why); 2 a bad config; 130 interrupted.
+Exit status: 0 done; 3 done, with forfeits (their rows say who, when, why); 1 a run failed (one line says why);
+2 a bad config; 130 interrupted.
 """
 
 
@@ -189,6 +190,27 @@ def _main(argv: list[str]) -> None:
         hydra.main(config_path=config_dir() or f"pkg://{CONFIG_MODULE}", config_name="config", version_base="1.3")(
             run_job
         )()
+    _exit_if_forfeited()
+
+
+#: The exit status of a run that finished with forfeits.
+FORFEITED = 3
+
+
+def _exit_if_forfeited() -> None:
+    """End with :data:`FORFEITED` where the run's results hold a forfeit (a plugin raised, broke the protocol,
+    ran past its time limit or ended its process: its row says who, the round and why), saying so in a line."""
+    from arena.tournament import forfeited
+
+    counts = forfeited()
+    if counts and counts[0]:
+        print(
+            f"arena: {counts[0]} of {counts[1]} matchups forfeited (each row says who, the round and why); "
+            f"exit status {FORFEITED}",
+            file=sys.stderr,
+            flush=True,
+        )
+        raise SystemExit(FORFEITED)
 
 
 @contextlib.contextmanager

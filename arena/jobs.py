@@ -16,7 +16,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from filelock import FileLock
@@ -26,8 +26,11 @@ from arena.errors import ConfigError, printable
 from arena.lazy import LazyModule
 from arena.plan import matchup_key, planned_ids, plugin_targets, resolved_config, shard_of
 from arena.progress import Progress
-from arena.results import CRASH, PLAN_FILE, code_version, planned, plugin_code
+from arena.results import PLAN_FILE, code_version, planned, plugin_code
 from arena.store import done_ids, log_name, read_stored, stored_ids
+
+if TYPE_CHECKING:
+    from arena.supervise import Crash
 
 pd = LazyModule("pandas")  # for a stored row (arena-rerun): a worker that plays and stores matchups does not load it
 #: The longest game whose realized forecasts and outcomes are stored with its result (two floats a round, as text).
@@ -35,7 +38,7 @@ ROUNDS_KEPT = 10_000
 
 
 def run_matchup(
-    cfg: DictConfig | dict, out_dir: Path, crashed: str | None = None, mid: str | None = None, log: str = "matchups"
+    cfg: DictConfig | dict, out_dir: Path, crashed: Crash | None = None, mid: str | None = None, log: str = "matchups"
 ) -> dict:
     """Play the matchup of one composed config (or its resolved plain containers) and store it under
     ``out_dir`` (in the log ``log``: :func:`arena.store.save_matchup`); returns its row. ``crashed``: the
@@ -52,7 +55,7 @@ def run_matchup(
 
 
 def _play_and_store(
-    m, config: dict, out_dir: Path, crashed: str | None = None, mid: str | None = None, log: str = "matchups"
+    m, config: dict, out_dir: Path, crashed: Crash | None = None, mid: str | None = None, log: str = "matchups"
 ) -> dict:
     """Play matchup ``m`` of resolved config ``config`` and store it under ``out_dir`` in log ``log``; its row."""
     from arena.results import Forfeit, Provenance, reliability_columns, result_row
@@ -63,7 +66,7 @@ def _play_and_store(
     trace = Path(out_dir) / "traces" / f"{mid}.parquet" if config.get("keep_trace") else None
     if trace is not None:
         trace.parent.mkdir(parents=True, exist_ok=True)
-    crash = Forfeit(CRASH, 0, crashed) if crashed is not None else None
+    crash = Forfeit(*crashed) if crashed is not None else None
     result = play_matchup(m, keep_forecasts=trace is not None and m.T <= 10_000, trace_path=trace, crashed=crash)
     labels = str(config["forecaster_label"]), str(config["nature_label"])
     row = result_row(result, Provenance(*labels, mid, config, plugin_code(plugin_targets(config))))
@@ -110,20 +113,40 @@ def play_shard(cfg: DictConfig, out_dir: Path) -> None:
     todo = [(mid, m) for mid, m in mine if mid not in done or (cfg.get("retry_crashed") and crashed(out_dir, mid))]
     log = log_name(int(cfg.get("shard", 0)), int(cfg.tournament.get("shards", 1)))  # this shard's own log
 
-    def play(mid: str, m: dict, crash: str | None = None) -> None:
-        with one_line_errors(out_dir):  # in the supervised child too
-            text = metrics_text(run_matchup(m, out_dir, crash, mid, log))
+    def play(mid: str, m: dict, crash: Crash | None = None) -> None:
+        text = metrics_text(run_matchup(m, out_dir, crash, mid, log))
         if progress:  # the tournament's count, a few lines (summarize ends the run with its answer)
             progress.finished()
         else:
             say(f"[arena] {text}")
 
-    play_supervised(out_dir, todo, play, play)
+    play_supervised(out_dir, todo, play, play, lambda: one_line_errors(out_dir), plugin_packages(todo))
+
+
+def plugin_packages(matchups: list[tuple[str, dict]]) -> tuple[str, ...]:
+    """The top-level packages of the plugins of ``matchups`` (id, resolved config): what a supervised child
+    watches besides the arena and its libraries (:class:`arena.supervise.Pristine`)."""
+    return tuple(sorted({t.partition(".")[0] for _, m in matchups for t in plugin_targets(m)}))
+
+
+def play_single(cfg: DictConfig, out_dir: Path) -> None:
+    """Play the single matchup of ``cfg`` (supervised, as a shard's matchups are) and print its line."""
+    from arena.supervise import play_supervised
+
+    config = resolved_config(cfg)
+    matchups = [(matchup_key(config), config)]
+
+    def play(mid: str, m: dict, crash: Crash | None = None) -> None:
+        say(f"[arena] {metrics_text(run_matchup(m, out_dir, crash, mid))}")
+
+    play_supervised(out_dir, matchups, play, play, lambda: one_line_errors(out_dir), plugin_packages(matchups))
 
 
 def crashed(out_dir: Path, mid: str) -> bool:
     """Whether the stored result of ``mid`` records a matchup that ended its process (:mod:`arena.supervise`)."""
-    return read_stored(out_dir, mid)["summary"].iloc[0]["forfeit_who"] == CRASH
+    from arena.supervise import RETRY
+
+    return str(read_stored(out_dir, mid)["summary"].iloc[0]["forfeit_reason"]).endswith(RETRY)
 
 
 class one_line_errors:

@@ -295,12 +295,18 @@ def _instantiate(node, kind: str, instantiate):
             # builds, without its per-node machinery (milliseconds a plugin, in every matchup of a tournament)
             return get_class(target)(**params)
         return instantiate(node, _convert_="all")
-    except Exception as exc:  # noqa: BLE001 (Hydra wraps the constructor's error; show the constructor's message)
+    except BaseException as exc:  # noqa: BLE001 (Hydra wraps the constructor's error; show the constructor's message)
+        from arena.watchdog import plugin_failure
+
+        failure = plugin_failure(exc)  # a Ctrl-C this process received is raised again; a plugin's is its error
         cause = exc
         while cause.__cause__ is not None:
             cause = cause.__cause__
         hit = re.search(r"unexpected keyword argument '([^']+)'", str(cause)) if isinstance(cause, TypeError) else None
-        raise ConfigError(unknown_parameter(kind, node, hit[1]) if hit else f"{kind}: {cause}") from None
+        if hit:
+            raise ConfigError(unknown_parameter(kind, node, hit[1])) from None
+        message = f"{kind}: {cause}" if isinstance(exc, Exception) else f"{kind}: __init__ raised {failure}"
+        raise ConfigError(message) from None
 
 
 def _nested(value) -> bool:

@@ -19,10 +19,9 @@ import numpy as np
 
 from arena.env import ForecastEnv
 from arena.games import Game
-from arena.protocols import Bernoulli, Forecast, Forecaster, Nature
-from arena.results import PLUGIN_ERRORS
+from arena.protocols import Bernoulli, Forecaster, Nature, ProtocolError
 from arena.rules import bernoulli_outcome, takes_uniform
-from arena.watchdog import Watchdog
+from arena.watchdog import Watchdog, plugin_failure
 
 #: Rounds whose answers are held at once (bounded memory whatever T).
 CHUNK = 1 << 14
@@ -30,6 +29,39 @@ CHUNK = 1 << 14
 
 class Declined(Exception):
     """The oblivious fast path cannot reproduce this game; the step loop plays it."""
+
+
+class ReadForecast(ProtocolError):
+    """A nature declared oblivious read the forecast it was shown on the fast path (:class:`Unshown`), where it
+    would play another game than the step loop's. ``step``: the round."""
+
+    def __init__(self, name: str, step: int = 1):
+        super().__init__(
+            f"nature {name!r} says it is oblivious but read the forecast; declare adaptive = True in its class "
+            "(a nature whose answer depends on the forecast)"
+        )
+        self.step = step
+
+
+class Unshown:
+    """What the fast path shows an oblivious nature as the forecast (it plays every round before the forecaster
+    does): reading it in any way raises :class:`ReadForecast`, naming the nature."""
+
+    __slots__ = ("_nature",)
+
+    def __init__(self, nature: str):
+        object.__setattr__(self, "_nature", nature)
+
+    def __getattribute__(self, name: str):
+        if name.startswith("__") and name.endswith("__"):
+            return object.__getattribute__(self, name)
+        raise ReadForecast(object.__getattribute__(self, "_nature"))
+
+    def _read(self, *args):
+        raise ReadForecast(object.__getattribute__(self, "_nature"))
+
+    __float__ = __bool__ = __iter__ = __len__ = __getitem__ = __array__ = _read
+    __lt__ = __le__ = __gt__ = __ge__ = __add__ = __sub__ = __mul__ = __truediv__ = __format__ = _read
 
 
 def applies(env: ForecastEnv, fc: Forecaster) -> bool:
@@ -61,7 +93,10 @@ def play_oblivious(env: ForecastEnv, fc: Forecaster, dog: Watchdog | None = None
     calls are timed one by one and ``play_oblivious`` gets T times the limit."""
     try:
         X, y, y_prob = rounds(env, timed=dog is not None)
-    except PLUGIN_ERRORS:  # noqa: BLE001 (the step loop reproduces the error at its round)
+    except ReadForecast:
+        raise
+    except BaseException as exc:  # the step loop reproduces the error at its round
+        plugin_failure(exc)
         return None
     u = env.streams.forecast  # every round's forecast coin
     limit = dog.limit if dog is not None else None
@@ -72,7 +107,8 @@ def play_oblivious(env: ForecastEnv, fc: Forecaster, dog: Watchdog | None = None
     t0 = time.perf_counter()
     try:
         out = fc.play_oblivious(X, y, u)
-    except PLUGIN_ERRORS:  # noqa: BLE001
+    except BaseException as exc:  # the step loop reproduces the error at its round
+        plugin_failure(exc)
         return None
     finally:
         if dog is not None:
@@ -98,21 +134,25 @@ def rounds(env: ForecastEnv, timed: bool = False) -> tuple[np.ndarray, np.ndarra
     """
     nature, T, x = env.nature, env.T, env.context
     X, y, y_prob = np.zeros((T, x.size)), np.empty(T), np.empty(T)
-    shown, progress = Forecast.point(0.5), env.progress
+    shown, progress = Unshown(nature.name), env.progress
     contexts = timed or type(nature).context is not Nature.context
     for start in range(0, T, CHUNK):
         stop = min(start + CHUNK, T)
-        if contexts:  # one round at a time: context (checked by the environment), then respond
-            answers = []
-            for t in range(start + 1, stop + 1):
-                if t > 1:
-                    progress[3] = t - 1  # context (of round t, fetched in round t - 1)
-                    x = env.fetch_context(t)
-                X[t - 1] = x
-                progress[1] = t  # respond
-                answers.append(nature.respond(t, x, shown))
-        else:  # no contexts: respond is the only call (in a comprehension, quicker than the loop)
-            answers = list(map(nature.respond, range(start + 1, stop + 1), repeat(x), repeat(shown)))
+        try:
+            if contexts:  # one round at a time: context (checked by the environment), then respond
+                answers = []
+                for t in range(start + 1, stop + 1):
+                    if t > 1:
+                        progress[3] = t - 1  # context (of round t, fetched in round t - 1)
+                        x = env.fetch_context(t)
+                    X[t - 1] = x
+                    progress[1] = t  # respond
+                    answers.append(nature.respond(t, x, shown))
+            else:  # no contexts: respond is the only call (in a comprehension, quicker than the loop)
+                answers = list(map(nature.respond, range(start + 1, stop + 1), repeat(x), repeat(shown)))
+        except ReadForecast as exc:  # the round: the loop's, or the chunk's first (an oblivious nature reads at once)
+            exc.step = progress[1] if contexts else start + 1
+            raise
         y[start:stop], y_prob[start:stop] = outcomes(answers, env.streams.outcome, env.game)
     if not np.all((y == 0.0) | (y == 1.0)):
         raise Declined  # the step loop names the bad round
@@ -149,4 +189,4 @@ def _uniforms(answers: list, start: int, stop: int, rng, game: Game, y: np.ndarr
         start += 1
 
 
-__all__ = ["Declined", "applies", "outcomes", "play_oblivious", "rounds"]
+__all__ = ["Declined", "ReadForecast", "Unshown", "applies", "outcomes", "play_oblivious", "rounds"]

@@ -25,14 +25,15 @@ from pathlib import Path
 from arena.env import ForecastEnv, Recorder
 from arena.lazy import LazyModule
 from arena.matchup import Matchup, build_matchup, check_length
-from arena.oblivious import applies, play_oblivious
+from arena.oblivious import ReadForecast, applies, play_oblivious
 from arena.protocols import Forecaster, Nature
 from arena.referee import Certificate, Referee
-from arena.results import PLUGIN_ERRORS, Forfeit, result_row
+from arena.results import Forfeit, result_row
 from arena.sealed import Sealed
 from arena.seeding import forecaster_rng
+from arena.supervise import ctrl_c_noticed
 from arena.trace import trace_columns, write_trace
-from arena.watchdog import Timeout, Watchdog
+from arena.watchdog import Timeout, Watchdog, plugin_failure
 
 pd = LazyModule("pandas")  # imported when a table is read (curves, trace): playing a game does not load it
 
@@ -189,20 +190,21 @@ def play_matchup(
         check_length(m.nature, T)  # a horizon longer than nature's data is the config's fault, not a forfeit
         check_length(fc, T)
     start = time.perf_counter()
-    try:
-        if crashed is None:
-            fc.reset(forecaster_rng(seed, fc.name))
-    except PLUGIN_ERRORS as exc:  # no round is played; the row says who failed in which phase
-        t_fc, forfeit = 0.0, Forfeit("forecaster", 0, f"reset raised {type(exc).__name__}: {exc}")
-    else:
-        t_fc, forfeit = 0.0, crashed
-    if crashed is None and forfeit is None:
-        dog = Watchdog(float(time_limit), env.progress) if time_limit is not None else None
+    with ctrl_c_noticed():  # a plugin's KeyboardInterrupt forfeits; a Ctrl-C this process receives interrupts
         try:
-            t_fc, forfeit = _play_game(env, fc, seed, fast_path, dog)
-        finally:
-            if dog is not None:
-                dog.stop()
+            if crashed is None:
+                fc.reset(forecaster_rng(seed, fc.name))
+        except BaseException as exc:  # no round is played; the row says who failed in which phase
+            t_fc, forfeit = 0.0, Forfeit("forecaster", 0, f"reset raised {plugin_failure(exc)}")
+        else:
+            t_fc, forfeit = 0.0, crashed
+        if crashed is None and forfeit is None:
+            dog = Watchdog(float(time_limit), env.progress) if time_limit is not None else None
+            try:
+                t_fc, forfeit = _play_game(env, fc, seed, fast_path, dog)
+            finally:
+                if dog is not None:
+                    dog.stop()
     rec = env.recorder.view()
     t_game = time.perf_counter() - start
     summary, certs, curves = m.referee.score(g, rec, fc)
@@ -229,8 +231,8 @@ def _play_game(
     try:
         try:
             x, _ = env.reset(seed=seed)  # nature's first context is timed too
-        except PLUGIN_ERRORS as exc:  # nature's reset or first context failed: round 0, no round played
-            return 0.0, Forfeit("nature", 0, f"reset raised {type(exc).__name__}: {exc}")
+        except BaseException as exc:  # nature's reset or first context failed: round 0, no round played
+            return 0.0, Forfeit("nature", 0, f"reset raised {plugin_failure(exc)}")
         if fast_path and applies(env, fc):
             try:
                 t_fc = play_oblivious(env, fc, dog)
@@ -239,6 +241,8 @@ def _play_game(
             except Timeout:  # over its budget: the step loop replays the game, each call timed
                 dog.caught()
                 t_fc = None
+            except ReadForecast as exc:  # a nature that is not oblivious: the fast path would play another game
+                return 0.0, Forfeit("nature", exc.step, str(exc))
             if t_fc is not None:
                 return t_fc, None
             if dog is not None:  # the fast path gave up: the step loop replays the game from the start
@@ -262,26 +266,26 @@ def _play_steps(env: ForecastEnv, fc: Forecaster, x, dog: Watchdog | None = None
             t0 = clock()
             try:
                 f = fc.predict(x)
-            except PLUGIN_ERRORS as exc:  # a misbehaving plugin forfeits; the rounds played are kept
-                forfeit = Forfeit("forecaster", t, f"predict raised {type(exc).__name__}: {exc}")
+            except BaseException as exc:  # a misbehaving plugin forfeits; the rounds played are kept
+                forfeit = Forfeit("forecaster", t, f"predict raised {plugin_failure(exc)}")
                 break
             t1 = clock()
             try:
                 f = env.announce(f)
-            except PLUGIN_ERRORS as exc:
-                forfeit = Forfeit("forecaster", t, f"{type(exc).__name__}: {exc}")
+            except BaseException as exc:
+                forfeit = Forfeit("forecaster", t, plugin_failure(exc))
                 break
             try:
                 x_next, p, y, _ = env.play_round(f)
-            except PLUGIN_ERRORS as exc:
-                forfeit = Forfeit("nature", t, f"{type(exc).__name__}: {exc}")
+            except BaseException as exc:
+                forfeit = Forfeit("nature", t, plugin_failure(exc))
                 break
             progress[4] = t  # update
             t2 = clock()
             try:
                 fc.update(x, p, y)
-            except PLUGIN_ERRORS as exc:
-                forfeit = Forfeit("forecaster", t, f"update raised {type(exc).__name__}: {exc}")
+            except BaseException as exc:
+                forfeit = Forfeit("forecaster", t, f"update raised {plugin_failure(exc)}")
                 break
             t_fc += (t1 - t0) + (clock() - t2)
             x = x_next

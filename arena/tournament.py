@@ -48,7 +48,7 @@ def run_job(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
-    from arena.jobs import metrics_text, play_shard, run_matchup, say
+    from arena.jobs import play_shard, play_single
     from arena.supervise import leave_to_parent
 
     hc = HydraConfig.get()
@@ -57,7 +57,7 @@ def run_job(cfg: DictConfig) -> None:
         if os.environ.get(DRIVER_PID, str(os.getpid())) not in (str(os.getpid()), ""):
             leave_to_parent()  # a launcher's worker: Ctrl-C is the arena process's, and it ends with it
         if cfg.get("tournament") is None:
-            say(f"[arena] {metrics_text(run_matchup(cfg, out_dir))}")
+            play_single(cfg, out_dir)
             return
         play_shard(cfg, out_dir)
 
@@ -94,6 +94,17 @@ def interrupted_text() -> str:
         return "nothing stored"
     counts = stored_of_plan(RUN_DIR[-1])
     return f"{counts[0]} of {counts[1]} stored" if counts else f"{len(stored_ids(RUN_DIR[-1]))} of 1 stored"
+
+
+def forfeited() -> tuple[int, int] | None:
+    """(forfeits, matchups) in the summary of this process's run; None where it has none (nothing ran)."""
+    import pandas as pd
+
+    path = RUN_DIR[-1] / "summary.parquet" if RUN_DIR else None
+    if path is None or not path.is_file():
+        return None
+    status = pd.read_parquet(path, columns=["status"])["status"]
+    return int((status != "ok").sum()), len(status)
 
 
 try:

@@ -1,4 +1,5 @@
-"""The time limit of a game's plugin calls: a watchdog thread that stops a call running too long.
+"""The time limit of a game's plugin calls: a watchdog thread that stops a call running too long; and what a
+plugin call raised (:func:`plugin_failure`).
 
 The loop stores the round of each call in a list, one cell per kind of call
 (:data:`arena.rules.CALLS`); the watchdog only reads it, so a timed call costs one store.
@@ -13,11 +14,22 @@ import time
 
 from arena.results import Forfeit
 from arena.rules import CALLS
+from arena.supervise import interrupted
 
 
 class Timeout(BaseException):
     """Raised in the playing thread when a plugin call overruns the time limit (a BaseException,
     so that a plugin's ``except Exception`` does not swallow it)."""
+
+
+def plugin_failure(exc: BaseException) -> str:
+    """``Type: message`` of what a plugin's call raised, for its forfeit: any exception, ``SystemExit``,
+    ``GeneratorExit``, a plugin's own ``KeyboardInterrupt``. The arena's own interrupts are raised again: the
+    time limit's (:class:`Timeout`) and a Ctrl-C that this process received (:func:`arena.supervise.interrupted`).
+    """
+    if isinstance(exc, Timeout) or (isinstance(exc, KeyboardInterrupt) and interrupted()):
+        raise exc
+    return f"{type(exc).__name__}: {exc}"
 
 
 class Watchdog:
@@ -111,4 +123,4 @@ class Watchdog:
                 continue
 
 
-__all__ = ["Timeout", "Watchdog"]
+__all__ = ["Timeout", "Watchdog", "plugin_failure"]
