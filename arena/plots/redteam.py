@@ -100,11 +100,16 @@ def _search_note(table: pd.DataFrame) -> str:
     --------
     >>> _search_note(pd.DataFrame({"game": "binary", "T": [200, 1000], "seed": [0, 0]}))
     'binary, T = 200, 1000, search seed 0'
+    >>> _search_note(pd.DataFrame({"game": "binary", "T": [200, 1000], "seed": [0, 0], "held_out": ["1-8", "1-8"]}))
+    'binary, T = 200, 1000, search seed 0, values on held-out seeds 1-8'
     """
     run = run_note(table, seeds=False)
     seeds = sorted(table["seed"].dropna().astype(int).unique()) if "seed" in table else []
     if seeds:
         run += (", " if run else "") + "search seed" + ("s " if len(seeds) > 1 else " ") + ", ".join(map(str, seeds))
+    held = sorted(set(table["held_out"].dropna())) if "held_out" in table else []
+    if held:  # the values drawn are replays on seeds the search never saw
+        run += ", values on held-out seeds" + (f" {held[0]}" if len(held) == 1 else "")
     return run
 
 

@@ -25,6 +25,7 @@ MD_COLUMNS = [
     "T",
     "seed",
     "searcher",
+    "held_out",
     "value",
     "search_value",
     "certificate",

@@ -41,6 +41,7 @@ COLUMNS = [
     "cert_value",
     "cert_bound",
     "cert_over_bound",
+    "held_out",
     "evaluations",
     "limit",
     "cpu_seconds",
@@ -51,6 +52,13 @@ COLUMNS = [
 def limit(attack: dict) -> str:
     """Which limit stopped the search: ``time`` (the wall-clock cap), ``budget``, or ``none``."""
     return "time" if attack.get("time_bound") else "budget" if attack.get("budget_bound") else "none"
+
+
+def _seeds(seeds: list[int] | None) -> str | None:
+    """A range of seeds as text ("1-8"), or the one seed; None for none."""
+    if not seeds:
+        return None
+    return str(seeds[0]) if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
 
 
 def read_attacks(folder: str | Path) -> list[dict]:
@@ -95,6 +103,7 @@ def attack_table(attacks: list[dict]) -> pd.DataFrame:
                 "cert_value": cert.get("value"),
                 "cert_bound": bound,
                 "cert_over_bound": cert["value"] / bound if bound else np.nan,
+                "held_out": _seeds((a.get("held_out") or {}).get("seeds")),
                 "evaluations": a.get("evaluations"),
                 "limit": limit(a),
                 "cpu_seconds": a.get("cpu_seconds"),
