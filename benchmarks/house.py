@@ -73,11 +73,11 @@ def default_run(python: Path, tmp: Path):
     return go
 
 
-def _commit() -> str:
-    """This tree's commit, with ``+`` where the working tree differs from it."""
-    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+def _commit(root: Path = ROOT) -> str:
+    """The commit of the checkout ``root``, with ``+`` where its working tree differs from it."""
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     dirty = subprocess.run(
-        ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"], capture_output=True
+        ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"], capture_output=True
     )
     return head.stdout.strip() + ("+" if dirty.stdout.strip() else "")
 
@@ -93,7 +93,8 @@ def main(argv: list[str] | None = None) -> None:
         base_python = build_base(args.base, Path(tempfile.gettempdir()) / f"arena-bench-{args.base}")
     pythons = {"this": Path(sys.executable), "base": base_python}
     this_commit = _commit()  # before the turns: the tree may change while they run
-    print(f"machine: {_cpu()}, {os.cpu_count()} cores; this = {ROOT} ({this_commit}) vs base = {args.base}", flush=True)
+    base_name = (_commit(Path(args.base)) or args.base) if Path(args.base).is_dir() else args.base
+    print(f"machine: {_cpu()}, {os.cpu_count()} cores; this = {ROOT} ({this_commit}) vs base = {base_name}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         res = {
@@ -118,7 +119,7 @@ def main(argv: list[str] | None = None) -> None:
                 "ratio_this_over_base": round(this / base, 3),
                 "turns": args.turns,
                 "this": this_commit,
-                "base": str(args.base),
+                "base": base_name,
                 "cpu": _cpu(),
                 "cpus": os.cpu_count(),
             }
