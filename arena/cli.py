@@ -50,6 +50,7 @@ Common overrides:
   keep_trace=true time_limit=10 report=false
   replace_plan=true               let this plan replace another one stored in the directory
   retry_crashed=true              play again the matchups that ended their process
+  sealed=true                     the forecaster plays in a process of its own: it cannot touch scores
 
 Other commands:
   arena-list [forecasters|natures|games|tournaments]   what there is, with parameters
