@@ -108,6 +108,9 @@ def summary(attack: dict) -> str:
     search 0.019 on seeds 0-3)
     certified smce bound 0.0222 on the same runs
     2000 evaluations (budget bound), 50 CPU s
+    >>> a.update(budget_bound=False, time_bound=True, max_seconds=60, evaluations=700)
+    >>> summary(a).split("; ")[-1]
+    '700 evaluations (stopped by the max_seconds=60 wall-clock cap), 50 CPU s'
     """
     cert = attack["certificate"]
     bound = (
