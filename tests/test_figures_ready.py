@@ -237,3 +237,33 @@ def test_a_latex_table_per_nature_has_one_number_format_per_column_and_rows_by_r
     assert [r[0] for r in rows] == ["a", "b", "c", "b", "a", "c"]  # by rank within each nature
     decimals = {len(x.partition(".")[2]) for r in rows for x in re.findall(r"\d+\.\d+", r[2])}
     assert decimals == {5}, rows
+
+
+def test_the_report_draws_the_pair_matrix_of_every_family_and_links_it(tables, tmp_path):
+    """The pairs table beside the summary (every ordered pair's e-value) is drawn on the page, a matrix per game, T
+    and score; a table of errors only (rounds not stored) draws none."""
+    from arena.plots.report import report
+
+    names = ["k29", "linear_df", "ogd"]
+    pairs = pd.DataFrame(
+        [
+            {
+                "forecaster_a": a,
+                "forecaster_b": b,
+                "e_value": 10.0 ** (j - i),
+                "e_bh": j - i > 1,
+                "mean": 0.01 * (i - j),
+            }
+            for i, a in enumerate(names)
+            for j, b in enumerate(names)
+            if a != b
+        ]
+    ).assign(game="binary", T=T, metric="brier", alpha=0.05, m=6)
+    pairs.to_parquet(tmp_path / "pairs.parquet")
+    paths = report(tmp_path, tables, quiet=True)
+    drawn = tmp_path / "figures" / f"pairs__brier__T{T}.png"
+    assert drawn in paths and drawn.stat().st_size
+    assert f"figures/pairs__brier__T{T}.png" in (tmp_path / "index.html").read_text()
+    assert f"figures/pairs__brier__T{T}.png" in (tmp_path / "summary.md").read_text()
+    pd.DataFrame({"game": ["binary"], "T": [T], "error": ["no rounds stored"]}).to_parquet(tmp_path / "pairs.parquet")
+    assert not [p for p in report(tmp_path, tables, quiet=True) if p.name.startswith("pairs__")]

@@ -26,6 +26,7 @@ from arena.plots.certificates import certificate_margins
 from arena.plots.compare import comparison_figure
 from arena.plots.jobs import Job, digest
 from arena.plots.leaderboards import leaderboard_heatmap
+from arena.plots.pairs import pair_matrix
 from arena.plots.style import _save
 from arena.progress import Progress
 from arena.results import write_text_atomic
@@ -39,6 +40,7 @@ FIGURES = {
     "leaderboard": lambda summary, metric: leaderboard_heatmap(summary, metric),
     "certificates": lambda summary, styles: certificate_margins(summary, styles=styles),
     "compare": lambda curves, final: comparison_figure(curves, final=final),
+    "pairs": lambda pairs, tiers: pair_matrix(pairs, tiers),
 }
 #: The manifest of a folder's figures: per figure, the digest of its inputs (:func:`job_key`).
 MANIFEST = ".manifest.json"

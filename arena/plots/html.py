@@ -65,6 +65,10 @@ CAPTIONS = {
     "e-values against t. A verdict is reached at the first round where an e-value reaches "
     "1/\u03b1 = 20, valid whenever it comes; the confidence sequence at the last round may still "
     "hold 0.",
+    "pairs": "Every ordered pair of forecasters, anytime-validly: row A, column B, the e-value against "
+    "\u201cA is no better than B\u201d at the last round over every nature and seed (log scale, white: no evidence); "
+    "dots: the claims \u201cA beats B\u201d made by e-BH over all pairs (false discovery rate at most \u03b1). Rows "
+    "and columns by tier, best first.",
     "leaderboard": "Leaderboard heatmap of {metric}: mean over seeds per forecaster and nature, colored by the "
     "forecaster's rank on the nature (1, the best, darkest). {leaderboard_note}",
     "certificates": "Every certificate's observed value over its certified bound at the last round T, per "

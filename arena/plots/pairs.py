@@ -18,14 +18,19 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
 import matplotlib as mpl
 import numpy as np
 import pandas as pd
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 
+from arena.plots.jobs import Job
 from arena.plots.labels import display_name, run_note
 from arena.plots.style import _RC, COLUMN_WIDTH, FULL_WIDTH, METRIC_LABELS, _lines, _new_figure
+from arena.results import safe_name
 
 _METHOD = {"e_bh": "e-BH", "e_bonferroni": "e-Bonferroni"}
 
@@ -81,4 +86,25 @@ def pair_matrix(pairs: pd.DataFrame, tiers: pd.DataFrame | None = None, claim: s
     return fig
 
 
-__all__ = ["pair_matrix"]
+def pair_jobs(
+    pairs: pd.DataFrame | None, tiers: pd.DataFrame | None, fig_dir: Mapping[str | None, Path], formats: Sequence[str]
+) -> list[Job]:
+    """The pair matrix of each family of ``pairs`` (game, T and score), ``pairs__<score>__T<T>`` in the game's folder
+    of ``fig_dir``; none without the table (or with only its errors: rounds not stored)."""
+    if pairs is None or not {"game", "T", "metric", "e_value"} <= set(pairs):
+        return []
+    pairs = pairs.loc[pairs["e_value"].notna()]
+    jobs = []
+    for (game, T, metric), part in pairs.groupby(["game", "T", "metric"], sort=True):
+        mine = (
+            tiers.loc[(tiers["game"] == game) & (tiers["T"] == T) & (tiers["metric"] == metric)]
+            if tiers is not None and {"game", "T", "metric"} <= set(tiers)
+            else None
+        )
+        folder = fig_dir.get(str(game), next(iter(fig_dir.values())))
+        stem = folder / f"pairs__{safe_name(metric)}__T{safe_name(T)}"
+        jobs.append(Job("pairs", (part, mine), stem, tuple(formats)))
+    return jobs
+
+
+__all__ = ["pair_jobs", "pair_matrix"]

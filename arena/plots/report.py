@@ -22,6 +22,7 @@ from arena.plots.common import _CURVE_COLUMNS, _clean, _of_game
 from arena.plots.draw import draw_all, drawn_once, rc_params, to_draw, write_manifest
 from arena.plots.html import index_page
 from arena.plots.jobs import Job
+from arena.plots.pairs import pair_jobs
 from arena.plots.paper import EXAMPLE, example_tex
 from arena.plots.plan import comparison_jobs, game_jobs, game_styles, paper_jobs, stored_families
 from arena.plots.tables import latex_table, markdown_body, markdown_page
@@ -123,6 +124,8 @@ def report(
     if comparison is not None and "figures" in roots:
         compare_jobs = comparison_jobs(comparison.final, comparison.curves, fig_dir["figures"], formats)
         jobs["figures"] += compare_jobs
+    if "figures" in roots:  # every pair's e-values, a matrix per game, T and score
+        jobs["figures"] += pair_jobs(_beside(out_dir, "pairs"), _beside(out_dir, "tiers"), fig_dir["figures"], formats)
     _draw(out_dir, jobs, quiet)
     latex = {where: _latex_tables(games, fig_dir[where], where, leaderboard_metrics) for where in roots}
     written = {where: [f for job in js if job not in compare_jobs for f in job.files()] for where, js in jobs.items()}
