@@ -383,13 +383,29 @@ def paired(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
     return _paired(summary, [metric])
 
 
+#: Metrics whose seeds' pairs :func:`_paired` merges at once: the merge has a row per pair of forecasters and
+#: seed and metric, so memory stays bounded by the matchups of a few metrics, not of them all.
+PAIRED_METRICS = 4
+
+
 def _paired(summary: pd.DataFrame, metrics: Sequence[str], invariant: pd.Series | None = None) -> pd.DataFrame:
-    """:func:`paired` of each metric of ``metrics``, one table in their order (one merge of the seeds'
-    pairs for them all); ``invariant``: :func:`seed_invariant` of ``summary``, when already computed."""
+    """:func:`paired` of each metric of ``metrics``, one table in their order, merged :data:`PAIRED_METRICS` metrics
+    at a time; ``invariant``: :func:`seed_invariant` of ``summary``, when already computed."""
+    invariant = seed_invariant(summary) if invariant is None else invariant
+    metrics = list(metrics)
+    blocks = [
+        _paired_block(summary, metrics[i : i + PAIRED_METRICS], invariant)
+        for i in range(0, max(len(metrics), 1), PAIRED_METRICS)
+    ]
+    filled = [b for b in blocks if len(b)]
+    return pd.concat(filled, ignore_index=True) if len(filled) > 1 else (filled or blocks)[0]
+
+
+def _paired_block(summary: pd.DataFrame, metrics: Sequence[str], invariant: pd.Series) -> pd.DataFrame:
+    """:func:`paired` of each metric of ``metrics``, one table in their order (one merge of the seeds' pairs)."""
     keys = _keys(summary)
     extra = ["adaptive"] if "adaptive" in summary else []  # carried along: which pairs share outcomes
     others = [k for k in keys if k != "forecaster"] + extra
-    invariant = seed_invariant(summary) if invariant is None else invariant
     ids = [*keys, *extra, "seed", "_inv"]
     d = summary.assign(_inv=invariant).loc[_finished(summary), [*ids, *metrics]]
     # one block of rows per metric, in the order of ``metrics`` (melt stacks them so): its position is a key

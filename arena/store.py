@@ -331,6 +331,10 @@ def _columns(table) -> dict[str, list]:
     return {c: v.tolist() if hasattr(v, "tolist") else list(v) for c, v in columns.items()}
 
 
+#: The types of the values of a stored table (what JSON gives for plain values).
+_PLAIN = {type(None), str, int, float, bool}
+
+
 class CorruptResult(ValueError):
     """A stored result that cannot be read back whole; it is never aggregated and is played again."""
 
@@ -419,7 +423,7 @@ def _load(out_dir: Path, mid: str, where: Where | None, data: bytes | OSError | 
             not isinstance(columns, dict)
             or not all(isinstance(v, list) for v in columns.values())
             or len({len(v) for v in columns.values()}) > 1
-            or any(not (x is None or isinstance(x, (str, int, float))) for v in columns.values() for x in v)
+            or not {type(x) for v in columns.values() for x in v} <= _PLAIN
         ):
             raise CorruptResult(
                 f"{path}: its {part} table is malformed (columns of unequal length, not lists or not of plain values)"

@@ -26,7 +26,7 @@ from arena.results import KEY_COLUMNS, atomic_write
 from arena.store import FOLDER, _long, stored_matchups
 
 #: Matchups a batch: a few MB of curves, read and written at once.
-BATCH = 4096
+BATCH = 1024
 #: The long tables streamed to files (the summary is returned).
 LONG = ("curves", "reliability")
 
