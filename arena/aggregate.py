@@ -247,6 +247,29 @@ def seed_stats(
     """
     keys = _keys(summary)
     metrics = list(metric_columns(summary) if metrics is None else metrics)
+    # a few metrics at a time (the long table has a row per matchup and metric), in the order one pass gives
+    blocks = [
+        _seed_stats_block(summary, keys, metrics[i : i + SEED_METRICS]) for i in range(0, len(metrics), SEED_METRICS)
+    ]
+    filled = [b for b in blocks if len(b)]
+    if len(filled) > 1:
+        stats = pd.concat(filled, ignore_index=True).sort_values([*keys, "metric"], kind="stable", ignore_index=True)
+    else:
+        stats = (filled or blocks or [_seed_stats_block(summary, keys, [])])[0]
+    invariant = seed_invariant(summary) if invariant is None else invariant
+    if not keys:
+        stats["seed_invariant"] = bool(invariant.any())
+        return stats
+    inv = summary[keys].assign(seed_invariant=invariant).drop_duplicates(keys)
+    return stats.merge(inv, on=keys, how="left").fillna({"seed_invariant": False})
+
+
+#: Metrics whose long table :func:`seed_stats` makes at once (memory bounded by the matchups of a few metrics).
+SEED_METRICS = 8
+
+
+def _seed_stats_block(summary: pd.DataFrame, keys: list[str], metrics: list[str]) -> pd.DataFrame:
+    """The statistics across seeds of ``metrics`` (:func:`seed_stats` without ``seed_invariant``)."""
     numbers = summary[metrics].apply(pd.to_numeric, errors="coerce").astype(float)
     long = pd.concat([summary[keys], numbers], axis=1).melt(id_vars=keys, var_name="metric")
     long["forfeit"] = np.tile(~_finished(summary).to_numpy(bool), len(metrics))
@@ -255,13 +278,7 @@ def seed_stats(
     long = long.loc[in_game.transform("any")]
     stats = mean_ci(long.assign(value=long["value"].mask(long["forfeit"])), [*keys, "metric"])
     stats["n_forfeit"] = long.groupby([*keys, "metric"], sort=True, dropna=False)["forfeit"].sum().to_numpy(int)
-    stats = stats.loc[(stats["n"] > 0) | (stats["n_forfeit"] > 0)].reset_index(drop=True)
-    invariant = seed_invariant(summary) if invariant is None else invariant
-    if not keys:
-        stats["seed_invariant"] = bool(invariant.any())
-        return stats
-    inv = summary[keys].assign(seed_invariant=invariant).drop_duplicates(keys)
-    return stats.merge(inv, on=keys, how="left").fillna({"seed_invariant": False})
+    return stats.loc[(stats["n"] > 0) | (stats["n_forfeit"] > 0)].reset_index(drop=True)
 
 
 def leaderboard(
@@ -384,8 +401,8 @@ def paired(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
 
 
 #: Metrics whose seeds' pairs :func:`_paired` merges at once: the merge has a row per pair of forecasters and
-#: seed and metric, so memory stays bounded by the matchups of a few metrics, not of them all.
-PAIRED_METRICS = 4
+#: seed and metric, so memory stays bounded by the pairs of one metric, not of them all.
+PAIRED_METRICS = 1
 
 
 def _paired(summary: pd.DataFrame, metrics: Sequence[str], invariant: pd.Series | None = None) -> pd.DataFrame:
