@@ -3,11 +3,12 @@
 :func:`stream_tables` reads the store (:func:`arena.store.stored_matchups`, one record at a time)
 in batches of :data:`BATCH` matchups. The curves and the reliability bins (tens of rows a
 matchup: most of the bytes) never stay in memory: each batch becomes a Parquet file of a scratch
-folder, and the batches are then streamed into one table (Parquet, with the key columns
-dictionary-encoded, and CSV) through a :mod:`pyarrow.dataset` over them, whose schema is the
-union of theirs (a column some games lack is null there, as :func:`arena.store.collect` makes
-it). The summary (one row a matchup) is kept, one frame per batch, and returned for the
-statistics across seeds. The tables equal those of :func:`arena.store.collect`, row for row.
+folder (in the system's temp folder: the results directory keeps its few files), and the batches
+are then streamed into one table (Parquet, with the key columns dictionary-encoded, and CSV)
+through a :mod:`pyarrow.dataset` over each, whose schema is the union of theirs (a column some
+games lack is null there, as :func:`arena.store.collect` makes it). The summary (one row a
+matchup) is kept, one frame per batch, and returned for the statistics across seeds. The tables
+equal those of :func:`arena.store.collect`, row for row.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def stream_tables(out_dir: Path | str, only: set[str] | None = None) -> Streamed
     ``reliability`` (Parquet and CSV, each atomically) and return them with the summary. Raises
     FileNotFoundError when no matchup reads back whole."""
     out_dir = Path(out_dir)
-    scratch = Path(tempfile.mkdtemp(prefix=".tables.", dir=out_dir))
+    scratch = Path(tempfile.mkdtemp(prefix="arena-tables."))  # local disk, not the results' shared filesystem
     try:
         frames: list[pd.DataFrame] = []
         batches: dict[str, list[Path]] = {name: [] for name in LONG}

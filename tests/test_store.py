@@ -176,4 +176,9 @@ def test_tables_streamed_in_batches_equal_the_tables_read_at_once(tmp_path, monk
     for name in ("curves", "reliability"):
         pd.testing.assert_frame_equal(pd.read_parquet(written[name]), whole[name])
         assert pd.read_csv(written[name].with_suffix(".csv")).shape == whole[name].shape
-    assert not list(out.glob(".tables.*"))  # the scratch batches are gone
+    assert sorted(p.name for p in out.iterdir() if p.name != "matchups") == [
+        "curves.csv",
+        "curves.parquet",
+        "reliability.csv",
+        "reliability.parquet",
+    ]  # the scratch batches lie elsewhere, and are gone
