@@ -233,12 +233,6 @@ class Forfeit:
     reason: str
 
 
-#: What a misbehaving plugin call may raise and forfeit with: any error, and ``sys.exit`` (which would
-#: otherwise end the whole tournament). KeyboardInterrupt (the user's Ctrl-C) and the time limit's
-#: interrupt are not caught.
-PLUGIN_ERRORS = (Exception, SystemExit)
-
-
 class Provenance(NamedTuple):
     """What a tournament's row adds to a result: the plan's labels of the plugins, the matchup's id, its
     resolved config and the digest of any plugin code outside the project (:func:`plugin_code`)."""
