@@ -344,6 +344,8 @@ def trouble(how):
         raise TROUBLE[how]("plugin trouble")
     if how == "os_exit":
         os._exit(0)
+    if how == "sleep":
+        time.sleep(60)
     if how == "segfault":
         ctypes.string_at(0)
     if how == "thread":
@@ -527,6 +529,31 @@ def test_any_base_exception_a_plugin_raises_is_a_forfeit_naming_who(tmp_path):
     assert rows.loc[("ogd", "iid_bernoulli"), "status"] == "ok"
     row = rows.loc[("ogd", "interrupting_nature")]
     assert (row["forfeit_who"], row["forfeit_step"]) == ("nature", 4) and "KeyboardInterrupt" in row["forfeit_reason"]
+
+
+@pytest.mark.skipif(not hasattr(os, "killpg"), reason="sends Ctrl-C to a process group")
+def test_a_ctrl_c_the_arena_receives_interrupts_a_single_matchup(tmp_path):
+    """The user's Ctrl-C, while a plugin's call runs (it sleeps in predict), is an interrupt, not a forfeit."""
+    import signal
+
+    cmd = _crashing(tmp_path)
+    env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": str(tmp_path)}
+    proc = subprocess.Popen(
+        [*cmd, "forecaster=crashing", "forecaster.how=sleep", "T=20", f"results_root={tmp_path / 'results'}"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as in a terminal
+    )
+    time.sleep(8)
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal does: the whole foreground group
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+    assert err.strip().splitlines()[-1] == "interrupted: 0 of 1 stored; run the same command to resume", err
+    assert "Traceback" not in err and "FORFEIT" not in out
 
 
 def test_a_base_exception_a_constructor_raises_is_a_config_error(tmp_path):
