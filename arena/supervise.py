@@ -1,22 +1,29 @@
 """Supervision of a tournament shard: a matchup that kills its process is recorded, the shard goes on.
 
 A plugin may end the process that plays it (``os._exit``, a segfault in compiled code, the
-kernel's out-of-memory killer). The job of a shard (:func:`arena.tournament.run_job`) therefore
-plays its matchups in a forked child process and supervises it (:func:`play_supervised`):
+kernel's out-of-memory killer). The job of a shard (:func:`arena.tournament.run_job`), and a single
+matchup's, therefore plays its matchups in a forked child process and supervises it (:func:`play_supervised`):
 
 * before a matchup, the child writes a marker ``matchups/.<matchup_id>.running``; once the matchup
   is stored (or fails with an ordinary error, which the child reports as the job's error) it
   removes the marker;
-* when the child ends with the marker still there, the matchup ended the process: the
-  supervisor stores it as a forfeit (``forfeit_who`` "unknown", round 0, the exit status as the
-  reason) and forks a new child for the rest of the shard. The crash is stored like any result,
-  so a rerun does not play it again (``retry_crashed=true`` does);
+* when the child ends with the marker still there, whatever its exit status, the matchup ended the
+  process: the supervisor stores it as a forfeit (:class:`Crash`: who and the round where a plugin's
+  call ran ``os._exit``, else ``"unknown"`` and 0; the exit status or signal in the reason) and forks a
+  new child for the rest of the shard. The crash is stored like any result, so a rerun does not play
+  it again (``retry_crashed=true`` does);
 * a child that runs out of memory (``MemoryError`` outside a plugin call, e.g. under an
-  address-space limit) leaves its marker with the reason, and is recorded the same way.
+  address-space limit) leaves its marker with the reason, and is recorded the same way;
+* a matchup that rebinds the arena's or a library's code (:class:`Pristine`) is the last its child
+  plays: a fresh child, forked from the supervisor (which runs no plugin code), plays the rest, so no
+  plugin changes another matchup's result; an error that follows such a change is its matchup's forfeit.
 
 Every worker process of a run also ends when its parent is gone (:func:`exit_with_parent`), so
 that killing ``arena`` (even with ``kill -9``) leaves no worker playing on. Without ``os.fork``
 (Windows) the matchups are played in the job's own process, unsupervised.
+
+A plugin's ``KeyboardInterrupt`` is its forfeit; a Ctrl-C this process receives is told from it by
+its handler, which notes it (:func:`interrupted`, :class:`ctrl_c_noticed`).
 """
 
 from __future__ import annotations
