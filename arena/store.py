@@ -56,6 +56,7 @@ pq = LazyModule("pyarrow.parquet")
 
 FOLDER = "matchups"
 SUFFIX = ".jsonl"
+_HEX = b"0123456789abcdef"
 #: What replaces the checksum of a quarantined record: never a valid one (not hex), read past in silence.
 QUARANTINED = b"--------"
 _CRC = 8
@@ -70,6 +71,7 @@ class Where(NamedTuple):
     start: int
     offset: int
     length: int
+    crc: int = 0
 
 
 def log_name(shard: int, shards: int) -> str:
@@ -160,18 +162,9 @@ def damaged(out_dir: Path | str) -> list[Damaged]:
 
 
 def _scan_of(out_dir: Path | str) -> _Scan:
-    paths = logs(out_dir)
-    legacy = legacy_files(out_dir)
-    stamp = tuple((str(p), *_size_and_time(p)) for p in paths) + tuple(map(str, legacy))
+    paths, legacy = logs(out_dir), legacy_files(out_dir)
+    stamp = tuple((str(p), (st := p.stat()).st_size, st.st_mtime_ns) for p in paths) + tuple(map(str, legacy))
     return _scan(stamp, tuple(paths), tuple(legacy))
-
-
-def _size_and_time(path: Path) -> tuple[int, int]:
-    try:
-        st = path.stat()
-    except OSError:
-        return -1, -1
-    return st.st_size, st.st_mtime_ns
 
 
 @functools.lru_cache(maxsize=4)
@@ -205,18 +198,14 @@ def _read_log(f, path: Path, found: dict[str, Where]) -> Iterable[Damaged]:
         if not ok:
             yield Damaged(Where(path, here, here, len(line) - 1), mid if is_safe_name(mid) else "")
             continue
-        found[mid] = Where(path, here, here + _CRC + 1 + tab + 1, len(body) - tab - 1)
+        found[mid] = Where(path, here, here + _CRC + 1 + tab + 1, len(body) - tab - 1, int(line[:_CRC], 16))
 
 
 def read(where: Where) -> bytes:
     """The JSON of one stored matchup (raises OSError when it cannot be read)."""
-    if where.length < 0:
-        return where.path.read_bytes()
-    with open(where.path, "rb") as f:
-        f.seek(where.offset)
-        data = f.read(where.length)
-    if len(data) != where.length:
-        raise OSError(f"{where.path} ends inside a record")
+    data = next(iter(read_many([where])))[1]
+    if isinstance(data, OSError):
+        raise data
     return data
 
 
@@ -331,8 +320,7 @@ def _columns(table) -> dict[str, list]:
     return {c: v.tolist() if hasattr(v, "tolist") else list(v) for c, v in columns.items()}
 
 
-#: The types of the values of a stored table (what JSON gives for plain values).
-_PLAIN = {type(None), str, int, float, bool}
+_PLAIN = {type(None), str, int, float, bool}  # the types of a stored table's values (JSON's plain values)
 
 
 class CorruptResult(ValueError):
@@ -496,20 +484,40 @@ def done_ids(out_dir: Path | str, ids: Iterable[str]) -> set[str]:
     """Those of ``ids`` whose whole result is stored (read once, in the order of the logs); each corrupt one
     is quarantined (:func:`quarantine`) and so not done."""
     out_dir = Path(out_dir)
-    index = scan(out_dir)
-    done, corrupt = set(), []
-    todo = sorted(((m, index[m]) for m in set(ids) if m in index), key=lambda item: _place(item[1]))
+    index, checked = scan(out_dir), _checked(out_dir)
+    stored = [(m, index[m]) for m in set(ids) if m in index]
+    done = {m for m, w in stored if (w.crc, m) in checked}
+    todo = sorted(((m, w) for m, w in stored if m not in done), key=lambda item: _place(item[1]))
+    corrupt, whole = [], []
     for (mid, _), (where, data) in zip(todo, read_many(w for _, w in todo), strict=True):
         try:
-            _load(out_dir, mid, where, data)
+            if not _load(out_dir, mid, where, data).get("trace") and where.length >= 0:
+                whole.append(b"%08x\t%s\n" % (where.crc, mid.encode()))  # a trace is checked every time
             done.add(mid)
         except CorruptResult as exc:
             corrupt.append((mid, where, str(exc)))
+    if whole:
+        with open(out_dir / FOLDER / CHECKED, "ab") as f:
+            f.write(b"".join(whole))
     for mid, where, reason in corrupt:
         _quarantine(out_dir, mid, where, reason)
     for bad in damaged(out_dir):  # torn or damaged lines: the matchups they held are not done
         quarantine_record(out_dir, bad.where, "its record is torn or damaged", bad.mid)
     return done
+
+
+#: In ``matchups/``: the checksum and id of each record already read back whole (the next run does not parse it).
+CHECKED = ".checked"
+
+
+def _checked(out_dir: Path) -> set[tuple[int, str]]:
+    """(checksum, id) of the records read back whole before (:data:`CHECKED`); a damaged line is left out."""
+    try:
+        lines = (out_dir / FOLDER / CHECKED).read_bytes().split(b"\n")
+    except OSError:
+        return set()
+    pairs = (line.split(b"\t") for line in lines if len(line) > _CRC + 1)
+    return {(int(c, 16), m.decode(errors="replace")) for c, m, *_ in pairs if len(c) == _CRC and not c.strip(_HEX)}
 
 
 def _place(where: Where) -> tuple[str, int]:
@@ -535,17 +543,9 @@ def stored_matchups(out_dir: Path | str, only: set[str] | None = None) -> Iterat
     """
     out_dir = Path(out_dir)
     index = scan(out_dir)
-    for bad in damaged(out_dir):
-        if only is None or bad.mid in only or not bad.mid:
-            what = f"matchup {bad.mid}'s record" if bad.mid else "a record"
-            print(
-                printable(
-                    f"[arena] left out of the summary: {what} at byte {bad.where.start} of {bad.where.path} is torn "
-                    "or damaged; rerun the tournament to play it again"
-                ),
-                file=sys.stderr,
-                flush=True,
-            )
+    for bad in (d for d in damaged(out_dir) if only is None or d.mid in only or not d.mid):
+        what = f"at byte {bad.where.start} of {bad.where.path} ({bad.mid or 'its id unreadable'}) is torn or damaged"
+        print(printable(f"[arena] left out of the summary: a record {what}; rerun the tournament"), file=sys.stderr)
     ids = sorted(index if only is None else set(index) & set(only))
     for mid, (where, data) in zip(ids, read_many(index[m] for m in ids), strict=True):
         try:

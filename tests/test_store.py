@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from _stored import record, store_binary_matchups  # tests/_stored.py
+from _stored import record, rewrite, store_binary_matchups  # tests/_stored.py
 
 from arena import store
 from arena.results import summary_digest
@@ -133,6 +133,21 @@ def test_a_tournament_killed_mid_record_replays_only_that_matchup(tmp_path, tour
     )
     proc = arena(tmp_path)
     assert played(out) == 0 and not damaged(out)
+
+
+def test_a_record_read_back_whole_is_not_parsed_again_unless_it_changes(tmp_path, tournament):
+    import shutil
+
+    out = tmp_path / "bench"
+    shutil.copytree(tournament, out)
+    ids = sorted(stored_ids(out))
+    assert done_ids(out, ids) == set(ids)  # read and checked once
+    assert len((out / "matchups" / store.CHECKED).read_text().splitlines()) == TOTAL
+    tampered = record(out, ids[3])
+    tampered["row"]["seed"] = -1  # a valid checksum over an invalid row: checked again, quarantined
+    rewrite(out, ids[3], tampered)
+    assert done_ids(out, ids) == set(ids) - {ids[3]}
+    assert ids[3] not in stored_ids(out)
 
 
 def _old_layout(out: Path) -> None:
