@@ -65,22 +65,36 @@ METHODS = ("e-BH", "e-Bonferroni")
 
 def e_bh(e: np.ndarray, alpha: float) -> np.ndarray:
     """The e-BH claims among the e-values ``e`` along the last axis (NaN: no hypothesis, never claimed; m
-    counts the finite ones): the k* largest, k* = max{k : e_(k) >= m / (alpha k)}."""
+    counts the others, an overflowed e-value +inf among them): the k* largest, k* = max{k : e_(k) >= m / (alpha k)}.
+
+    Examples
+    --------
+    >>> e_bh(np.array([np.inf, 30.0, 1.0, np.nan]), 0.1).tolist()
+    [True, True, False, False]
+    """
     e = np.asarray(e, float)
-    m = np.isfinite(e).sum(axis=-1, keepdims=True)
-    ranked = -np.sort(-np.where(np.isfinite(e), e, -np.inf), axis=-1)
+    present = ~np.isnan(e)
+    m = present.sum(axis=-1, keepdims=True)
+    ranked = -np.sort(-np.where(present, e, -np.inf), axis=-1)
     k = np.arange(1, e.shape[-1] + 1)
     ok = ranked >= m / (alpha * k)
     kstar = np.where(ok.any(axis=-1), e.shape[-1] - np.argmax(ok[..., ::-1], axis=-1), 0)
     cut = np.take_along_axis(ranked, np.maximum(kstar - 1, 0)[..., None], axis=-1)
-    return (kstar[..., None] > 0) & np.isfinite(e) & (e >= cut)
+    return (kstar[..., None] > 0) & present & (e >= cut)
 
 
 def e_bonferroni(e: np.ndarray, alpha: float) -> np.ndarray:
-    """The e-Bonferroni claims: e-values at least m / alpha (m: the finite ones along the last axis)."""
+    """The e-Bonferroni claims: e-values at least m / alpha (m: the present ones, not NaN, along the last axis).
+
+    Examples
+    --------
+    >>> e_bonferroni(np.array([np.inf, 30.0, 1.0, np.nan]), 0.1).tolist()
+    [True, True, False, False]
+    """
     e = np.asarray(e, float)
-    m = np.isfinite(e).sum(axis=-1, keepdims=True)
-    return np.isfinite(e) & (e >= m / alpha)
+    present = ~np.isnan(e)
+    m = present.sum(axis=-1, keepdims=True)
+    return present & (e >= m / alpha)
 
 
 def pair_evalues(s: np.ndarray, lo: float, hi: float, at: np.ndarray) -> np.ndarray:
