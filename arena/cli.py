@@ -44,6 +44,7 @@ Common overrides:
   T=1000 seed=0                   horizon and root seed of one matchup
   tournament.T=[200] tournament.seeds=[0,1] tournament.shards=8
   tournament.forecasters=[k29,ogd] tournament.natures=[iid_bernoulli]
+  tournament.until_decided=true tournament.seed_budget=10   add seeds until every pair is decided
   forecaster.PARAM=VALUE          a parameter of the forecaster (likewise nature.PARAM, game.PARAM)
   referee.ece_bins=10 referee.n_checkpoints=20 referee.oi_features=[1,p,x] referee.M=1 referee.max_tol=5.8e-11
   results_root=results tournament_name=NAME   where results go (results_root/tournament_name)
