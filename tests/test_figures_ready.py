@@ -157,21 +157,26 @@ def test_red_team_figures_are_unclipped_and_say_game_metric_T_and_seeds(tmp_path
     fig = attack_vs_certificate(several_T)
     assert "binary, T = 200, 1000, search seed 0" in _title(fig) and "certified bound" in _title(fig)
     assert not _clipped(fig, tmp_path)
-    matrix = pd.DataFrame(
-        {
-            "game": "binary",
-            "attacker": ["k29", "k29", "ogd", "ogd"],
-            "victim": ["k29", "ogd", "k29", "ogd"],
-            "metric": "smce_over_T",
-            "T": 200,
-            "seed": [0, 1, 0, 1],
-            "value": [0.04, 0.2, 0.01, 0.3],
-        }
-    )
-    fig = cross_attack_heatmap(matrix)
+    fig = cross_attack_heatmap(_cross_attack_matrix())
     title = _title(fig)
-    assert "binary, T = 200, 2 seeds" in title and "cross-attack" in title and "smCE/T" in title, title
+    assert "binary, T = 60, seeds 1-2" in title and "cross-attack" in title and "smCE/T" in title, title
     assert not _clipped(fig, tmp_path)
+
+
+def _cross_attack_matrix() -> pd.DataFrame:
+    """The shipped attacks found against k29 and ogd, each played against both at a short T on two held-out
+    seeds: the table the red team's report draws."""
+    from arena.redteam.table import cross_attack, read_attacks
+
+    shipped = Path(__file__).resolve().parents[1] / "adversaries" / "data" / "redteam"
+    attacks = [
+        {**a, "T": 60, "held_out": {"seeds": [1, 2]}}
+        for a in read_attacks(shipped)
+        if a["forecaster"] in ("k29", "ogd") and a["kind"] == "policy"
+    ]
+    matrix = cross_attack(attacks, ["k29", "ogd"])
+    assert len(matrix) == 4 and set(matrix["game"]) == {"binary"} and set(matrix["seeds"]) == {"1-2"}, matrix
+    return matrix
 
 
 def test_the_pair_matrix_is_unclipped_and_says_game_metric_and_T(tmp_path):

@@ -140,7 +140,8 @@ def _draw_attack(ax: Axes, x: np.ndarray, g: pd.DataFrame, name: str, style: Map
 def cross_attack_heatmap(matrix: pd.DataFrame, ax: Axes | None = None) -> Figure:
     """The cross-attack matrix: rows the forecaster an attack was found against, columns the forecaster it
     is played against, cells the metric reached (``matrix``: :func:`arena.redteam.table.cross_attack`;
-    the best searcher per cell).
+    the best searcher per cell, said in the title where an attacker has several). The title names the game,
+    the metric, T and the seeds played; a cell's value is written in it, small enough to fit.
 
     Examples
     --------
@@ -163,16 +164,50 @@ def cross_attack_heatmap(matrix: pd.DataFrame, ax: Axes | None = None) -> Figure
         ax.set_xlabel("played against")
         ax.set_ylabel("attack found against")
         top = np.nanmax(values)
+        # a cell's value (".0019": five characters, 0.0075 in a point each) fills at most 80% of its cell; the
+        # axes take about 1.8 in between the names and the colour bar
+        size = min(7.0, 0.8 * (FIGSIZE[0] - 1.45) / m.shape[1] / (5 * 0.0075))
         for (i, j), v in np.ndenumerate(values):
             if np.isfinite(v):
                 ax.text(
-                    j, i, f"{v:.2g}", ha="center", va="center", fontsize=7, color="white" if v < top / 2 else "black"
+                    j, i, _cell(v), ha="center", va="center", fontsize=size, color="white" if v < top / 2 else "black"
                 )
         metric = str(matrix["metric"].iloc[0])
         fig.colorbar(im, ax=ax, label=METRIC_LABELS.get(metric, metric))
-        run = run_note(matrix)
+        run = ", ".join(p for p in (run_note(matrix), _played_note(matrix)) if p)
+        several = matrix.groupby("attacker")["searcher"].nunique().max() > 1 if "searcher" in matrix else False
         title = (
-            f"{run}: " if run else ""
-        ) + f"cross-attack, {METRIC_LABELS.get(metric, metric)} reached (best searcher)"
+            (f"{run}: " if run else "")
+            + f"cross-attack, {METRIC_LABELS.get(metric, metric)} reached"
+            + (" (best searcher)" if several else "")
+        )
         ax.set_title("\n".join(_lines(title, FIGSIZE[0] - 1.2, 0.052)), fontsize=7)  # the axes' width
         return fig
+
+
+def _played_note(matrix: pd.DataFrame) -> str:
+    """The seeds a cross-attack matrix was played on (its ``seeds`` column), for a title.
+
+    Examples
+    --------
+    >>> _played_note(pd.DataFrame({"seeds": ["1-8", "1-8"]}))
+    'seeds 1-8'
+    >>> _played_note(pd.DataFrame({"seeds": ["1-8", "4-11"]}))
+    'seeds 1-8 or 4-11'
+    """
+    played = sorted(set(matrix["seeds"].dropna().astype(str))) if "seeds" in matrix else []
+    if not played:
+        return ""
+    return "seeds " + " or ".join(played)  # several: each attack on its own held-out seeds
+
+
+def _cell(v: float) -> str:
+    """A cell's value in at most five characters where it is below 1: two digits, no leading zero.
+
+    Examples
+    --------
+    >>> _cell(0.0019), _cell(0.23), _cell(-0.5), _cell(1.5)
+    ('.0019', '.23', '-.5', '1.5')
+    """
+    text = f"{v:.2g}"
+    return text.replace("0.", ".", 1) if text.lstrip("-").startswith("0.") else text

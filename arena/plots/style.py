@@ -219,8 +219,9 @@ class _DecadeFormatter(ticker.Formatter):
 
 def _lines(text: str, inches: float, char: float = 0.058) -> list[str]:
     """``text`` wrapped into the lines that ``inches`` hold, ``char`` inches a character (an 8 pt
-    character of the figures' font takes about 0.058 in; a 7 pt one 0.052)."""
-    return textwrap.wrap(text, width=int(inches / char))
+    character of the figures' font takes about 0.058 in; a 7 pt one 0.052). A hyphenated word ("cross-attack",
+    seeds "1-8") stays whole."""
+    return textwrap.wrap(text, width=int(inches / char), break_on_hyphens=False)
 
 
 def _power_of_ten(v: float) -> str:

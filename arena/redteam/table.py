@@ -48,6 +48,9 @@ COLUMNS = [
     "file",
 ]
 
+#: The columns of :func:`cross_attack`.
+CROSS_COLUMNS = ["game", "attacker", "searcher", "victim", "metric", "T", "seeds", "value"]
+
 
 def limit(attack: dict) -> str:
     """Which limit stopped the search: ``time`` (the wall-clock cap), ``budget``, or ``none``."""
@@ -55,10 +58,18 @@ def limit(attack: dict) -> str:
 
 
 def _seeds(seeds: list[int] | None) -> str | None:
-    """A range of seeds as text ("1-8"), or the one seed; None for none."""
+    """Seeds as text: a run of consecutive seeds as a range, others listed; None for none.
+
+    Examples
+    --------
+    >>> _seeds([1, 2, 3]), _seeds([4]), _seeds([0, 5]), _seeds([])
+    ('1-3', '4', '0, 5', None)
+    """
     if not seeds:
         return None
-    return str(seeds[0]) if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
+    if len(seeds) > 1 and list(seeds) == list(range(seeds[0], seeds[-1] + 1)):
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ", ".join(map(str, seeds))
 
 
 def read_attacks(folder: str | Path) -> list[dict]:
@@ -128,9 +139,9 @@ def cross_attack(attacks: list[dict], victims: list[str], seeds=None) -> pd.Data
     """Each attack played against every forecaster in ``victims`` (same game, metric and T), mean over ``seeds``
     (None: the attack's held-out seeds, or its seed where it has none).
 
-    Columns: ``attacker`` (the forecaster the attack was found against), ``searcher``,
-    ``victim``, ``metric``, ``T``, ``value``. A victim that does not play the attack's game is
-    left out.
+    Columns: :data:`CROSS_COLUMNS`: ``attacker`` (the forecaster the attack was found against),
+    ``searcher``, ``victim``, ``seeds`` (the seeds played, as text: "1-8"), ``value``. A victim that does not
+    play the attack's game is left out.
     """
     from arena.games import get_game, plays
     from arena.redteam.search import evaluate
@@ -143,15 +154,18 @@ def cross_attack(attacks: list[dict], victims: list[str], seeds=None) -> pd.Data
             if not plays(game, forecaster_class(v)):
                 continue
             held = (a.get("held_out") or {}).get("seeds") or [a.get("seed", 0)]
-            vals = [evaluate(a, v, a["metric"], s, game=game)[0] for s in (held if seeds is None else seeds)]
+            played = [int(s) for s in (held if seeds is None else seeds)]
+            vals = [evaluate(a, v, a["metric"], s, game=game)[0] for s in played]
             rows.append(
                 {
+                    "game": a["game"],
                     "attacker": a["forecaster"],
                     "searcher": a["searcher"],
                     "victim": v,
                     "metric": a["metric"],
                     "T": a["T"],
+                    "seeds": _seeds(played),
                     "value": float(np.mean(vals)),
                 }
             )
-    return pd.DataFrame(rows, columns=["attacker", "searcher", "victim", "metric", "T", "value"])
+    return pd.DataFrame(rows, columns=CROSS_COLUMNS)
