@@ -31,6 +31,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -475,8 +476,7 @@ def _quarantine(out_dir: Path, mid: str, where: Where | None, reason: str) -> Pa
 
 
 def quarantine(out_dir: Path | str, mid: str, reason: str) -> Path:
-    """Take the corrupt result of ``mid`` out of the store, keeping it under ``corrupt/`` for inspection, and
-    say so: it is played again."""
+    """Take the corrupt result of ``mid`` out of the store (kept under ``corrupt/``), saying so: it is played again."""
     return _quarantine(Path(out_dir), mid, scan(out_dir).get(mid), reason)
 
 
@@ -496,8 +496,8 @@ def done_ids(out_dir: Path | str, ids: Iterable[str]) -> set[str]:
             done.add(mid)
         except CorruptResult as exc:
             corrupt.append((mid, where, str(exc)))
-    if whole:
-        with open(out_dir / FOLDER / CHECKED, "ab") as f:
+    if whole:  # a cache: best effort
+        with contextlib.suppress(OSError), open(out_dir / FOLDER / CHECKED, "ab") as f:
             f.write(b"".join(whole))
     for mid, where, reason in corrupt:
         _quarantine(out_dir, mid, where, reason)
