@@ -66,6 +66,21 @@ def test_page_shows_every_figure_table_and_verdict(page):
     assert "http://" not in html and "https://" not in html  # nothing outside the results directory
 
 
+def test_each_figure_is_given_its_size_so_none_is_squeezed(page):
+    """A figure is shown at its pixel size (150 an inch drawn: more than its drawn width at 96 CSS pixels an
+    inch), so a column-wide one is never squeezed; the CSS caps it at the page's width, keeping its shape."""
+    from PIL import Image
+
+    out, paths = page
+    html = (out / "index.html").read_text()
+    pngs = [p for p in paths if p.suffix == ".png"]
+    assert pngs
+    for p in pngs:
+        w, h = Image.open(p).size
+        assert f'src="{p.relative_to(out).as_posix()}" width="{w}" height="{h}"' in html, p
+    assert "max-width:100%;height:auto" in html
+
+
 def test_the_answer_comes_first_and_big_tables_are_folded_and_short(page):
     out, _ = page
     html = (out / "index.html").read_text()
@@ -169,6 +184,11 @@ def test_page_in_a_headless_browser(page, tmp_path):
             fails = int(row.find_elements(By.TAG_NAME, "td")[3].get_attribute("textContent"))
             assert ("fail" in (row.get_attribute("class") or "")) == (fails > 0)
             break
+        # every figure at its drawn width or more (150 pixels an inch drawn, 96 CSS pixels an inch)
+        shown = driver.execute_script(
+            "return Array.from(document.images).map(i => [i.naturalWidth, i.getBoundingClientRect().width]);"
+        )
+        assert all(w >= nw / 150 * 96 for nw, w in shown), shown
         shot = tmp_path / "index.png"
         driver.save_screenshot(str(shot))
         assert shot.stat().st_size > 10_000
@@ -186,6 +206,12 @@ def test_page_in_a_headless_browser(page, tmp_path):
             "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
         )
         assert width[0] <= width[1] <= 390, width
+        shown = driver.execute_script(
+            "return Array.from(document.images).map(i => [i.naturalWidth, i.naturalHeight,"
+            " i.getBoundingClientRect().width, i.getBoundingClientRect().height]);"
+        )
+        for nw, nh, w, h in shown:  # capped at the page's width, the same shape
+            assert w <= width[1] and abs(h / w - nh / nw) < 0.02, (nw, nh, w, h)
     finally:
         driver.quit()
 

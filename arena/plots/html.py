@@ -290,12 +290,37 @@ def _figures(out_dir: Path, figures: Sequence[tuple[Path, str, Sequence]], have:
         out.append(
             {
                 "src": _rel(shown, out_dir),
+                "size": _png_size(shown),
                 "alt": stem.name,
                 "caption": _caption(kind, stem, args),
                 "pdf": _rel(pdf, out_dir) if pdf.resolve() in have else None,
             }
         )
     return out
+
+
+def _png_size(path: Path) -> tuple[int, int] | None:
+    r"""A PNG's width and height in pixels (from its header), else None (an SVG, an unreadable file).
+
+    The page gives each image this size, so a figure is shown at its drawn width or more (150 pixels an
+    inch drawn, 96 a CSS inch), a column-wide one never squeezed, and capped at the page's width by the CSS.
+
+    Examples
+    --------
+    >>> import struct, tempfile
+    >>> f = Path(tempfile.mkdtemp()) / "a.png"
+    >>> _ = f.write_bytes(b"\x89PNG\r\n\x1a\n" + struct.pack(">I4sII", 13, b"IHDR", 487, 375))
+    >>> _png_size(f), _png_size(f.with_suffix(".svg"))
+    ((487, 375), None)
+    """
+    try:
+        with open(path, "rb") as f:
+            head = f.read(24)
+    except OSError:
+        return None
+    if len(head) < 24 or head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
+        return None
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
 
 
 def _downloads(out_dir: Path, written: Sequence[Path]) -> list[dict]:
