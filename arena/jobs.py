@@ -26,7 +26,7 @@ from arena.errors import ConfigError, printable
 from arena.lazy import LazyModule
 from arena.plan import matchup_key, planned_ids, plugin_targets, resolved_config, shard_of
 from arena.progress import Progress
-from arena.results import PLAN_FILE, code_version, planned, plugin_code
+from arena.results import CRASH, PLAN_FILE, code_version, planned, plugin_code
 from arena.store import done_ids, log_name, read_stored, stored_ids
 
 if TYPE_CHECKING:
@@ -144,9 +144,7 @@ def play_single(cfg: DictConfig, out_dir: Path) -> None:
 
 def crashed(out_dir: Path, mid: str) -> bool:
     """Whether the stored result of ``mid`` records a matchup that ended its process (:mod:`arena.supervise`)."""
-    from arena.supervise import RETRY
-
-    return str(read_stored(out_dir, mid)["summary"].iloc[0]["forfeit_reason"]).endswith(RETRY)
+    return read_stored(out_dir, mid)["summary"].iloc[0]["forfeit_who"] == CRASH
 
 
 class one_line_errors:

@@ -306,10 +306,6 @@ def play_supervised(
         pending = pending[done + 1 :]
 
 
-#: Said by every crash's reason: it is stored like any result, and ``retry_crashed`` plays it again.
-RETRY = "rerun with retry_crashed=true to play it again"
-
-
 def _crash(note: str, code: int) -> Crash:
     """The forfeit of a matchup whose child ended with status ``code``, its marker holding ``note`` (a JSON
     :class:`Crash` written by the child, or nothing)."""
@@ -327,9 +323,10 @@ def _crash(note: str, code: int) -> Crash:
         who, step, reason = json.loads(note)
     except ValueError:
         who, step, reason = "unknown", 0, ""
-    return Crash(
-        str(who), int(step), f"{reason + ': ' if reason else ''}the matchup ended its process ({how}); {RETRY}"
-    )
+    said = f"{reason}: " if reason else ""
+    if who == "unknown":  # no plugin's call named (a signal, a kill): retry_crashed plays it again
+        return Crash(who, 0, f"{said}the matchup ended its process ({how}); rerun with retry_crashed=true to retry")
+    return Crash(str(who), int(step), f"{said}the matchup ended its process ({how})")
 
 
 def _wait(pid: int) -> int:
