@@ -120,12 +120,7 @@ def report(
         roots["paper"] = paper_formats
     fig_dir = _folders(out_dir, roots, [g.game for g in games])
     jobs = _plan(games, roots, fig_dir, {**stored_families(summary), **(families or {})}, leaderboard_metrics)
-    compare_jobs = []
-    if comparison is not None and "figures" in roots:
-        compare_jobs = comparison_jobs(comparison.final, comparison.curves, fig_dir["figures"], formats)
-        jobs["figures"] += compare_jobs
-    if "figures" in roots:  # every pair's e-values, a matrix per game, T and score
-        jobs["figures"] += pair_jobs(_beside(out_dir, "pairs"), _beside(out_dir, "tiers"), fig_dir["figures"], formats)
+    compare_jobs = _extra_jobs(out_dir, jobs, fig_dir, comparison, formats)
     _draw(out_dir, jobs, quiet)
     latex = {where: _latex_tables(games, fig_dir[where], where, leaderboard_metrics) for where in roots}
     written = {where: [f for job in js if job not in compare_jobs for f in job.files()] for where, js in jobs.items()}
@@ -141,6 +136,19 @@ def report(
     for where in roots:
         _remove_stale(out_dir / where, [f for job in jobs[where] for f in job.files()] + latex[where])
     return out
+
+
+def _extra_jobs(out_dir: Path, jobs: dict, fig_dir: dict, comparison: Comparison | None, formats) -> list:
+    """Add to ``jobs["figures"]`` the comparison's figures and the pair matrices (every pair's e-values, a
+    matrix per game, T and score); return the comparison's jobs."""
+    if "figures" not in jobs:
+        return []
+    compare_jobs = []
+    if comparison is not None:
+        compare_jobs = comparison_jobs(comparison.final, comparison.curves, fig_dir["figures"], formats)
+        jobs["figures"] += compare_jobs
+    jobs["figures"] += pair_jobs(_beside(out_dir, "pairs"), _beside(out_dir, "tiers"), fig_dir["figures"], formats)
+    return compare_jobs
 
 
 def _games(tables: Mapping[str, pd.DataFrame]) -> list[_Game]:
