@@ -307,14 +307,16 @@ def _redteam(argv: list[str]) -> None:
     import hydra
 
     from arena.config import CONFIG_MODULE, check_redteam, config_dir, use_search_path_plugin
+    from arena.redteam.job import RedTeamError, check_config
     from arena.redteam.job import run_job as redteam_job
 
     _user_modules_importable()
     options, overrides = split_options(argv)
     if not INFORMATIONAL.intersection(options):
         try:
-            check_redteam(overrides, multirun=bool({"-m", "--multirun"} & set(options)))
-        except ConfigError as exc:
+            for cfg in check_redteam(overrides, multirun=bool({"-m", "--multirun"} & set(options))):
+                check_config(cfg)  # values in range, before Hydra makes its run folder
+        except (ConfigError, RedTeamError) as exc:
             print(f"arena-redteam: error: {printable(exc)}", file=sys.stderr)
             raise SystemExit(2) from None
     argv = [*options, *overrides]

@@ -164,9 +164,10 @@ def prepare(args: list[str], multirun: bool = False) -> tuple[int, list[str], ob
         raise ConfigError(f"{_one_line(str(exc))}. Check the override syntax (key=value, -m key=a,b)") from None
 
 
-def check_redteam(args: list[str], multirun: bool = False) -> None:
-    """Compose arena-redteam's config (``redteam``) with the command line's overrides, each value of each sweep;
-    raise one ConfigError line on the first problem (an unknown forecaster, game or key, with the closest one)."""
+def check_redteam(args: list[str], multirun: bool = False) -> list[DictConfig]:
+    """Compose arena-redteam's config (``redteam``) with the command line's overrides, each value of each sweep,
+    and return them; raise one ConfigError line on the first problem (an unknown forecaster, game or key, with
+    the closest one)."""
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
@@ -182,10 +183,11 @@ def check_redteam(args: list[str], multirun: bool = False) -> None:
                     f"{key}={','.join(values)} gives several values: add -m to search each one "
                     f"(arena-redteam -m ... {key}={','.join(values)})"
                 )
-            compose(fixed, "redteam")
+            configs = [compose(fixed, "redteam")]
             for key, values in sweeps:
                 for value in values:
-                    compose([*fixed, f"{key}={value}"], "redteam")
+                    configs.append(compose([*fixed, f"{key}={value}"], "redteam"))
+            return configs
     except ConfigError as exc:
         raise ConfigError(_one_line(str(exc))) from None
     except (HydraException, OmegaConfBaseException, ValueError) as exc:

@@ -41,6 +41,19 @@ def _build(cfg: DictConfig):
     return game, forecaster, fparams
 
 
+def check_config(cfg: DictConfig) -> None:
+    """Refuse a composed config's out-of-range search setting with one line (RedTeamError), before Hydra makes
+    its run folder: :func:`arena.redteam.search.check_settings` of its values."""
+    from arena.redteam.search import check_settings
+
+    try:
+        check_settings(
+            str(cfg.searcher), cfg.T, cfg.budget, cfg.seeds, cfg.held_out, cfg.max_seconds, float(cfg.L), cfg.depth
+        )
+    except ValueError as exc:
+        raise RedTeamError(str(exc)) from None
+
+
 def _settings(attack: dict) -> list:
     """What makes one search differ from another with the same forecaster, metric, T and seed."""
     return [attack.get(k) for k in ("game_params", "forecaster_params", "L", "panel")]

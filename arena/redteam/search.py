@@ -418,7 +418,7 @@ def plan_search(
     return attack
 
 
-def _check_settings(searcher: str, T, budget, seeds, held_out, max_seconds, L, depth) -> None:
+def check_settings(searcher: str, T, budget, seeds, held_out, max_seconds, L, depth) -> None:
     """Refuse a search setting out of range with one line naming it (before anything is searched or written)."""
     if searcher not in ("both", "cma", "planner"):
         raise ValueError(f"searcher={searcher!r}; expected 'both', 'cma' or 'planner'")
@@ -500,7 +500,7 @@ def search(
     them (:func:`measure`: ``value``, ``held_out``, ``certificate``), the settings, what the limits
     did and its CPU seconds.
     """
-    _check_settings(searcher, T, budget, seeds, held_out, max_seconds, L, depth)
+    check_settings(searcher, T, budget, seeds, held_out, max_seconds, L, depth)
     game = _game(game) if isinstance(game, str) else game
     check_objective(game.name, metric)
     kw = {"forecaster_params": forecaster_params, "L": L, "panel": panel}
