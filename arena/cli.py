@@ -356,7 +356,7 @@ def _report(argv: list[str] | None) -> None:
 
     from arena.plots.report import FORMATS
     from arena.results import planned
-    from arena.summarize import summarize
+    from arena.summarize import refused_replays, summarize
 
     ap = argparse.ArgumentParser(
         prog="arena-report", description=report_main.__doc__.split("\n\n")[0].split(": ", 1)[1]
@@ -406,6 +406,13 @@ def _report(argv: list[str] | None) -> None:
             file=sys.stderr,
         )
         raise SystemExit(1) from None
+    if not args.trust and (refused := refused_replays(args.results_dir)):
+        print(
+            f"arena-report: error: {refused} comparison(s) not made: a stored config is not a registered plugin with "
+            "plain values (summary.md names it); everything else is written. Use --trust for results you trust",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
 
 
 def rerun_main(argv: list[str] | None = None) -> None:

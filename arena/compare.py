@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from arena.errors import ConfigError
 from arena.sequential import confidence_sequence, e_process, verdict
 
 #: The scores a comparison can use; the quantile game has ``pinball`` and ``calibration`` only.
@@ -339,6 +340,7 @@ def top_pairs(
                                 "forecaster_a": a,
                                 "forecaster_b": b,
                                 "error": f"{type(exc).__name__}: {exc}",
+                                "refused": isinstance(exc, ConfigError),  # a stored config not replayed untrusted
                             }
                         ]
                     ),

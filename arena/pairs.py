@@ -57,6 +57,7 @@ from arena.compare import (
     replay_seconds,
     round_scores,
 )
+from arena.errors import ConfigError
 from arena.sequential import e_process
 
 #: The ways of choosing claims among all pairs; the first is the default.
@@ -237,7 +238,8 @@ def every_pair(
                 )
             records = _records(out_dir, rows, trust)
         except Exception as exc:  # noqa: BLE001 (a section of the report: its reason is printed there)
-            pairs.append(pd.DataFrame([{**family, "error": f"{type(exc).__name__}: {exc}"}]))
+            error = {"error": f"{type(exc).__name__}: {exc}", "refused": isinstance(exc, ConfigError)}
+            pairs.append(pd.DataFrame([{**family, **error}]))
             continue
         for metric in metrics or [DEFAULT_SCORE.get(str(game), "brier")]:
             if metric not in rows:  # not a score of this game

@@ -79,6 +79,20 @@ def report(out_dir: Path | str, tables: Mapping[str, pd.DataFrame] | None = None
     return draw_report(out_dir, tables, comparison=comparison, families=families(summary), **options)
 
 
+def refused_replays(out_dir: Path | str) -> int:
+    """How many comparisons of ``out_dir``'s last report were not made because a stored config was refused
+    (:func:`arena.matchup.matchup_from_stored` without ``trust``): rows of ``compare_top`` and ``pairs`` flagged
+    ``refused``."""
+    n = 0
+    for name in (COMPARE, PAIRS):
+        try:
+            table = pd.read_parquet(Path(out_dir) / f"{name}.parquet", columns=["refused"])
+        except Exception:  # noqa: BLE001  (no such table, or no refusal column: nothing refused)
+            continue
+        n += int(table["refused"].fillna(False).astype(bool).sum())
+    return n
+
+
 def read_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     """The aggregated Parquet files of ``out_dir`` when they are up to date (:func:`arena.aggregate.current_tables`),
     else :func:`arena.store.collect` of its stored matchups (those of its plan, when it has one)."""

@@ -99,8 +99,9 @@ def test_comparing_results_from_elsewhere_never_runs_their_code(results, tmp_pat
     line = _one_line_error(_run([str(BIN / "arena-compare"), str(copy), "running_mean", "constant"], tmp_path))
     assert "subprocess.Popen" in line and "--trust" in line
     report = _run([str(BIN / "arena-report"), str(copy)], tmp_path)
-    assert report.returncode == 0, report.stderr[-2000:]
-    assert "not a registered plugin" in (copy / "summary.md").read_text()
+    assert report.returncode == 2 and "--trust" in _one_line_error(report), report.stderr[-2000:]
+    assert "not a registered plugin" in (copy / "summary.md").read_text()  # the rest of the report is written
+    assert (copy / "index.html").is_file()
     summary = pd.read_parquet(copy / "summary.parquet")
     mid = summary.loc[summary["forecaster"] == "constant", "matchup_id"].iloc[0]
     rerun = _run([str(BIN / "arena-rerun"), str(copy), "--matchup", mid], tmp_path)
