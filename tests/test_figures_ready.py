@@ -272,3 +272,38 @@ def test_the_report_draws_the_pair_matrix_of_every_family_and_links_it(tables, t
     assert f"figures/pairs__brier__T{T}.png" in (tmp_path / "summary.md").read_text()
     pd.DataFrame({"game": ["binary"], "T": [T], "error": ["no rounds stored"]}).to_parquet(tmp_path / "pairs.parquet")
     assert not [p for p in report(tmp_path, tables, quiet=True) if p.name.startswith("pairs__")]
+
+
+def _label_on_ticks(fig: Figure) -> list[str]:
+    """The y labels of ``fig`` (its own, shared by the panels, and each panel's) that overlap a y tick label, or that
+    take more than two lines, drawn as a paper gets them."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    own = [t for t in fig.texts if fig.get_supylabel() and t.get_text() == fig.get_supylabel()]
+    labels = [t for t in [*own, *(ax.yaxis.label for ax in fig.axes)] if t.get_text()]
+    bad = [
+        f"{t.get_text()!r} in {t.get_text().count(chr(10)) + 1} lines" for t in labels if t.get_text().count("\n") > 1
+    ]
+    for label in labels:
+        box = label.get_window_extent(renderer)
+        bad += [
+            f"{label.get_text()!r} on tick {tick.get_text()!r}"
+            for ax in fig.axes
+            for tick in ax.get_yticklabels()
+            if tick.get_visible() and tick.get_text() and box.overlaps(tick.get_window_extent(renderer))
+        ]
+    return bad
+
+
+@pytest.mark.parametrize("facet", [True, False], ids=["report", "per nature"])
+def test_the_y_label_of_every_curve_figure_is_two_lines_at_most_and_clear_of_the_ticks(tables, tmp_path, facet):
+    """One row of small multiples is about an inch tall: a long y label wrapped over three lines ran onto the tick
+    labels ("0.1", "0.01")."""
+    s, c, r = tables["summary"], tables["curves"], tables["reliability"]
+    styles = game_styles({"k29": "defensive", "linear_df": "defensive", "bit": "defensive"}, s, c, r)
+    jobs = game_jobs(s, c, r, tmp_path, ("png",), styles, ("smce_over_T", "brier", "bias"), facet=facet)
+    jobs = [j for j in jobs if j.kind in ("by_nature", "smce_vs_T", "bias", "regret_linear")]
+    assert {j.kind for j in jobs} >= ({"by_nature"} if facet else {"smce_vs_T", "bias", "regret_linear"})
+    for job in jobs:
+        fig = FIGURES[job.kind](*job.args)
+        assert not _label_on_ticks(fig), (job.stem.name, _label_on_ticks(fig))

@@ -25,7 +25,6 @@ from arena.aggregate import mean_ci
 from arena.plots.common import (
     _CURVE_COLUMNS,
     _LEGEND_STYLE,
-    CURVE_LABELS,
     _clean,
     _decades,
     _draw_curves,
@@ -50,19 +49,21 @@ from arena.plots.style import (
 
 #: The curves of binary forecasts a figure of small multiples draws, per curve name: (the value
 #: drawn: the curve, or the curve / t; the certified bound's curve and its scale ("x": / t); log y
-#: axis; y label, shared by the panels).
+#: axis; y label, shared by the panels: a symbol on one line, since one row of panels is an inch
+#: tall and the title says the rest).
 _BY_NATURE = {
-    "smce": (True, "smce_bound", "x", True, "smCE\u209c / t (smooth calibration error per round)"),
-    "bias": (False, "bit_bound", "x", True, CURVE_LABELS["bias"]),
-    "regret_linear": (False, "regret_linear_bound", 1.0, False, CURVE_LABELS["regret_linear"].replace("\n", " ")),
+    "smce": (True, "smce_bound", "x", True, "smCE\u209c / t"),
+    "bias": (False, "bit_bound", "x", True, "|\u03a3\u209b(p\u209b \u2212 y\u209b)| / t"),
+    "regret_linear": (False, "regret_linear_bound", 1.0, False, "regret R\u209c"),
 }
 
 
-#: What each figure of small multiples shows, first in its title.
+#: What each figure of small multiples shows, first in its title: what its y label's symbol means.
 _BY_NATURE_TITLES = {
-    "smce": "smooth calibration error smCE\u209c / t",
-    "bias": "bias per round",
-    "regret_linear": "regret to the best linear forecast",
+    "smce": "smooth calibration error per round smCE\u209c / t",
+    "bias": "bias per round |\u03a3\u209b(p\u209b \u2212 y\u209b)| / t",
+    "regret_linear": "regret R\u209c to the best linear forecast \u27e8w, x\u209c\u27e9 + a, "
+    "\u2016(w, a)\u2016 \u2264 M",
 }
 
 
@@ -150,18 +151,31 @@ def curves_by_nature(
         for ax in axes:
             _decades(ax)
         title_lines = _lines(
-            f"{heading(df, _BY_NATURE_TITLES[metric])}, "
-            + (f"{title} " if title else "")
-            + f"({_seed_note(_seeds(stats))})",
+            heading(df, _BY_NATURE_TITLES[metric])
+            + (f", {title}" if title else "")
+            + f" ({_seed_note(_seeds(stats))})",
             FULL_WIDTH - 0.2,
         )
         fig = axes[0].figure
         _lay_out_multiples(fig, axes, ncols, logy, seen, title_lines)
-        g = _MULTIPLES  # the label spans the panels' height: in two lines where one would not fit
-        span = fig.get_figheight() - g["bottom"] - g["title"] - g["legend_row"]
-        fig.supylabel("\n".join(_lines(ylabel, span, 0.058)), x=0.04 / FULL_WIDTH, fontsize=8, ha="left")
+        _shared_ylabel(fig, axes[::ncols], ylabel)
         fig.suptitle("\n".join(title_lines), y=1 - 0.04 / fig.get_figheight(), va="top", fontsize=8)
     return fig
+
+
+def _shared_ylabel(fig: Figure, first: list[Axes], ylabel: str) -> None:
+    """``ylabel`` for every panel, its right edge a gap left of the widest y tick labels of the panels of the first
+    column (``first``; regret ticks such as "\u22121000" are wider than log ones), at most two lines, at least
+    0.04 in from the figure's edge."""
+    g = _MULTIPLES
+    renderer = fig.canvas.get_renderer()
+    ticks = [ax.yaxis.get_tightbbox(renderer) for ax in first]
+    inches = min((b.x0 for b in ticks if b is not None), default=g["left"] * fig.dpi) / fig.dpi
+    span = fig.get_figheight() - g["bottom"] - g["title"] - g["legend_row"]
+    text = "\n".join(_lines(ylabel, span, 0.058)[:2])
+    width = 0.14 * (text.count("\n") + 1)  # an 8 pt line, turned on its side
+    x = max(inches - 0.06, 0.04 + width)
+    fig.supylabel(text, x=x / FULL_WIDTH, fontsize=8, ha="right")
 
 
 def _draw_multiples(axes, natures, stats, bounds, styles, metric, floor, k29) -> dict:
