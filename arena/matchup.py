@@ -96,16 +96,16 @@ def build_matchup(
     if not isinstance(sealed, bool):
         raise ValueError(f"sealed={sealed!r}: give true or false")
     fc = None if forecaster is None else make_forecaster(forecaster, **(forecaster_params or {}))
-    if sealed and fc is not None:
-        from arena.sealed import seal
-
-        fc = seal(fc)
     nat = make_nature(nature, **(nature_params or {}))
     for kind, plugin in (("forecaster", fc), ("nature", nat)):
         if plugin is not None and not plays(g, plugin):
             raise ValueError(f"{kind} {plugin.name!r} does not play the {g.name!r} game (it plays {plugin.games})")
     if fc is not None:
-        check_same_rows(fc, nat)
+        check_same_rows(fc, nat)  # on the forecaster itself: a sealed proxy does not show its rows
+    if sealed and fc is not None:
+        from arena.sealed import seal
+
+        fc = seal(fc)
     if referee is None or isinstance(referee, Mapping):  # else a referee object (the checks' scores nothing)
         check_referee_settings(referee or {})
         try:

@@ -184,6 +184,8 @@ def test_on_missing_skip_must_be_the_same_for_the_forecasts_and_the_outcomes(hol
         ValueError, match=r"forecaster 'replay' skips rows 3, 10 of its file and nature 'replay' skips "
     ):
         play("binary", ForecastReplay(str(holes), column="a", **skip), Replay(str(holes), column="y"), T=10)
+    with pytest.raises(ValueError, match=r"forecaster 'replay' skips rows 3, 10 of its file"):  # sealed alike
+        play("binary", ForecastReplay(str(holes), column="a", **skip), Replay(str(holes), "y"), T=10, sealed=True)
     with pytest.raises(
         ValueError, match=r"forecaster 'replay' skips no row of its file and nature 'replay' skips rows"
     ):
