@@ -116,7 +116,8 @@ def shipped_max(game, forecaster: str, metric: str, tournament: str, T: int) -> 
 
 
 def own_bound(forecaster: str, game, T: int) -> float | None:
-    """A forecaster's own deterministic bound on the metric, where the arena does not certify it.
+    """A forecaster's own deterministic bound on the metric over the whole run (the arena's ``aci_coverage``
+    certifies the rounds after the burn-in; this counts the burn-in too).
 
     ACI (Gibbs & Candès 2021, Prop. 4.1): over the rounds after its burn-in, |miscoverage - alpha|
     <= (max(alpha_1, 1 - alpha_1) + gamma)/(gamma (T - burn_in)); counting the burn-in rounds as
