@@ -70,6 +70,17 @@ METRIC_WORDS = {
 }
 
 
+def _pairs(names: list[str]) -> pd.DataFrame:
+    """Every ordered pair of ``names``: e-value 10^(j - i), claimed by e-BH two places or more apart."""
+    rows = [
+        {"forecaster_a": a, "forecaster_b": b, "e_value": 10.0 ** (j - i), "e_bh": j - i > 1, "mean": 0.01 * (i - j)}
+        for i, a in enumerate(names)
+        for j, b in enumerate(names)
+        if a != b
+    ]
+    return pd.DataFrame(rows)
+
+
 @pytest.mark.parametrize("facet", [True, False], ids=["report", "per nature"])
 def test_every_figure_of_a_report_and_its_paper_is_unclipped_and_says_game_metric_T_and_seeds(tables, tmp_path, facet):
     s, c, r = tables["summary"], tables["curves"], tables["reliability"]
@@ -183,20 +194,7 @@ def test_the_pair_matrix_is_unclipped_and_says_game_metric_and_T(tmp_path):
     from arena.plots.pairs import pair_matrix
 
     names = ["k29", "linear_df", "window_mean", "running_mean"]
-    pairs = pd.DataFrame(
-        [
-            {
-                "forecaster_a": a,
-                "forecaster_b": b,
-                "e_value": 10.0 ** (j - i),
-                "e_bh": j - i > 1,
-                "mean": 0.01 * (i - j),
-            }
-            for i, a in enumerate(names)
-            for j, b in enumerate(names)
-            if a != b
-        ]
-    ).assign(game="binary", T=1000, metric="brier", alpha=0.05, m=12)
+    pairs = _pairs(names).assign(game="binary", T=1000, metric="brier", alpha=0.05, m=12)
     pairs.loc[pairs["e_value"].idxmax(), "e_value"] = 1e30  # one pair decided by far
     fig = pair_matrix(pairs)
     title = _title(fig)
@@ -250,20 +248,7 @@ def test_the_report_draws_the_pair_matrix_of_every_family_and_links_it(tables, t
     from arena.plots.report import report
 
     names = ["k29", "linear_df", "ogd"]
-    pairs = pd.DataFrame(
-        [
-            {
-                "forecaster_a": a,
-                "forecaster_b": b,
-                "e_value": 10.0 ** (j - i),
-                "e_bh": j - i > 1,
-                "mean": 0.01 * (i - j),
-            }
-            for i, a in enumerate(names)
-            for j, b in enumerate(names)
-            if a != b
-        ]
-    ).assign(game="binary", T=T, metric="brier", alpha=0.05, m=6)
+    pairs = _pairs(names).assign(game="binary", T=T, metric="brier", alpha=0.05, m=6)
     pairs.to_parquet(tmp_path / "pairs.parquet")
     paths = report(tmp_path, tables, quiet=True)
     drawn = tmp_path / "figures" / f"pairs__brier__T{T}.png"

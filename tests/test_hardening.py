@@ -265,23 +265,15 @@ def test_a_killed_worker_ends_the_run_with_one_line_and_the_rerun_resumes(tmp_pa
     assert "a worker process of the local launcher ended abruptly" in err and "run the same command to resume" in err
     assert "Traceback" not in err, err[-3000:]
     stored = _stored(tmp_path / "bench")
-    again = subprocess.run(
-        [str(BIN / "arena"), *BENCH, f"results_root={tmp_path}"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=_env(tmp_path),
-        timeout=300,
-        check=False,
-    )
+    again = _play_bench(tmp_path)
     assert again.returncode == 0, again.stderr[-2000:]
     assert stored >= 1 and _stored(tmp_path / "bench") == 12
     assert f"resuming bench: {stored}/12 matchups already" in again.stdout
 
 
-def _report_with_workers(tmp_path: Path) -> tuple[subprocess.Popen, list[int]]:
-    """A played tournament's arena-report, caught while its figure workers (forked from it) run."""
-    played = subprocess.run(
+def _play_bench(tmp_path: Path) -> subprocess.CompletedProcess:
+    """The bench tournament played (or resumed) in ``tmp_path``."""
+    return subprocess.run(
         [str(BIN / "arena"), *BENCH, f"results_root={tmp_path}"],
         cwd=tmp_path,
         capture_output=True,
@@ -290,6 +282,11 @@ def _report_with_workers(tmp_path: Path) -> tuple[subprocess.Popen, list[int]]:
         timeout=300,
         check=False,
     )
+
+
+def _report_with_workers(tmp_path: Path) -> tuple[subprocess.Popen, list[int]]:
+    """A played tournament's arena-report, caught while its figure workers (forked from it) run."""
+    played = _play_bench(tmp_path)
     assert played.returncode == 0, played.stderr[-2000:]
     for _ in range(3):  # the report may end before its workers are seen (a fast machine): draw it again
         shutil.rmtree(tmp_path / "bench" / "figures", ignore_errors=True)

@@ -48,6 +48,17 @@ def table(tmp_path) -> Path:
     return path
 
 
+def _arena(*args: str) -> subprocess.CompletedProcess:
+    """``arena ARGS`` from the repository root, its output captured."""
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "arena"), *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "MPLBACKEND": "Agg"},
+    )
+
+
 def test_replayed_column_is_scored_on_the_files_outcomes(table):
     df = pd.read_csv(table)
     r = play("binary", ForecastReplay(str(table), column="a"), Replay(str(table), column="y"), T=50, seed=0)
@@ -91,22 +102,15 @@ def test_a_bad_forecast_is_refused_before_anything_runs(table, tmp_path, value, 
                 "T=50",
             ]
         )
-    run = subprocess.run(
-        [
-            str(Path(sys.executable).parent / "arena"),
-            "forecaster=replay",
-            f"forecaster.path={bad}",
-            "forecaster.column=a",
-            "nature=replay",
-            f"nature.path={bad}",
-            "nature.column=y",
-            "T=50",
-            f"results_root={tmp_path / 'r'}",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "MPLBACKEND": "Agg"},
+    run = _arena(
+        "forecaster=replay",
+        f"forecaster.path={bad}",
+        "forecaster.column=a",
+        "nature=replay",
+        f"nature.path={bad}",
+        "nature.column=y",
+        "T=50",
+        f"results_root={tmp_path / 'r'}",
     )
     assert run.returncode == 2, run.stderr
     assert len(run.stderr.strip().splitlines()) == 1 and "row 3" in run.stderr
@@ -148,18 +152,11 @@ def test_on_missing_skip_drops_the_round_for_every_forecaster(holes, tmp_path):
     conf = tmp_path / "my_conf" / "tournament"
     conf.mkdir(parents=True)
     (conf / "skip.yaml").write_text(SKIP_TOURNAMENT.format(path=holes))
-    run = subprocess.run(
-        [
-            str(Path(sys.executable).parent / "arena"),
-            f"hydra.searchpath=[file://{tmp_path / 'my_conf'}]",
-            "tournament=skip",
-            f"results_root={tmp_path / 'r'}",
-            "report=false",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "MPLBACKEND": "Agg"},
+    run = _arena(
+        f"hydra.searchpath=[file://{tmp_path / 'my_conf'}]",
+        "tournament=skip",
+        f"results_root={tmp_path / 'r'}",
+        "report=false",
     )
     assert run.returncode == 0, run.stderr[-2000:]
     # the terminal says which rows were dropped, and how many rounds every player plays
@@ -259,22 +256,15 @@ def test_river_model_plays_beside_k29_in_a_tournament(tmp_path):
     pytest.importorskip("river", reason="the optional extra river is not installed")
     r = play("binary", "river", "logistic", T=300, seed=0)
     assert r.forfeit is None and 0 < r.summary["brier"] < 0.25
-    run = subprocess.run(
-        [
-            str(Path(sys.executable).parent / "arena"),
-            "tournament=calibration",
-            "tournament.forecasters=[river,k29]",
-            "tournament.natures=[logistic]",
-            "tournament.seeds=[0]",
-            "tournament.T=[200]",
-            "tournament.shards=1",
-            f"results_root={tmp_path}",
-            "report=false",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "MPLBACKEND": "Agg"},
+    run = _arena(
+        "tournament=calibration",
+        "tournament.forecasters=[river,k29]",
+        "tournament.natures=[logistic]",
+        "tournament.seeds=[0]",
+        "tournament.T=[200]",
+        "tournament.shards=1",
+        f"results_root={tmp_path}",
+        "report=false",
     )
     assert run.returncode == 0, run.stderr[-2000:]
     summary = pd.read_parquet(tmp_path / "calibration" / "summary.parquet")
