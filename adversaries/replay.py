@@ -641,6 +641,22 @@ class Replay(Nature):
     def respond(self, t: int, x: Context, forecast: Forecast) -> float:
         return float(self._series().y[self._row(t)])
 
+    def series(self, T: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """The contexts (T, context_dim) and outcomes of rounds 1 .. T at once, as :meth:`context` and
+        :meth:`respond` give them; None when a subclass plays its rounds otherwise or T passes the series (the
+        rounds are asked one by one, and the round past the end names itself)."""
+        cls = type(self)
+        if cls.context is not Replay.context or cls.respond is not Replay.respond:
+            return None
+        data = self._series()
+        if not 0 <= T <= data.y.size:
+            return None
+        columns = [data.x[:T]] if self.context_columns else []
+        if self.intercept:
+            columns.append(np.ones((T, 1)))
+        X = np.hstack(columns) if columns else np.zeros((T, 0))
+        return X, data.y[:T].astype(float)
+
 
 #: Today's weather columns of the shipped extract that may serve as contexts.
 SEATTLE_CONTEXTS = ("precipitation", "temp_max", "temp_min", "wind")

@@ -3,10 +3,11 @@
 A forecaster may offer ``play_oblivious(X, y, u) -> (p_mean, p, p_internal)``. Against an
 oblivious nature the rounds' contexts and outcomes do not depend on the forecasts, so they are
 drawn first by the rules of :mod:`arena.rules`, batched: nature's answers a chunk of rounds at a
-time, the outcome coin's uniforms of a run of Bernoulli laws in one call, the forecast coin's
-uniforms of every round in one call (the very numbers of one call a round). The forecaster then
-plays every round at once (K29 in compiled code), realizing its forecasts with those uniforms.
-The recorded game is identical to the step loop's.
+time (every round in one call where nature offers ``series``: a replayed file), the outcome coin's
+uniforms of a run of Bernoulli laws in one call, the forecast coin's uniforms of every round in
+one call (the very numbers of one call a round). The forecaster then plays every round at once
+(K29 in compiled code), realizing its forecasts with those uniforms. The recorded game is
+identical to the step loop's.
 """
 
 from __future__ import annotations
@@ -129,10 +130,14 @@ def rounds(env: ForecastEnv, timed: bool = False) -> tuple[np.ndarray, np.ndarra
     """Contexts, outcomes and P(y = 1) of every round of a game just reset, drawn as its step loop draws them.
 
     Nature's stream runs context(t), respond(t) in round order (an oblivious nature ignores the forecast it is
-    shown); the outcome coin runs in round order too (:func:`outcomes`). ``timed``: a time limit watches
-    nature's calls (each call marks ``env.progress``). Raises :class:`Declined` when an outcome is not a bit.
+    shown); the outcome coin runs in round order too (:func:`outcomes`). A nature that gives its rounds at once
+    (``Nature.series``) is not asked round by round unless ``timed``: a time limit watches nature's calls (each
+    call marks ``env.progress``). Raises :class:`Declined` when an outcome is not a bit.
     """
     nature, T, x = env.nature, env.T, env.context
+    fixed = None if timed or not callable(nature.series) else nature.series(T)
+    if fixed is not None:  # rounds fixed in advance (a replayed file): all at once
+        return fixed_rounds(env, *fixed)
     X, y, y_prob = np.zeros((T, x.size)), np.empty(T), np.empty(T)
     shown, progress = Unshown(nature.name), env.progress
     contexts = timed or type(nature).context is not Nature.context
@@ -157,6 +162,29 @@ def rounds(env: ForecastEnv, timed: bool = False) -> tuple[np.ndarray, np.ndarra
     if not np.all((y == 0.0) | (y == 1.0)):
         raise Declined  # the step loop names the bad round
     return X, y, y_prob
+
+
+def fixed_rounds(env: ForecastEnv, X, y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`rounds` of a nature that gave every context ``X`` and plain outcome ``y`` at once
+    (``Nature.series``), checked in one test each as the per-round path checks them (the same error), the
+    outcome coin advanced as that path advances it: one uniform per plain outcome, P(y = 1) unknown."""
+    T, d, who = env.T, env.context.size, env.nature.name
+    X, y = np.array(X, dtype=np.float64), np.array(y, dtype=np.float64)  # copies: the record keeps them
+    if X.shape != (T, d) or y.shape != (T,):
+        raise ProtocolError(
+            f"nature {who!r}: series(T={T}) gave contexts of shape {X.shape} and outcomes of shape {y.shape}; "
+            f"expected ({T}, {d}) and ({T},)"
+        )
+    bad = np.flatnonzero(~np.isfinite(X).all(axis=1))
+    if bad.size:
+        t = int(bad[0]) + 1
+        env.fetch_context(t)  # the per-round path's error, naming the round
+        raise ProtocolError(f"nature {who!r}: series(T={T}) and context({t}) disagree at t={t}")
+    if not np.all((y == 0.0) | (y == 1.0)):
+        raise Declined  # the step loop names the bad round
+    for start in range(0, T, CHUNK):  # bounded memory whatever T
+        env.streams.outcome.random(min(CHUNK, T - start))
+    return X, y, np.full(T, np.nan)
 
 
 def outcomes(answers: list, rng: np.random.Generator, game: Game) -> tuple[np.ndarray, np.ndarray]:
@@ -189,4 +217,4 @@ def _uniforms(answers: list, start: int, stop: int, rng, game: Game, y: np.ndarr
         start += 1
 
 
-__all__ = ["Declined", "ReadForecast", "Unshown", "applies", "outcomes", "play_oblivious", "rounds"]
+__all__ = ["Declined", "ReadForecast", "Unshown", "applies", "fixed_rounds", "outcomes", "play_oblivious", "rounds"]

@@ -344,6 +344,15 @@ class Nature(ABC):
     #: replay of the same file must skip the same ones (:func:`arena.matchup.check_same_rows`). None: not a replay.
     skipped_rows: tuple[int, ...] | None = None
 
+    # Optional verbs: None means "not offered"; a subclass defines them as methods.
+
+    #: ``series(T) -> (X, y) | None``: every round's context (an array of shape (T, context_dim)) and plain
+    #: outcome at once, for an oblivious nature whose rounds are fixed in advance (a replayed file): what
+    #: ``context(t)`` and ``respond(t, x, forecast)`` return for t = 1 .. T whatever the forecasts, which the
+    #: oblivious fast path then does not ask round by round; the method returns None where it cannot say (the
+    #: arena asks round by round). None: the arena always asks round by round.
+    series = None
+
     def reset(self, rng: np.random.Generator) -> None:
         """Clear all state; ``rng`` drives contexts and any hidden state (not the outcome coin)."""
         self.rng = rng

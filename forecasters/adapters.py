@@ -7,6 +7,8 @@ forecast is the model's probability of y = 1 before it learns y_t. The library i
 the forecaster is reset, never when the plugins are registered; a fresh model is built on every
 reset, and a model with a ``seed`` (river) or ``random_state`` (scikit-learn) parameter that the
 config leaves unset gets one drawn from the forecaster's stream (same seed, same game).
+Against an oblivious nature both play every round in one loop (``play_oblivious``): the step loop's calls,
+in its order, without its per-round checks.
 """
 
 from __future__ import annotations
@@ -84,12 +86,22 @@ class RiverForecaster(Forecaster):
         self._model = cls(**_with_seed(cls, self.model_params, "seed", rng))
 
     def predict(self, x: Context) -> float:
-        proba = self._model.predict_proba_one(dict(enumerate(np.asarray(x, float).tolist())))
-        p = proba.get(True, proba.get(1, 0.5 if not proba else 0.0))
-        return min(max(float(p), 0.0), 1.0)
+        return _river_probability(self._model.predict_proba_one(_river_features(np.asarray(x, float).tolist())))
 
     def update(self, x, p, y):
-        self._model.learn_one(dict(enumerate(np.asarray(x, float).tolist())), bool(y))
+        self._model.learn_one(_river_features(np.asarray(x, float).tolist()), bool(y))
+
+    def play_oblivious(self, X, y, u):
+        """Every round in one loop, as :meth:`predict` then :meth:`update` play it. river's inference methods
+        do not mutate their input (its own checks), so ``learn_one`` gets the dict ``predict_proba_one`` saw,
+        as in river's own evaluation loop."""
+        model, p = self._model, []
+        for row, y_t in zip(np.asarray(X, float).tolist(), np.asarray(y, float).tolist(), strict=True):
+            features = _river_features(row)
+            p.append(_river_probability(model.predict_proba_one(features)))
+            model.learn_one(features, bool(y_t))
+        out = np.array(p, dtype=float)
+        return out, out, out
 
 
 @register
@@ -131,15 +143,47 @@ class SklearnForecaster(Forecaster):
             )
         self._seen: set[int] = set()
 
-    def _row(self, x: Context) -> np.ndarray:
-        return np.concatenate(([1.0], np.asarray(x, float).reshape(-1)))[None, :]
-
     def predict(self, x: Context) -> float:
-        if len(self._seen) < 2:
-            return 0.5
-        proba = self._model.predict_proba(self._row(x))[0]
-        return min(max(float(proba[list(self._model.classes_).index(1)]), 0.0), 1.0)
+        return self._proba_one(_sklearn_rows(np.asarray(x, float).reshape(1, -1)))
 
     def update(self, x, p, y):
-        self._model.partial_fit(self._row(x), [int(y)], classes=[0, 1])
+        self._learn(_sklearn_rows(np.asarray(x, float).reshape(1, -1)), y)
+
+    def play_oblivious(self, X, y, u):
+        """Every round in one loop, as :meth:`predict` then :meth:`update` play it (a ``partial_fit`` a row)."""
+        rows = _sklearn_rows(np.asarray(X, float))
+        p = []
+        for t, y_t in enumerate(np.asarray(y, float).tolist()):
+            row = rows[t : t + 1]
+            p.append(self._proba_one(row))
+            self._learn(row, y_t)
+        out = np.array(p, dtype=float)
+        return out, out, out
+
+    def _proba_one(self, row: np.ndarray) -> float:
+        """P(y = 1) of the (1, 1 + d) ``row``: 0.5 until the model has seen both classes."""
+        if len(self._seen) < 2:
+            return 0.5
+        proba = self._model.predict_proba(row)[0]
+        return min(max(float(proba[list(self._model.classes_).index(1)]), 0.0), 1.0)
+
+    def _learn(self, row: np.ndarray, y: float) -> None:
+        self._model.partial_fit(row, [int(y)], classes=[0, 1])
         self._seen.add(int(y))
+
+
+def _river_features(values: list[float]) -> dict[int, float]:
+    """A context as river's features: {coordinate: value}."""
+    return dict(enumerate(values))
+
+
+def _river_probability(proba: dict) -> float:
+    """P(y = 1) from river's ``predict_proba_one``: class True (or 1), 0.5 before the model knows any class, in
+    [0, 1]."""
+    p = proba.get(True, proba.get(1, 0.5 if not proba else 0.0))
+    return min(max(float(p), 0.0), 1.0)
+
+
+def _sklearn_rows(X: np.ndarray) -> np.ndarray:
+    """scikit-learn's rows of the (n, d) contexts ``X``: (1, x_t), a constant feature first."""
+    return np.column_stack((np.ones(len(X)), X))
