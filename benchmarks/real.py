@@ -13,10 +13,12 @@
    (``benchmarks/comparecast_cs.py`` adds comparecast's default, the mixture boundary, and the figure).
 
 4. With ``--river`` (river installed): river's LogisticRegression as ``forecaster=river`` in the arena
-   (``arena.play``, referee included) against the same model in river's own loop, on the same
-   20,000 rounds (a replayed file with two context columns); best of 3.
+   (``arena.play``, referee included) against the same model in river's bare loop (predict, learn) and
+   in river's own evaluation loop (``evaluate.progressive_val_score`` with the log loss), on the same
+   20,000 rounds (a replayed file with two context columns); best of ``--repeats``, taking turns, with
+   the load average; the row goes to benchmarks/results/real_river.csv.
 
-Usage: python benchmarks/real.py [--comparecast DIR] [--own-T 1000] [--river]
+Usage: python benchmarks/real.py [--comparecast DIR] [--own-T 1000] [--river | --only-river] [--repeats 7]
 """
 
 from __future__ import annotations
@@ -127,38 +129,88 @@ def confidence_sequences(d: pd.DataFrame, cc_confseq=None) -> None:
     print(line, flush=True)
 
 
-def river_loop(T: int = 20_000) -> None:
-    import os
-    import tempfile
-
-    from river import linear_model
-
-    from arena import play
-
+def river_data(T: int) -> tuple[np.ndarray, np.ndarray]:
+    """T rounds of a logistic law of two features (the same data for every contestant)."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(T, 2))
     y = (rng.random(T) < 1 / (1 + np.exp(-(X @ [1.5, -1.0])))).astype(int)
+    return X, y
+
+
+def bare_loop(X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """river's LogisticRegression, predict then learn, round by round: nothing but the model's calls."""
+    from river import linear_model
+
+    model, ps = linear_model.LogisticRegression(), []
+    for xi, yi in zip(X.tolist(), y.tolist(), strict=True):
+        features = dict(enumerate(xi))
+        ps.append(model.predict_proba_one(features)[True])
+        model.learn_one(features, bool(yi))
+    return np.array(ps)
+
+
+def river_evaluate(X: np.ndarray, y: np.ndarray) -> float:
+    """river's own evaluation loop, progressive validation with the log loss; the loss."""
+    from river import evaluate, linear_model, metrics, stream
+
+    return evaluate.progressive_val_score(stream.iter_array(X, y), linear_model.LogisticRegression(), metrics.LogLoss())
+
+
+def river_loop(T: int = 20_000, repeats: int = 7) -> None:
+    """forecaster=river against nature=replay on a file of the data, ``arena.play`` (referee included), against
+    the same model in river's loops on the same data: best of ``repeats``, the three taking turns."""
+    import os
+    import platform
+    import tempfile
+
+    from run import _cpu  # benchmarks/run.py (this script's folder is on sys.path)
+
+    from arena import play
+
+    X, y = river_data(T)
     path = os.path.join(tempfile.mkdtemp(), "rounds.csv")
     pd.DataFrame({"y": y, "a": X[:, 0], "b": X[:, 1]}).to_csv(path, index=False)
     nature = {"path": path, "column": "y", "context_columns": ["a", "b"]}
     play("binary", "river", "replay", T=100, seed=0, nature_params=nature)  # warm up: imports, the file's cache
-    arena_s = own_s = float("inf")
-    for _ in range(3):
+    load = os.getloadavg()[0]
+    best = {"arena": float("inf"), "bare": float("inf"), "evaluate": float("inf")}
+    parts: dict = {}
+    for _ in range(repeats):
         start = time.perf_counter()
         r = play("binary", "river", "replay", T=T, seed=0, nature_params=nature)
-        arena_s = min(arena_s, time.perf_counter() - start)
-        model, ps = linear_model.LogisticRegression(), []
-        start = time.perf_counter()
-        for xi, yi in zip(X.tolist(), y.tolist(), strict=True):
-            features = dict(enumerate(xi))
-            ps.append(model.predict_proba_one(features)[True])
-            model.learn_one(features, bool(yi))
-        own_s = min(own_s, time.perf_counter() - start)
+        seconds = time.perf_counter() - start
+        if seconds < best["arena"]:
+            best["arena"], parts = seconds, dict(r.seconds)
+        best["bare"] = min(best["bare"], timed(lambda: bare_loop(X, y)))
+        best["evaluate"] = min(best["evaluate"], timed(lambda: river_evaluate(X, y)))
+    load = max(load, os.getloadavg()[0])
+    same = np.array_equal(r.recorder.p, bare_loop(X, y))
+    ratio_bare, ratio_evaluate = best["arena"] / best["bare"], best["arena"] / best["evaluate"]
     print(
-        f"river LogisticRegression T={T}: in the arena {arena_s:.2f} s, river's own loop {own_s:.2f} s, "
-        f"ratio {arena_s / own_s:.2f}; Brier {r.summary['brier']:.5f} vs {np.mean((np.array(ps) - y) ** 2):.5f}",
+        f"river LogisticRegression T={T}, best of {repeats} (load average {load:.2f}): in the arena "
+        f"{best['arena']:.3f} s (the model's loop {parts['forecaster']:.3f} s, the referee {parts['referee']:.3f} s, "
+        f"the rest {best['arena'] - parts['forecaster'] - parts['referee']:.3f} s); river's bare loop "
+        f"{best['bare']:.3f} s, ratio {ratio_bare:.2f}; river's evaluate.progressive_val_score (LogLoss) "
+        f"{best['evaluate']:.3f} s, ratio {ratio_evaluate:.2f}; forecasts identical to the bare loop's: {same}",
         flush=True,
     )
+    row = {
+        "machine": _cpu(),
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "load_1min": round(load, 2),
+        "T": T,
+        "repeats": repeats,
+        "arena_s": round(best["arena"], 4),
+        "arena_model_loop_s": round(parts["forecaster"], 4),
+        "arena_referee_s": round(parts["referee"], 4),
+        "river_bare_loop_s": round(best["bare"], 4),
+        "river_evaluate_s": round(best["evaluate"], 4),
+        "ratio_arena_over_bare": round(ratio_bare, 3),
+        "ratio_arena_over_evaluate": round(ratio_evaluate, 3),
+        "forecasts_identical": same,
+    }
+    pd.DataFrame([row]).to_csv(ROOT / "benchmarks" / "results" / "real_river.csv", index=False)
 
 
 def main() -> None:
@@ -167,9 +219,10 @@ def main() -> None:
     parser.add_argument("--own-T", type=int, default=1000, help="rounds for comparecast's own (slow) K29")
     parser.add_argument("--river", action="store_true", help="time forecaster=river against river's own loop")
     parser.add_argument("--only-river", action="store_true", help="only the river timing")
+    parser.add_argument("--repeats", type=int, default=7, help="turns of the river timing (the best counts)")
     args = parser.parse_args()
     if args.river or args.only_river:
-        river_loop()
+        river_loop(repeats=args.repeats)
     if args.only_river:
         return
     d = pd.read_csv(DATA)
