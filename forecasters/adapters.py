@@ -7,8 +7,8 @@ forecast is the model's probability of y = 1 before it learns y_t. The library i
 the forecaster is reset, never when the plugins are registered; a fresh model is built on every
 reset, and a model with a ``seed`` (river) or ``random_state`` (scikit-learn) parameter that the
 config leaves unset gets one drawn from the forecaster's stream (same seed, same game).
-Against an oblivious nature both play every round in one loop (``play_oblivious``): the step loop's calls,
-in its order, without its per-round checks.
+Against an oblivious nature both play every round in one loop (``play_oblivious``): the step loop's calls
+in the same order, the arena checking the forecasts all at once.
 """
 
 from __future__ import annotations
