@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from arena.results import KEY_COLUMNS, atomic_write
+from arena.results import KEY_COLUMNS, atomic_write, csv_writer
 from arena.store import FOLDER, _long, stored_matchups
 
 #: Matchups a batch: a few MB of curves, read and written at once.
@@ -102,9 +102,9 @@ def _join(files: list[Path], out_dir: Path, name: str) -> Path:
                 writer.write_table(table)
 
     def csv(tmp: str) -> None:
-        with open(tmp, "w") as f:
-            for i, table in enumerate(batches()):
-                table.to_pandas().to_csv(f, index=False, header=i == 0)
+        with csv_writer(tmp, schema) as writer:
+            for table in batches():
+                writer.write_table(table)
 
     atomic_write(path, parquet)
     atomic_write(path.with_suffix(".csv"), csv)
