@@ -127,16 +127,20 @@ def sequential_comparison(d: dict, alpha: float = 0.05) -> pd.DataFrame:
 # ----------------------------------------------------------------------------- per-round records
 
 
-def per_round(out_dir: Path, row: pd.Series, trust: bool = False) -> tuple[np.ndarray, np.ndarray, str]:
+def per_round(
+    out_dir: Path, row: pd.Series, trust: bool = False, stored: dict | None = None
+) -> tuple[np.ndarray, np.ndarray, str]:
     """The realized forecasts and outcomes of one stored matchup and where they came from
-    ("trace", "stored" or "replay"): its trace, or those stored with its result (:func:`arena.store.save_matchup`),
-    else the matchup played again from its config (:func:`arena.matchup.matchup_from_stored`: unless ``trust``,
-    registered plugins with plain values only)."""
+    ("trace", "stored" or "replay"): its trace, or those stored with its result (:func:`arena.store.save_matchup`;
+    ``stored``: :func:`stored_rounds` of a batch of rows, read once), else the matchup played again from its config
+    (:func:`arena.matchup.matchup_from_stored`: unless ``trust``, registered plugins with plain values only)."""
     trace = Path(out_dir) / "traces" / f"{row['matchup_id']}.parquet"
     if trace.is_file():
         t = pd.read_parquet(trace, columns=["p", "y"])
         return t["p"].to_numpy(float), t["y"].to_numpy(float), "trace"
-    if rounds := _stored_rounds(out_dir, row["matchup_id"]):
+    if stored is None:
+        stored = stored_rounds(out_dir, [row["matchup_id"]])
+    if rounds := stored.get(row["matchup_id"]):
         return np.asarray(rounds["p"], dtype=float), np.asarray(rounds["y"], dtype=float), "stored"
     if not isinstance(row.get("config"), str):
         raise ValueError(
@@ -158,11 +162,12 @@ def per_round(out_dir: Path, row: pd.Series, trust: bool = False) -> tuple[np.nd
     return rec.p[: rec.n].copy(), rec.y[: rec.n].copy(), source
 
 
-def _stored_rounds(out_dir: Path | str, mid: str) -> dict | None:
-    """The realized forecasts and outcomes stored with the result of matchup ``mid``, if it has them."""
-    from arena.store import stored_rounds
+def stored_rounds(out_dir: Path | str, ids) -> dict[str, dict]:
+    """The realized forecasts and outcomes stored with the results of ``ids``, by id (:func:`arena.store.stored_rounds`:
+    the store read once)."""
+    from arena.store import stored_rounds as read
 
-    return stored_rounds(out_dir, mid)
+    return read(out_dir, ids)
 
 
 def game_params(row: pd.Series) -> dict:
@@ -353,14 +358,15 @@ def top_pairs(
     return pd.concat(finals, ignore_index=True), pd.concat(curves, ignore_index=True)
 
 
-def replay_seconds(out_dir: Path | str, rows: pd.DataFrame) -> float:
-    """The seconds the matchups of ``rows`` without a stored trace or rounds took when played (their timing)."""
+def replay_seconds(out_dir: Path | str, rows: pd.DataFrame, stored: dict | None = None) -> float:
+    """The seconds the matchups of ``rows`` without a stored trace or rounds took when played (their timing);
+    ``stored``: :func:`stored_rounds` of ``rows``, when already read."""
     timing = [c for c in ("seconds_forecaster", "seconds_arena", "seconds_referee") if c in rows]
     if "matchup_id" not in rows or not timing:
         return 0.0
-    traced = rows["matchup_id"].map(
-        lambda m: (Path(out_dir) / "traces" / f"{m}.parquet").is_file() or _stored_rounds(out_dir, m) is not None
-    )
+    if stored is None:
+        stored = stored_rounds(out_dir, rows["matchup_id"])
+    traced = rows["matchup_id"].map(lambda m: m in stored or (Path(out_dir) / "traces" / f"{m}.parquet").is_file())
     return float(rows.loc[~traced, timing].apply(pd.to_numeric, errors="coerce").fillna(0).to_numpy().sum())
 
 
@@ -391,6 +397,7 @@ __all__ = [
     "pair_scores",
     "game_params",
     "per_round",
+    "stored_rounds",
     "replay_seconds",
     "round_scores",
     "sequential_comparison",

@@ -56,6 +56,7 @@ from arena.compare import (
     per_round,
     replay_seconds,
     round_scores,
+    stored_rounds,
 )
 from arena.errors import ConfigError
 from arena.sequential import e_process
@@ -230,13 +231,14 @@ def every_pair(
             continue
         family = {"game": game, "T": int(T)}
         try:
-            cost = replay_seconds(out_dir, rows)
+            stored = stored_rounds(out_dir, rows["matchup_id"])
+            cost = replay_seconds(out_dir, rows, stored)
             if cost > budget:
                 raise ValueError(
                     f"no traces, and replaying them would take about {cost:.0f} s: run the tournament with "
                     "keep_trace=true"
                 )
-            records = _records(out_dir, rows, trust)
+            records = _records(out_dir, rows, trust, stored)
         except Exception as exc:  # noqa: BLE001 (a section of the report: its reason is printed there)
             error = {"error": f"{type(exc).__name__}: {exc}", "refused": isinstance(exc, ConfigError)}
             pairs.append(pd.DataFrame([{**family, **error}]))
@@ -253,25 +255,26 @@ def every_pair(
     return tuple(d[[c for c in front if c in d] + [c for c in d if c not in front]] for d in cat)  # type: ignore[return-value]
 
 
-def _records(out_dir: Path, rows: pd.DataFrame, trust: bool = False) -> dict:
-    """Each (forecaster, nature, seed)'s realized forecasts and outcomes, and the game's parameters."""
+def _records(out_dir: Path, rows: pd.DataFrame, trust: bool = False, stored: dict | None = None) -> dict:
+    """Each (forecaster, nature, seed)'s realized forecasts and outcomes, and the game's parameters
+    (``stored``: :func:`arena.compare.stored_rounds` of ``rows``)."""
     out = {}
     for _, row in rows.iterrows():
-        p, y, _ = per_round(out_dir, row, trust)
+        p, y, _ = per_round(out_dir, row, trust, stored)
         out[(str(row["forecaster"]), row["nature"], int(row["seed"]))] = (p, y, game_params(row))
     return out
 
 
 def _scores(records: dict, metric: str) -> tuple[np.ndarray, float, float]:
     """The scores (F, K, T) of :func:`pair_evalues` (NaN where a forecaster did not finish a matchup)."""
-    names = sorted({k[0] for k in records})
-    keys = sorted({k[1:] for k in records}, key=str)
+    names = {name: i for i, name in enumerate(sorted({k[0] for k in records}))}
+    keys = {key: i for i, key in enumerate(sorted({k[1:] for k in records}, key=str))}
     n = min(len(v[0]) for v in records.values())
     s = np.full((len(names), len(keys), n), np.nan)
     lo = hi = 0.0
     for (name, *key), (p, y, game) in records.items():
         values, lo, hi = round_scores(p[:n], y[:n], metric, game)
-        s[names.index(name), keys.index(tuple(key))] = values
+        s[names[name], keys[tuple(key)]] = values
     return s, lo, hi
 
 

@@ -60,7 +60,7 @@ import numpy as np
 import pandas as pd
 from omegaconf import DictConfig
 
-from arena.compare import game_params, per_round, round_scores
+from arena.compare import game_params, per_round, round_scores, stored_rounds
 from arena.pairs import claims, pair_evalues
 from arena.plan import decide_metric, listed_seeds, plan, planned_matchups, requested_pairs, seeds_of
 
@@ -109,8 +109,9 @@ def seed_factors(out_dir: Path, rows: pd.DataFrame, labels: Sequence[str], metri
     ok = rows.loc[rows["status"] == "ok"] if "status" in rows else rows
     natures = sorted(ok["nature"].astype(str).unique())
     scores, lo, hi = {}, 0.0, 1.0
+    stored = stored_rounds(out_dir, ok["matchup_id"])
     for _, row in ok.iterrows():
-        p, y, _ = per_round(out_dir, row)
+        p, y, _ = per_round(out_dir, row, stored=stored)
         values, lo, hi = round_scores(p, y, metric, game_params(row))
         scores[(str(row["forecaster"]), str(row["nature"]))] = values
     F = len(labels)

@@ -451,14 +451,20 @@ def read_stored(out_dir: Path | str, mid: str) -> dict[str, pd.DataFrame]:
     return tables
 
 
-def stored_rounds(out_dir: Path | str, mid: str) -> dict | None:
-    """The realized forecasts and outcomes (``{"p": ..., "y": ...}``) stored with the result of ``mid``, if
-    it has them (:func:`save_matchup`)."""
-    try:
-        rounds = json.loads(read(scan(out_dir)[mid])).get("rounds")
-    except (KeyError, OSError, ValueError, AttributeError):
-        return None
-    return rounds if isinstance(rounds, dict) and {"p", "y"} <= set(rounds) else None
+def stored_rounds(out_dir: Path | str, ids: Iterable[str]) -> dict[str, dict]:
+    """The realized forecasts and outcomes (``{"p": ..., "y": ...}``) stored with the results of ``ids``
+    (:func:`save_matchup`), by id, for those that have them; each log is read once, in its order."""
+    index = scan(out_dir)
+    wanted = sorted({m for m in ids if m in index}, key=lambda m: _place(index[m]))
+    out = {}
+    for mid, (_, data) in zip(wanted, read_many(index[m] for m in wanted), strict=True):
+        try:
+            rounds = json.loads(data).get("rounds")  # type: ignore[arg-type]  (an OSError: caught below)
+        except (OSError, ValueError, TypeError, AttributeError):
+            continue
+        if isinstance(rounds, dict) and {"p", "y"} <= set(rounds):
+            out[mid] = rounds
+    return out
 
 
 def _quarantine(out_dir: Path, mid: str, where: Where | None, reason: str) -> Path:

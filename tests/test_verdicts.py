@@ -263,7 +263,7 @@ def test_replay_gives_the_stored_trace(stored):
     try:
         p2, y2, source2 = per_round(out, row)  # the rounds stored with the result
         with pytest.MonkeyPatch.context() as mp:  # a result stored without them (T > ROUNDS_KEPT): replayed
-            mp.setattr("arena.compare._stored_rounds", lambda *a: None)
+            mp.setattr("arena.compare.stored_rounds", lambda *a: {})
             p3, y3, source3 = per_round(out, row)
     finally:
         trace.with_suffix(".bak").rename(trace)
@@ -323,7 +323,7 @@ def test_top_pairs_replays_within_budget_and_says_why_not(stored, monkeypatch):
     assert set(final["nature"]) == {"iid_bernoulli", "anti_forecaster"} and set(final["seed"]) == {0}
     monkeypatch.setattr(cmp, "REPLAY_BUDGET", 0.0)  # seed 0 has traces: nothing to replay, still done
     assert not cmp.top_pairs(out, summary)[1].empty
-    monkeypatch.setattr(cmp, "_stored_rounds", lambda *a: None)  # results stored without their rounds
+    monkeypatch.setattr(cmp, "stored_rounds", lambda *a: {})  # results stored without their rounds
     slow = summary.assign(seed=summary["seed"].replace({0: 5, 1: 0}))  # now the first seed has no trace
     final, curves = cmp.top_pairs(out, slow.loc[slow["seed"] == 0].assign(seconds_forecaster=100.0))
     assert curves.empty and "replaying them would take about" in final["error"].iloc[0]
