@@ -469,7 +469,7 @@ def jobs(
     natures = sorted(
         set().union(
             *(
-                set(df["nature"].dropna().astype(str))
+                set(map(str, df["nature"].dropna().unique()))
                 for df in (summary, curves, rel)
                 if df is not None and "nature" in df
             )

@@ -123,7 +123,7 @@ def game_styles(families: Mapping[str, str], *tables: pd.DataFrame) -> dict[str,
     names = set()
     for df in tables:
         if df is not None and "forecaster" in df:
-            names |= set(df["forecaster"].dropna().astype(str))
+            names |= set(map(str, df["forecaster"].dropna().unique()))
     return {n: {**st, "family": families.get(n, "baseline")} for n, st in forecaster_styles(names).items()}
 
 
