@@ -14,6 +14,7 @@ listed seeds, then the next integers up to ``seed_budget``), its shards deal the
 
 from __future__ import annotations
 
+import copy
 import itertools
 from typing import NamedTuple
 
@@ -212,16 +213,25 @@ def matchup_config(cfg: DictConfig, entry: Entry, base: dict | None = None) -> D
     return OmegaConf.create(_matchup_dict(cfg, entry, base))
 
 
-def _matchup_dict(cfg: DictConfig, entry: Entry, base: dict | None = None) -> dict:
-    """:func:`matchup_config` as plain containers (unresolved)."""
+def _matchup_dict(cfg: DictConfig, entry: Entry, base: dict | None = None, plain: dict | None = None) -> dict:
+    """:func:`matchup_config` as plain containers (unresolved). ``plain``: the options already made plain
+    containers, by the id of their config (the entries of a plan share them), each copied where used."""
     config = dict(shared_config(cfg) if base is None else base)
+    options = {}
+    for key in ("forecaster", "nature"):
+        node = getattr(entry, key)
+        if plain is None:
+            options[key] = OmegaConf.to_container(node)
+            continue
+        if id(node) not in plain:
+            plain[id(node)] = (node, OmegaConf.to_container(node))  # the node kept: its id stays its own
+        options[key] = copy.deepcopy(plain[id(node)][1])
     config.update(
         T=entry.T,
         seed=entry.seed,
         forecaster_label=entry.forecaster_label,
         nature_label=entry.nature_label,
-        forecaster=OmegaConf.to_container(entry.forecaster),
-        nature=OmegaConf.to_container(entry.nature),
+        **options,
     )
     return config
 
@@ -269,12 +279,13 @@ def matchup_key(cfg: DictConfig | dict) -> str:
     )
 
 
-def resolved_matchup(cfg: DictConfig, entry: Entry, base: dict | None = None) -> dict:
-    """The resolved config of one planned matchup as plain containers (``base``: :func:`shared_config` of ``cfg``).
+def resolved_matchup(cfg: DictConfig, entry: Entry, base: dict | None = None, plain: dict | None = None) -> dict:
+    """The resolved config of one planned matchup as plain containers (``base``: :func:`shared_config` of ``cfg``;
+    ``plain``: as for :func:`_matchup_dict`).
 
     A matchup's config without interpolations is its own resolved form: no OmegaConf config is built
     (milliseconds each, for every matchup of a tournament: in its plan and in its jobs)."""
-    config = _matchup_dict(cfg, entry, base)
+    config = _matchup_dict(cfg, entry, base, plain)
     return config if _plain(config) else OmegaConf.to_container(OmegaConf.create(config), resolve=True)
 
 
@@ -284,11 +295,11 @@ def planned_matchups(
     """(matchup id, resolved config) of every matchup of the tournament in ``cfg.tournament`` (or of ``entries``
     of its plan) in plan order, or of those dealt to ``shard`` of ``shards`` (round-robin); each id computed
     once, from plain containers."""
-    base = shared_config(cfg)
+    base, plain = shared_config(cfg), {}
     out = []
     for i, entry in enumerate(plan(cfg) if entries is None else entries):
         if shard is None or i % shards == shard:
-            config = resolved_matchup(cfg, entry, base)
+            config = resolved_matchup(cfg, entry, base, plain)
             out.append((matchup_key(config), config))
     return out
 
