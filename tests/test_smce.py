@@ -199,6 +199,11 @@ def test_curve_is_exactly_the_smce_of_each_prefix(kind: str, style: str) -> None
         ts = rng.integers(0, T + 1, int(rng.integers(1, 12)))
         direct = [smce(p[:t], y[:t], kind) for t in ts.tolist()]
         assert smce_curve(p, y, ts, kind).tolist() == direct
+        # given the whole run's stable order (as the binary game passes it): the same floats, the order untouched
+        order = np.argsort(p, kind="stable")
+        kept = order.copy()
+        assert smce_curve(p, y, ts, kind, order=order).tolist() == direct
+        assert np.array_equal(order, kept)
 
 
 def test_curve_of_a_long_run_with_log_spaced_checkpoints() -> None:

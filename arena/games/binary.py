@@ -78,10 +78,10 @@ class BinaryGame(Game):
         return (p - y) ** 2
 
     def score(self, referee, rec, forecaster):
-        order = np.argsort(rec.p, kind="stable") if len(rec.p) else None  # the forecasts sorted once, for both sums
+        # the forecasts sorted once, for both sums and the smCE curve
+        order = np.argsort(rec.p, kind="stable") if len(rec.p) else None
         fs_q = fs_quadratic(rec.p, rec.y - rec.p, order) if len(rec.y) else 0.0  # fs_gap^2; K29's kernel gap too
         smce_whole = smce(rec.p, rec.y, order=order)
-        del order  # freed before the other metrics allocate theirs
         summary = metrics(
             referee, rec.X, rec.p, rec.y, rec.y_prob, grid=rounding_grid(forecaster), fs_q=fs_q, smce_whole=smce_whole
         )
@@ -89,7 +89,8 @@ class BinaryGame(Game):
         run.smce_whole, run.fs_q = summary["smce"], fs_q
         if run.same_p:
             run.smce_internal = summary["smce"]
-        return GameScore(summary, curve_rows(referee, rec, forecaster.claims, run), bind(CERTIFICATES, run, referee))
+        rows = curve_rows(referee, rec, forecaster.claims, run, order)
+        return GameScore(summary, rows, bind(CERTIFICATES, run, referee))
 
 
 def rounding_grid(forecaster) -> int | None:
@@ -456,14 +457,15 @@ def curves(referee, rec, claims, run: BinaryRun) -> pd.DataFrame:
     return pd.DataFrame(curve_rows(referee, rec, claims, run), columns=["t", "metric", "value"])
 
 
-def curve_rows(referee, rec, claims, run: BinaryRun) -> list[tuple[int, str, float]]:
-    """The rows (t, metric, value) of :func:`curves` (a list: :class:`arena.runner.Result` builds the frame)."""
+def curve_rows(referee, rec, claims, run: BinaryRun, order=None) -> list[tuple[int, str, float]]:
+    """The rows (t, metric, value) of :func:`curves` (a list: :class:`arena.runner.Result` builds the frame);
+    ``order``: the stable sort of the forecasts, when the caller has it."""
     rows = []
     kernel_ok = run.kernel is not None and len(rec.y) and not run.premise
     ts = checkpoints(len(rec.y), referee.n_checkpoints)
     # smCE of every prefix at once (one sort); the whole run's is the summary's (BinaryGame.score)
     whole = (ts == len(rec.y)) & (run.smce_whole is not None)
-    smce_t = smce_curve(rec.p, rec.y, np.where(whole, 0, ts), "paper")
+    smce_t = smce_curve(rec.p, rec.y, np.where(whole, 0, ts), "paper", order)
     smce_t[whole] = run.smce_whole
     internal = "smce" in claims and kernel_ok and not run.same_p
     smce_int = smce_curve(rec.p_internal, rec.y, ts, "paper") if internal else smce_t

@@ -228,6 +228,7 @@ def smce_curve(
     y: Sequence[float] | np.ndarray,
     checkpoints: Sequence[int] | np.ndarray,
     kind: str = "paper",
+    order: np.ndarray | None = None,
 ) -> np.ndarray:
     """smCE of each prefix ``p[:t], y[:t]`` for t in ``checkpoints``, sorting the forecasts once.
 
@@ -244,6 +245,9 @@ def smce_curve(
         Prefix lengths, each in [0, T].
     kind : {"paper", "pm"}
         As in ``smce``.
+    order : numpy.ndarray, optional
+        ``np.argsort(p, kind="stable")`` of the whole run, when the caller has it: the rounds of a prefix keep
+        their places in it (a stable sort orders by value, then round), so no prefix is sorted again.
     Returns
     -------
     numpy.ndarray
@@ -268,7 +272,10 @@ def smce_curve(
     if not ts.size or ts.max() == 0:
         return out
     n = int(ts.max())
-    order = np.argsort(p[:n], kind="stable")
+    if order is None or len(order) != len(p):
+        order = np.argsort(p[:n], kind="stable")
+    else:  # the stable order of p[:n], a copy (the prefixes below are kept in it, in place)
+        order = order[order < n] if n < len(p) else order.copy()
     for i in np.argsort(-ts, kind="stable").tolist():  # largest t first: each prefix is kept from the last
         t = int(ts[i])
         if t:
