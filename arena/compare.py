@@ -128,7 +128,7 @@ def sequential_comparison(d: dict, alpha: float = 0.05) -> pd.DataFrame:
 
 
 def per_round(
-    out_dir: Path, row: pd.Series, trust: bool = False, stored: dict | None = None
+    out_dir: Path, row: pd.Series | dict, trust: bool = False, stored: dict | None = None
 ) -> tuple[np.ndarray, np.ndarray, str]:
     """The realized forecasts and outcomes of one stored matchup and where they came from
     ("trace", "stored" or "replay"): its trace, or those stored with its result (:func:`arena.store.save_matchup`;
@@ -170,7 +170,7 @@ def stored_rounds(out_dir: Path | str, ids) -> dict[str, dict]:
     return read(out_dir, ids)
 
 
-def game_params(row: pd.Series) -> dict:
+def game_params(row: pd.Series | dict) -> dict:
     """The game's name and parameters of a stored matchup's row (its config)."""
     game = {"name": row.get("game", "binary")}
     if isinstance(row.get("config"), str):

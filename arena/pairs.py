@@ -259,7 +259,10 @@ def _records(out_dir: Path, rows: pd.DataFrame, trust: bool = False, stored: dic
     """Each (forecaster, nature, seed)'s realized forecasts and outcomes, and the game's parameters
     (``stored``: :func:`arena.compare.stored_rounds` of ``rows``)."""
     out = {}
-    for _, row in rows.iterrows():
+    columns = [
+        c for c in ("matchup_id", "forecaster", "nature", "seed", "game", "config", "brier", "pinball") if c in rows
+    ]
+    for row in rows[columns].to_dict("records"):  # what per_round and game_params read (not a Series a row)
         p, y, _ = per_round(out_dir, row, trust, stored)
         out[(str(row["forecaster"]), row["nature"], int(row["seed"]))] = (p, y, game_params(row))
     return out
