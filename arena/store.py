@@ -23,7 +23,7 @@ Examples
 --------
 >>> import tempfile
 >>> out = Path(tempfile.mkdtemp())
->>> append(out, "shard-0-of-1", "m1", b'{"row": {}}')
+>>> crc = append(out, "shard-0-of-1", "m1", b'{"row": {}}')
 >>> where = scan(out)["m1"]
 >>> where.path.name, read(where)
 ('shard-0-of-1.jsonl', b'{"row": {}}')
@@ -94,9 +94,10 @@ def frame(mid: str, payload: bytes) -> bytes:
     return b"%08x\t" % zlib.crc32(body) + body + b"\n"
 
 
-def append(out_dir: Path | str, log: str, mid: str, payload: bytes) -> None:
+def append(out_dir: Path | str, log: str, mid: str, payload: bytes) -> int:
     """Append the record of matchup ``mid`` (``payload``: its JSON) to ``matchups/<log>.jsonl`` in one
-    ``write``; after a torn record (a writer killed mid-line) it starts a new line first."""
+    ``write``; after a torn record (a writer killed mid-line) it starts a new line first. Returns the record's
+    checksum."""
     path = Path(out_dir) / FOLDER / f"{log}{SUFFIX}"
     path.parent.mkdir(parents=True, exist_ok=True)
     line = frame(mid, payload)
@@ -110,6 +111,7 @@ def append(out_dir: Path | str, log: str, mid: str, payload: bytes) -> None:
             raise OSError(28, os.strerror(28), str(path))
     finally:
         os.close(fd)
+    return int(line.lstrip(b"\n")[:_CRC], 16)
 
 
 def logs(out_dir: Path | str) -> list[Path]:
@@ -312,7 +314,9 @@ def save_matchup(
     stored = {"row": {k: _plain(v) for k, v in row.items()}, "trace": trace is not None}
     for part, table in (("curves", curves), ("reliability", reliability), ("rounds", rounds)):
         stored[part] = None if table is None else _columns(table)
-    append(out_dir, log, mid, json.dumps(stored).encode())
+    crc = append(out_dir, log, mid, json.dumps(stored).encode())
+    if trace is None:  # written whole from this process's own tables: the rerun's check need not parse it again
+        _remember(out_dir, [b"%08x\t%s\n" % (crc, mid.encode())])
 
 
 def _columns(table) -> dict[str, list]:
@@ -502,9 +506,7 @@ def done_ids(out_dir: Path | str, ids: Iterable[str]) -> set[str]:
             done.add(mid)
         except CorruptResult as exc:
             corrupt.append((mid, where, str(exc)))
-    if whole:  # a cache: best effort
-        with contextlib.suppress(OSError), open(out_dir / FOLDER / CHECKED, "ab") as f:
-            f.write(b"".join(whole))
+    _remember(out_dir, whole)
     for mid, where, reason in corrupt:
         _quarantine(out_dir, mid, where, reason)
     for bad in damaged(out_dir):  # torn or damaged lines: the matchups they held are not done
@@ -524,6 +526,14 @@ def _checked(out_dir: Path) -> set[tuple[int, str]]:
         return set()
     pairs = (line.split(b"\t") for line in lines if len(line) > _CRC + 1)
     return {(int(c, 16), m.decode(errors="replace")) for c, m, *_ in pairs if len(c) == _CRC and not c.strip(_HEX)}
+
+
+def _remember(out_dir: Path, lines: list[bytes]) -> None:
+    """Add ``checksum\tid`` lines to :data:`CHECKED` (one append: the shards of a run add theirs side by side; a
+    cache, best effort: a line lost or torn only means that record is read and checked again)."""
+    if lines:
+        with contextlib.suppress(OSError), open(out_dir / FOLDER / CHECKED, "ab") as f:
+            f.write(b"".join(lines))
 
 
 def _place(where: Where) -> tuple[str, int]:

@@ -60,7 +60,7 @@ def tournament(tmp_path_factory) -> Path:
 
 def test_a_tournament_keeps_one_log_per_shard_and_a_bounded_number_of_files(tournament):
     logs = sorted(p.name for p in (tournament / "matchups").iterdir())
-    assert logs == [f"shard-{k}-of-3.jsonl" for k in range(3)]
+    assert logs == [store.CHECKED, *(f"shard-{k}-of-3.jsonl" for k in range(3))]
     assert len(stored_ids(tournament)) == TOTAL
     files = [p for p in tournament.rglob("*") if p.is_file()]
     assert len(files) <= 4 * 3 + 50, len(files)
@@ -148,6 +148,26 @@ def test_a_record_read_back_whole_is_not_parsed_again_unless_it_changes(tmp_path
     rewrite(out, ids[3], tampered)
     assert done_ids(out, ids) == set(ids) - {ids[3]}
     assert ids[3] not in stored_ids(out)
+
+
+def test_a_matchup_stored_by_its_run_is_known_whole_without_parsing_it_again(tmp_path, tournament, monkeypatch):
+    """The run that stores a record (no trace) notes its checksum at once: the first rerun's done check reads no
+    record; a record changed since (another checksum) is parsed and checked."""
+    import shutil
+
+    out = tmp_path / "bench"
+    shutil.copytree(tournament, out)
+    ids = sorted(stored_ids(out))
+    noted = (out / "matchups" / store.CHECKED).read_text().splitlines()
+    assert sorted(line.split("\t")[1] for line in noted) == ids  # one line a matchup, written as it was stored
+    parsed = []
+    load = store._load
+    monkeypatch.setattr(store, "_load", lambda out_dir, mid, *a: parsed.append(mid) or load(out_dir, mid, *a))
+    assert done_ids(out, ids) == set(ids) and parsed == []
+    tampered = record(out, ids[5])
+    tampered["row"]["seed"] = -1
+    rewrite(out, ids[5], tampered)
+    assert done_ids(out, ids) == set(ids) - {ids[5]} and parsed == [ids[5]]
 
 
 def _old_layout(out: Path) -> None:
