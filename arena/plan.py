@@ -215,7 +215,8 @@ def matchup_config(cfg: DictConfig, entry: Entry, base: dict | None = None) -> D
 
 def _matchup_dict(cfg: DictConfig, entry: Entry, base: dict | None = None, plain: dict | None = None) -> dict:
     """:func:`matchup_config` as plain containers (unresolved). ``plain``: the options already made plain
-    containers, by the id of their config (the entries of a plan share them), each copied where used."""
+    containers, by the id of their config (the entries of a plan share them), each copied where used, with
+    whether they hold no interpolation."""
     config = dict(shared_config(cfg) if base is None else base)
     options = {}
     for key in ("forecaster", "nature"):
@@ -223,8 +224,9 @@ def _matchup_dict(cfg: DictConfig, entry: Entry, base: dict | None = None, plain
         if plain is None:
             options[key] = OmegaConf.to_container(node)
             continue
-        if id(node) not in plain:
-            plain[id(node)] = (node, OmegaConf.to_container(node))  # the node kept: its id stays its own
+        if id(node) not in plain:  # the node kept: its id stays its own
+            container = OmegaConf.to_container(node)
+            plain[id(node)] = (node, container, _plain(container))
         options[key] = copy.deepcopy(plain[id(node)][1])
     config.update(
         T=entry.T,
@@ -286,7 +288,14 @@ def resolved_matchup(cfg: DictConfig, entry: Entry, base: dict | None = None, pl
     A matchup's config without interpolations is its own resolved form: no OmegaConf config is built
     (milliseconds each, for every matchup of a tournament: in its plan and in its jobs)."""
     config = _matchup_dict(cfg, entry, base, plain)
-    return config if _plain(config) else OmegaConf.to_container(OmegaConf.create(config), resolve=True)
+    if plain is not None and base is not None:  # the shared config and each option checked once
+        if "base" not in plain:
+            plain["base"] = _plain(base)
+        options = (plain[id(getattr(entry, k))][2] for k in ("forecaster", "nature"))
+        simple = plain["base"] and all(options) and _plain([entry.forecaster_label, entry.nature_label])
+    else:
+        simple = _plain(config)
+    return config if simple else OmegaConf.to_container(OmegaConf.create(config), resolve=True)
 
 
 def planned_matchups(

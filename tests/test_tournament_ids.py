@@ -62,3 +62,15 @@ def test_an_interpolation_is_resolved_per_matchup():
         assert ids == _slow_ids(cfg) and len(set(ids)) == len(ids)
         _assert_shards_hold_the_job_configs(cfg)
         assert {m["note"] for _, m in tr.planned_matchups(cfg)} == {"s0", "s1"}
+
+
+def test_an_interpolation_in_an_option_is_resolved_per_matchup():
+    """An option (forecaster or nature) holding an interpolation is resolved for each matchup that shares it."""
+    cfg = OmegaConf.create({"game": {"name": "binary"}, "T": 10, "seed": 0})
+    option = OmegaConf.create({"_target_": "forecasters.baselines.Constant", "note": "s${seed}"})
+    plain_option = OmegaConf.create({"_target_": "adversaries.iid.IidBernoulli"})
+    entries = [tr.Entry("c", option, "n", plain_option, 10, seed) for seed in (0, 1)]
+    memo: dict = {}
+    resolved = [tr.resolved_matchup(cfg, e, tr.shared_config(cfg), memo) for e in entries]
+    assert [r["forecaster"]["note"] for r in resolved] == ["s0", "s1"]
+    assert resolved == [tr.resolved_matchup(cfg, e) for e in entries]
