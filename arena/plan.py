@@ -213,6 +213,10 @@ def matchup_config(cfg: DictConfig, entry: Entry, base: dict | None = None) -> D
     return OmegaConf.create(_matchup_dict(cfg, entry, base))
 
 
+#: The keys of a matchup's config that :func:`_matchup_dict` sets over the shared config.
+_PER_MATCHUP = ("T", "seed", "forecaster_label", "nature_label", "forecaster", "nature")
+
+
 def _matchup_dict(cfg: DictConfig, entry: Entry, base: dict | None = None, plain: dict | None = None) -> dict:
     """:func:`matchup_config` as plain containers (unresolved). ``plain``: the options already made plain
     containers, by the id of their config (the entries of a plan share them), each copied where used, with
@@ -289,8 +293,8 @@ def resolved_matchup(cfg: DictConfig, entry: Entry, base: dict | None = None, pl
     (milliseconds each, for every matchup of a tournament: in its plan and in its jobs)."""
     config = _matchup_dict(cfg, entry, base, plain)
     if plain is not None and base is not None:  # the shared config and each option checked once
-        if "base" not in plain:
-            plain["base"] = _plain(base)
+        if "base" not in plain:  # what each matchup sets (the labels' interpolations among them) aside
+            plain["base"] = _plain({k: v for k, v in base.items() if k not in _PER_MATCHUP})
         options = (plain[id(getattr(entry, k))][2] for k in ("forecaster", "nature"))
         simple = plain["base"] and all(options) and _plain([entry.forecaster_label, entry.nature_label])
     else:
