@@ -233,7 +233,7 @@ def compare(
     """
     from arena.certificates import checkpoints
     from arena.results import planned
-    from arena.store import collect
+    from arena.stream import collect
 
     out_dir = Path(out_dir)
     if summary is None:

@@ -329,7 +329,7 @@ def results_table(
     forecasters left out (no value on some nature)."""
     from arena.aggregate import direction, metric_columns, seed_stats
     from arena.results import planned
-    from arena.store import collect
+    from arena.stream import collect
 
     path = out_dir / "summary.parquet"
     summary = pd.read_parquet(path) if path.is_file() else collect(out_dir, planned(out_dir))["summary"]

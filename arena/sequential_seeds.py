@@ -178,7 +178,7 @@ def _playing(e: np.ndarray, asked: list[tuple[int, int]], labels: list[str]) -> 
 
 def _add_seed(factors: dict, k: int, out_dir: Path, ids: list[str], labels: list[str], metric: str) -> None:
     """Fill seed ``k``'s per-seed e-values of every horizon from the stored matchups ``ids``."""
-    from arena.store import collect
+    from arena.stream import collect
 
     if not ids:
         return

@@ -574,34 +574,10 @@ def stored_matchups(out_dir: Path | str, only: set[str] | None = None) -> Iterat
             )
 
 
-def collect(out_dir: Path | str, only: set[str] | None = None) -> dict[str, pd.DataFrame]:
-    """Read every whole stored matchup (of ``only``, when given) into one table per part, in memory
-    (:func:`stored_matchups`; :func:`arena.aggregate.write_tables` streams them to files instead).
-
-    A corrupt or partial result is reported on stderr and left out, never aggregated; the next
-    run of its tournament plays it again.
-    """
-    out_dir = Path(out_dir)
-    if not selected_ids(out_dir, only):
-        raise FileNotFoundError(f"no finished matchups under {out_dir / FOLDER}; run a tournament first")
-    rows, parts = [], {"curves": [], "reliability": []}
-    for stored in stored_matchups(out_dir, only):
-        rows.append(stored["row"])
-        keys = {k: stored["row"][k] for k in KEY_COLUMNS}
-        for part, tables in parts.items():
-            if stored.get(part) is not None:
-                tables.append((stored[part], keys))
-    if not rows:
-        raise FileNotFoundError(f"no readable matchups under {out_dir / FOLDER}; rerun the tournament")
-    summary = pd.DataFrame(rows).sort_values(["game", "forecaster", "nature", "seed", "T"]).reset_index(drop=True)
-    return {"summary": summary, **{name: _long(tables) for name, tables in parts.items()}}
-
-
 __all__ = [
     "CorruptResult",
     "Where",
     "append",
-    "collect",
     "done_ids",
     "is_done",
     "log_name",

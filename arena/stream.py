@@ -6,9 +6,9 @@ matchup: most of the bytes) never stay in memory: each batch becomes a Parquet f
 folder (in the system's temp folder: the results directory keeps its few files), and the batches
 are then streamed into one table (Parquet, with the key columns dictionary-encoded, and CSV)
 through a :mod:`pyarrow.dataset` over each, whose schema is the union of theirs (a column some
-games lack is null there, as :func:`arena.store.collect` makes it). The summary (one row a
+games lack is null there, as :func:`collect` makes it). The summary (one row a
 matchup) is kept, one frame per batch, and returned for the statistics across seeds. The tables
-equal those of :func:`arena.store.collect`, row for row.
+equal those of :func:`collect`, row for row.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from arena.results import KEY_COLUMNS, atomic_write, csv_writer
-from arena.store import FOLDER, _long, stored_matchups
+from arena.store import FOLDER, _long, selected_ids, stored_matchups
 
 #: Matchups a batch: a few MB of curves, read and written at once.
 BATCH = 1024
@@ -33,7 +33,7 @@ LONG = ("curves", "reliability")
 
 
 class Streamed(NamedTuple):
-    """What :func:`stream_tables` made: the summary (sorted as :func:`arena.store.collect` sorts it) and the
+    """What :func:`stream_tables` made: the summary (sorted as :func:`collect` sorts it) and the
     Parquet paths of the long tables written, by name."""
 
     summary: pd.DataFrame
@@ -111,4 +111,27 @@ def _join(files: list[Path], out_dir: Path, name: str) -> Path:
     return path
 
 
-__all__ = ["BATCH", "Streamed", "stream_tables"]
+def collect(out_dir: Path | str, only: set[str] | None = None) -> dict[str, pd.DataFrame]:
+    """Read every whole stored matchup (of ``only``, when given) into one table per part, in memory
+    (:func:`stored_matchups`; :func:`arena.aggregate.write_tables` streams them to files instead).
+
+    A corrupt or partial result is reported on stderr and left out, never aggregated; the next
+    run of its tournament plays it again.
+    """
+    out_dir = Path(out_dir)
+    if not selected_ids(out_dir, only):
+        raise FileNotFoundError(f"no finished matchups under {out_dir / FOLDER}; run a tournament first")
+    rows, parts = [], {"curves": [], "reliability": []}
+    for stored in stored_matchups(out_dir, only):
+        rows.append(stored["row"])
+        keys = {k: stored["row"][k] for k in KEY_COLUMNS}
+        for part, tables in parts.items():
+            if stored.get(part) is not None:
+                tables.append((stored[part], keys))
+    if not rows:
+        raise FileNotFoundError(f"no readable matchups under {out_dir / FOLDER}; rerun the tournament")
+    summary = pd.DataFrame(rows).sort_values(["game", "forecaster", "nature", "seed", "T"]).reset_index(drop=True)
+    return {"summary": summary, **{name: _long(tables) for name, tables in parts.items()}}
+
+
+__all__ = ["BATCH", "Streamed", "collect", "stream_tables"]

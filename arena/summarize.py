@@ -19,7 +19,8 @@ import pandas as pd
 from arena.aggregate import ACROSS, current_tables, write_tables
 from arena.answer import answer
 from arena.results import code_version, planned, write_atomic, write_table, write_text_atomic
-from arena.store import collect, stored_ids
+from arena.store import stored_ids
+from arena.stream import collect
 
 if TYPE_CHECKING:
     from arena.plots.report import Comparison
@@ -95,7 +96,7 @@ def refused_replays(out_dir: Path | str) -> int:
 
 def read_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     """The aggregated Parquet files of ``out_dir`` when they are up to date (:func:`arena.aggregate.current_tables`),
-    else :func:`arena.store.collect` of its stored matchups (those of its plan, when it has one)."""
+    else :func:`arena.stream.collect` of its stored matchups (those of its plan, when it has one)."""
     only = planned(out_dir)
     paths = current_tables(out_dir, only)
     if paths is not None and "summary" in paths:

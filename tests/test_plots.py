@@ -20,7 +20,8 @@ from scipy import stats
 
 from arena import plots
 from arena.aggregate import write_tables
-from arena.store import collect, scan
+from arena.store import scan
+from arena.stream import collect
 
 #: The report of a results directory (its comparison and families included; :func:`arena.plots.report` draws).
 summarize = importlib.import_module("arena.summarize")

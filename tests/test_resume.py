@@ -16,7 +16,8 @@ import pytest
 
 from arena.jobs import PROGRESS_FILE
 from arena.results import summary_digest
-from arena.store import collect, frame, read_stored, scan
+from arena.store import frame, read_stored, scan
+from arena.stream import collect
 
 BIN = Path(sys.executable).parent
 #: 2 forecasters x 2 natures x 3 seeds = 12 matchups in 2 shards, each long enough to kill the run midway.

@@ -16,7 +16,8 @@ from _stored import record, rewrite, store_binary_matchups  # tests/_stored.py
 
 from arena import store
 from arena.results import summary_digest
-from arena.store import append, collect, damaged, done_ids, frame, quarantine_record, scan, stored_ids
+from arena.store import append, damaged, done_ids, frame, quarantine_record, scan, stored_ids
+from arena.stream import collect
 
 BIN = Path(sys.executable).parent
 #: 2 forecasters x 2 natures x 6 seeds = 24 matchups in 3 shards.

@@ -226,7 +226,7 @@ def stored(tmp_path_factory):
 
     from arena.config import compose, hydra_session
     from arena.jobs import run_matchup
-    from arena.store import collect
+    from arena.stream import collect
 
     out = tmp_path_factory.mktemp("verdicts")
     with hydra_session():
@@ -421,7 +421,7 @@ def test_a_rerun_with_nothing_new_does_not_compare_the_top_pair_again(stored, tm
     figure.unlink()
     assert report(out, quiet=True) == first and calls() == 0 and figure.is_file()
     # another summary: compared again
-    from arena.store import collect
+    from arena.stream import collect
 
     tables = collect(out)
     tables["summary"].loc[tables["summary"].index[0], "brier"] += 0.01
