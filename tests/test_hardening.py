@@ -353,6 +353,7 @@ def inside():  # Python called back from C, as llvmlite calls Numba while it loa
         pass
 
 callback = ctypes.CFUNCTYPE(None)(inside)
+before = signal.getsignal(signal.SIGINT)  # Python's default, or SIG_IGN when started in the background
 outcomes = []
 for check in (True, False):
     steps = []
@@ -366,8 +367,7 @@ for check in (True, False):
     except KeyboardInterrupt:
         steps.append("raised")
     outcomes.append(steps)
-print(json.dumps([outcomes, signal.getsignal(signal.SIGINT) is signal.default_int_handler,
-                  sys.unraisablehook is sys.__unraisablehook__]))
+print(json.dumps([outcomes, signal.getsignal(signal.SIGINT) is before, sys.unraisablehook is sys.__unraisablehook__]))
 """
 
 
