@@ -178,10 +178,12 @@ def _river_features(values: list[float]) -> dict[int, float]:
 
 
 def _river_probability(proba: dict) -> float:
-    """P(y = 1) from river's ``predict_proba_one``: class True (or 1), 0.5 before the model knows any class, in
-    [0, 1]."""
-    p = proba.get(True, proba.get(1, 0.5 if not proba else 0.0))
-    return min(max(float(p), 0.0), 1.0)
+    """P(y = 1) from river's ``predict_proba_one``: class True (the same key as 1: True == 1, with one hash), 0.5
+    before the model knows any class, 0 when it knows only the other, clamped to [0, 1] (NaN stays NaN)."""
+    p = proba.get(True)
+    if p is None:
+        return 0.5 if not proba else 0.0
+    return 0.0 if p < 0.0 else 1.0 if p > 1.0 else float(p)
 
 
 def _sklearn_rows(X: np.ndarray) -> np.ndarray:

@@ -239,3 +239,26 @@ def test_rounds_at_once_are_checked_as_round_by_round():
         match=r"series\(T=4\) gave contexts of shape \(4,\) and outcomes of shape \(4,\); expected \(4, 1\)",
     ):
         rounds(_env(_Given(shape=(4,)), 4))
+
+
+@pytest.mark.parametrize(
+    ("proba", "expected"),
+    [
+        ({}, 0.5),  # no class seen yet
+        ({False: 1.0}, 0.0),  # only the other class
+        ({False: 0.3, True: 0.7}, 0.7),
+        ({0: 0.2, 1: 0.8}, 0.8),  # integer labels: 1 is the key True
+        ({True: 1.2}, 1.0),  # clamped
+        ({True: -0.1}, 0.0),
+    ],
+)
+def test_river_probability_of_class_one(proba, expected):
+    from forecasters.adapters import _river_probability
+
+    assert _river_probability(proba) == expected
+
+
+def test_river_probability_keeps_nan():
+    from forecasters.adapters import _river_probability
+
+    assert np.isnan(_river_probability({True: float("nan")}))  # the arena's check names the bad forecast
