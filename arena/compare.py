@@ -42,6 +42,7 @@ import pandas as pd
 
 from arena.errors import ConfigError
 from arena.sequential import confidence_sequence, e_process, verdict
+from arena.store import stored_rounds
 
 #: The scores a comparison can use; the quantile game has ``pinball`` and ``calibration`` only.
 SCORES = ("brier", "log_loss", "pinball", "calibration")
@@ -132,8 +133,9 @@ def per_round(
 ) -> tuple[np.ndarray, np.ndarray, str]:
     """The realized forecasts and outcomes of one stored matchup and where they came from
     ("trace", "stored" or "replay"): its trace, or those stored with its result (:func:`arena.store.save_matchup`;
-    ``stored``: :func:`stored_rounds` of a batch of rows, read once), else the matchup played again from its config
-    (:func:`arena.matchup.matchup_from_stored`: unless ``trust``, registered plugins with plain values only)."""
+    ``stored``: :func:`arena.store.stored_rounds` of a batch of rows, read once), else the matchup played again
+    from its config (:func:`arena.matchup.matchup_from_stored`: unless ``trust``, registered plugins with plain
+    values only)."""
     trace = Path(out_dir) / "traces" / f"{row['matchup_id']}.parquet"
     if trace.is_file():
         t = pd.read_parquet(trace, columns=["p", "y"])
@@ -160,14 +162,6 @@ def per_round(
         if new is not None and old is not None and np.isfinite(old) and not math.isclose(new, old, rel_tol=1e-9):
             source = f"replay ({metric} {new:.6g}, stored {old:.6g}: other code version?)"
     return rec.p[: rec.n].copy(), rec.y[: rec.n].copy(), source
-
-
-def stored_rounds(out_dir: Path | str, ids) -> dict[str, dict]:
-    """The realized forecasts and outcomes stored with the results of ``ids``, by id (:func:`arena.store.stored_rounds`:
-    the store read once)."""
-    from arena.store import stored_rounds as read
-
-    return read(out_dir, ids)
 
 
 def game_params(row: pd.Series | dict) -> dict:
@@ -360,7 +354,7 @@ def top_pairs(
 
 def replay_seconds(out_dir: Path | str, rows: pd.DataFrame, stored: dict | None = None) -> float:
     """The seconds the matchups of ``rows`` without a stored trace or rounds took when played (their timing);
-    ``stored``: :func:`stored_rounds` of ``rows``, when already read."""
+    ``stored``: :func:`arena.store.stored_rounds` of ``rows``, when already read."""
     timing = [c for c in ("seconds_forecaster", "seconds_arena", "seconds_referee") if c in rows]
     if "matchup_id" not in rows or not timing:
         return 0.0
@@ -397,7 +391,6 @@ __all__ = [
     "pair_scores",
     "game_params",
     "per_round",
-    "stored_rounds",
     "replay_seconds",
     "round_scores",
     "sequential_comparison",

@@ -19,7 +19,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from arena.errors import ConfigError, did_you_mean, unknown_name
 from arena.matchup import check_seed, unknown_parameter
-from arena.plan import auto_shards, plan, resolved_matchup, shared_config
+from arena.plan import Shared, auto_shards, plan, resolved_matchup
 
 #: The package of the arena's Hydra configs (installed); a source tree's ``conf/`` otherwise.
 CONFIG_MODULE = "arena.conf"
@@ -376,7 +376,7 @@ def _check_tournament(base: DictConfig) -> int:
             f"tournament {base.tournament.get('name')!r}: hydra.sweeper.params.shard must be "
             f"range(0,{shards}) to match tournament.shards={shards}"
         )
-    seen, shared = set(), shared_config(cfg)
+    seen, shared = set(), Shared(cfg)
     for entry in entries:
         key = (entry[0], entry[2], entry[4])  # forecaster, nature, T: seeds need no second check
         if key not in seen:

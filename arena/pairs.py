@@ -56,10 +56,10 @@ from arena.compare import (
     per_round,
     replay_seconds,
     round_scores,
-    stored_rounds,
 )
 from arena.errors import ConfigError
 from arena.sequential import e_process
+from arena.store import stored_rounds
 
 #: The ways of choosing claims among all pairs; the first is the default.
 METHODS = ("e-BH", "e-Bonferroni")
@@ -257,7 +257,7 @@ def every_pair(
 
 def _records(out_dir: Path, rows: pd.DataFrame, trust: bool = False, stored: dict | None = None) -> dict:
     """Each (forecaster, nature, seed)'s realized forecasts and outcomes, and the game's parameters
-    (``stored``: :func:`arena.compare.stored_rounds` of ``rows``)."""
+    (``stored``: :func:`arena.store.stored_rounds` of ``rows``)."""
     out = {}
     columns = [
         c for c in ("matchup_id", "forecaster", "nature", "seed", "game", "config", "brier", "pinball") if c in rows

@@ -213,33 +213,47 @@ def matchup_config(cfg: DictConfig, entry: Entry, base: dict | None = None) -> D
     return OmegaConf.create(_matchup_dict(cfg, entry, base))
 
 
-#: The keys of a matchup's config that :func:`_matchup_dict` sets over the shared config.
+#: The keys of a matchup's config that :meth:`Shared.matchup` sets over the shared config.
 _PER_MATCHUP = ("T", "seed", "forecaster_label", "nature_label", "forecaster", "nature")
 
 
-def _matchup_dict(cfg: DictConfig, entry: Entry, base: dict | None = None, plain: dict | None = None) -> dict:
-    """:func:`matchup_config` as plain containers (unresolved). ``plain``: the options already made plain
-    containers, by the id of their config (the entries of a plan share them), each copied where used, with
-    whether they hold no interpolation."""
-    config = dict(shared_config(cfg) if base is None else base)
-    options = {}
-    for key in ("forecaster", "nature"):
-        node = getattr(entry, key)
-        if plain is None:
-            options[key] = OmegaConf.to_container(node)
-            continue
-        if id(node) not in plain:  # the node kept: its id stays its own
+class Shared:
+    """What the matchups of one plan share, made plain once: the shared config (:func:`shared_config`; ``base``,
+    when already made) and whether it holds an interpolation beside what each matchup sets, and each option's
+    plain containers with the same answer (the entries of a plan share their option configs)."""
+
+    def __init__(self, cfg: DictConfig, base: dict | None = None):
+        self.base = shared_config(cfg) if base is None else base
+        self.plain = _plain({k: v for k, v in self.base.items() if k not in _PER_MATCHUP})
+        self._options: dict[int, tuple[DictConfig, dict, bool]] = {}
+
+    def option(self, node: DictConfig) -> tuple[dict, bool]:
+        """A copy of the plain containers of an option's config, and whether they hold no interpolation."""
+        if id(node) not in self._options:  # the node kept: its id stays its own
             container = OmegaConf.to_container(node)
-            plain[id(node)] = (node, container, _plain(container))
-        options[key] = copy.deepcopy(plain[id(node)][1])
-    config.update(
-        T=entry.T,
-        seed=entry.seed,
-        forecaster_label=entry.forecaster_label,
-        nature_label=entry.nature_label,
-        **options,
-    )
-    return config
+            self._options[id(node)] = (node, container, _plain(container))
+        _, container, plain = self._options[id(node)]
+        return copy.deepcopy(container), plain
+
+    def matchup(self, entry: Entry) -> tuple[dict, bool]:
+        """The config of one planned matchup as plain containers (unresolved), and whether it holds no
+        interpolation."""
+        (forecaster, plain_f), (nature, plain_n) = self.option(entry.forecaster), self.option(entry.nature)
+        config = dict(self.base)
+        config.update(
+            T=entry.T,
+            seed=entry.seed,
+            forecaster_label=entry.forecaster_label,
+            nature_label=entry.nature_label,
+            forecaster=forecaster,
+            nature=nature,
+        )
+        return config, self.plain and plain_f and plain_n and _plain([entry.forecaster_label, entry.nature_label])
+
+
+def _matchup_dict(cfg: DictConfig, entry: Entry, base: dict | None = None) -> dict:
+    """:func:`matchup_config` as plain containers (unresolved)."""
+    return Shared(cfg, base).matchup(entry)[0]
 
 
 def _plain(value) -> bool:
@@ -285,21 +299,14 @@ def matchup_key(cfg: DictConfig | dict) -> str:
     )
 
 
-def resolved_matchup(cfg: DictConfig, entry: Entry, base: dict | None = None, plain: dict | None = None) -> dict:
-    """The resolved config of one planned matchup as plain containers (``base``: :func:`shared_config` of ``cfg``;
-    ``plain``: as for :func:`_matchup_dict`).
+def resolved_matchup(cfg: DictConfig, entry: Entry, shared: Shared | None = None) -> dict:
+    """The resolved config of one planned matchup as plain containers (``shared``: :class:`Shared` of ``cfg``, made
+    once for a plan's matchups).
 
     A matchup's config without interpolations is its own resolved form: no OmegaConf config is built
     (milliseconds each, for every matchup of a tournament: in its plan and in its jobs)."""
-    config = _matchup_dict(cfg, entry, base, plain)
-    if plain is not None and base is not None:  # the shared config and each option checked once
-        if "base" not in plain:  # what each matchup sets (the labels' interpolations among them) aside
-            plain["base"] = _plain({k: v for k, v in base.items() if k not in _PER_MATCHUP})
-        options = (plain[id(getattr(entry, k))][2] for k in ("forecaster", "nature"))
-        simple = plain["base"] and all(options) and _plain([entry.forecaster_label, entry.nature_label])
-    else:
-        simple = _plain(config)
-    return config if simple else OmegaConf.to_container(OmegaConf.create(config), resolve=True)
+    config, plain = (Shared(cfg) if shared is None else shared).matchup(entry)
+    return config if plain else OmegaConf.to_container(OmegaConf.create(config), resolve=True)
 
 
 def planned_matchups(
@@ -308,11 +315,11 @@ def planned_matchups(
     """(matchup id, resolved config) of every matchup of the tournament in ``cfg.tournament`` (or of ``entries``
     of its plan) in plan order, or of those dealt to ``shard`` of ``shards`` (round-robin); each id computed
     once, from plain containers."""
-    base, plain = shared_config(cfg), {}
+    shared = Shared(cfg)
     out = []
     for i, entry in enumerate(plan(cfg) if entries is None else entries):
         if shard is None or i % shards == shard:
-            config = resolved_matchup(cfg, entry, base, plain)
+            config = resolved_matchup(cfg, entry, shared)
             out.append((matchup_key(config), config))
     return out
 
@@ -350,6 +357,7 @@ __all__ = [
     "planned_matchups",
     "requested_pairs",
     "resolved_config",
+    "Shared",
     "resolved_matchup",
     "shard_of",
     "seeds_of",

@@ -60,9 +60,10 @@ import numpy as np
 import pandas as pd
 from omegaconf import DictConfig
 
-from arena.compare import game_params, per_round, round_scores, stored_rounds
+from arena.compare import game_params, per_round, round_scores
 from arena.pairs import claims, pair_evalues
 from arena.plan import decide_metric, listed_seeds, plan, planned_matchups, requested_pairs, seeds_of
+from arena.store import stored_rounds
 
 #: The claims' level and method: those of ``pairs.csv`` (:func:`arena.pairs.every_pair`'s defaults).
 ALPHA, METHOD = 0.05, "e-BH"

@@ -89,29 +89,17 @@ def test_a_bad_forecast_is_refused_before_anything_runs(table, tmp_path, value, 
     df.loc[3, "a"] = value
     bad = tmp_path / "bad.csv"
     df.to_csv(bad, index=False)
-    with pytest.raises(ConfigError, match=message):
-        validate(
-            [
-                "forecaster=replay",
-                f"forecaster.path={bad}",
-                "forecaster.column=a",
-                "nature=replay",
-                f"nature.path={bad}",
-                "nature.column=y",
-                "tournament=none",
-                "T=50",
-            ]
-        )
-    run = _arena(
+    matchup = [
         "forecaster=replay",
         f"forecaster.path={bad}",
         "forecaster.column=a",
         "nature=replay",
         f"nature.path={bad}",
         "nature.column=y",
-        "T=50",
-        f"results_root={tmp_path / 'r'}",
-    )
+    ]
+    with pytest.raises(ConfigError, match=message):
+        validate([*matchup, "tournament=none", "T=50"])
+    run = _arena(*matchup, "T=50", f"results_root={tmp_path / 'r'}")
     assert run.returncode == 2, run.stderr
     assert len(run.stderr.strip().splitlines()) == 1 and "row 3" in run.stderr
     assert not (tmp_path / "r").exists()  # nothing ran

@@ -70,8 +70,8 @@ def test_an_interpolation_in_an_option_is_resolved_per_matchup():
     option = OmegaConf.create({"_target_": "forecasters.baselines.Constant", "note": "s${seed}"})
     plain_option = OmegaConf.create({"_target_": "adversaries.iid.IidBernoulli"})
     entries = [tr.Entry("c", option, "n", plain_option, 10, seed) for seed in (0, 1)]
-    memo: dict = {}
-    resolved = [tr.resolved_matchup(cfg, e, tr.shared_config(cfg), memo) for e in entries]
+    shared = tr.Shared(cfg)  # made once, as for a plan's matchups
+    resolved = [tr.resolved_matchup(cfg, e, shared) for e in entries]
     assert [r["forecaster"]["note"] for r in resolved] == ["s0", "s1"]
     assert resolved == [tr.resolved_matchup(cfg, e) for e in entries]
 
