@@ -1,7 +1,9 @@
 """Summary table -> statistics across seeds: means with Student-t intervals, leaderboards, paired comparisons.
 
-Pure functions of the summary table of :mod:`arena.results` (one row per matchup). The rules
-they share live here, once:
+Pure functions of the summary table of :mod:`arena.results` (one row per matchup), given as a frame
+or, by :func:`write_aggregates`, as its Parquet file, read a few columns at a time (:func:`columns`):
+memory then grows with the matchups by the bytes of a few numbers each, not of their whole rows. The
+rules they share live here, once:
 
 - **Metrics** (:func:`metric_columns`): the numeric columns of the summary, except the matchup's
   identity and bookkeeping (seed, T, rounds, forfeit step), the game's settings and the nature's
@@ -37,11 +39,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from arena.results import (
     KEY_COLUMNS,
@@ -206,16 +209,50 @@ def seed_invariant(summary: pd.DataFrame) -> pd.Series:
     >>> seed_invariant(s).tolist()
     [True, True, False, False]
     """
-    keys, metrics = _keys(summary), metric_columns(summary)
-    ok = summary.loc[_finished(summary)]
+    read, head = columns(summary)
+    return _invariant(read, _base(read, head), metric_columns(head))
+
+
+#: What reads columns of a summary: ``read(names)`` gives those columns of every row, in the summary's order.
+Read = Callable[[Sequence[str]], pd.DataFrame]
+
+
+def columns(summary: pd.DataFrame | Path) -> tuple[Read, pd.DataFrame]:
+    """How to read ``summary`` a few columns at a time (a frame, or the path of its Parquet file), and a few of its
+    rows with every column and its type (what :func:`metric_columns` and :func:`_keys` look at)."""
+    if isinstance(summary, pd.DataFrame):
+        return (lambda names: summary[list(names)]), summary
+    path = Path(summary)
+    head = next(pq.ParquetFile(path).iter_batches(batch_size=64)).to_pandas()
+    return (lambda names: pq.read_table(path, columns=list(names)).to_pandas()), head
+
+
+def _base(read: Read, head: pd.DataFrame) -> pd.DataFrame:
+    """The columns of ``read``'s summary that name and qualify its rows: keys, seed, status, adaptive."""
+    return read([c for c in [*_keys(head), "seed", "status", "adaptive"] if c in head])
+
+
+def _blocks(metrics: Sequence[str], rows: int) -> list[list[str]]:
+    """``metrics`` in blocks whose long table (a row per matchup and metric) stays under :data:`LONG_ROWS`
+    rows, and :data:`SEED_METRICS` metrics at most."""
+    size = max(1, min(SEED_METRICS, LONG_ROWS // max(rows, 1)))
+    return [list(metrics[i : i + size]) for i in range(0, len(metrics), size)]
+
+
+def _invariant(read: Read, base: pd.DataFrame, metrics: Sequence[str]) -> pd.Series:
+    """:func:`seed_invariant` of the summary whose ``base`` columns are given, its metrics read block by block."""
+    keys = _keys(base)
+    finished = _finished(base)
+    ok = base.loc[finished]
     if not metrics or ok.empty:
-        return pd.Series(False, index=summary.index)
+        return pd.Series(False, index=base.index)
     by = [ok[k] for k in keys] if keys else [pd.Series(0, index=ok.index)]
-    g = ok[metrics].groupby(by, dropna=False)
-    inv = (g.nunique(dropna=False).max(axis=1) <= 1) & (g.size() >= 2)
+    inv = ok.groupby(by, dropna=False).size() >= 2
+    for block in _blocks(metrics, len(base)):  # one value on every seed: of each metric of each block
+        inv &= read(block).loc[finished].groupby(by, dropna=False).nunique(dropna=False).max(axis=1) <= 1
     flags = dict(zip(inv.index if keys else [0], inv.to_numpy(bool), strict=False))
-    rows = summary[keys].itertuples(index=False, name=None) if keys else [0] * len(summary)
-    return pd.Series([flags.get(_key(r, len(keys)), False) for r in rows], index=summary.index, dtype=bool)
+    rows = base[keys].itertuples(index=False, name=None) if keys else [0] * len(base)
+    return pd.Series([flags.get(_key(r, len(keys)), False) for r in rows], index=base.index, dtype=bool)
 
 
 def _key(row: tuple, n: int):
@@ -245,27 +282,34 @@ def seed_stats(
     metrics : the metric columns; by default :func:`metric_columns`.
     invariant : :func:`seed_invariant` of ``summary``, when already computed.
     """
-    keys = _keys(summary)
-    metrics = list(metric_columns(summary) if metrics is None else metrics)
+    read, head = columns(summary)
+    metrics = list(metric_columns(head) if metrics is None else metrics)
+    base = _base(read, head)
+    invariant = _invariant(read, base, metric_columns(head)) if invariant is None else invariant  # every metric
+    return _seed_stats(read, base, metrics, invariant)
+
+
+def _seed_stats(read: Read, base: pd.DataFrame, metrics: Sequence[str], invariant: pd.Series) -> pd.DataFrame:
+    """:func:`seed_stats` of the summary whose ``base`` columns are given, its metrics read block by block."""
+    keys = _keys(base)
     # a few metrics at a time (the long table has a row per matchup and metric), in the order one pass gives
-    blocks = [
-        _seed_stats_block(summary, keys, metrics[i : i + SEED_METRICS]) for i in range(0, len(metrics), SEED_METRICS)
-    ]
+    blocks = [_seed_stats_block(pd.concat([base, read(b)], axis=1), keys, b) for b in _blocks(metrics, len(base))]
     filled = [b for b in blocks if len(b)]
     if len(filled) > 1:
         stats = pd.concat(filled, ignore_index=True).sort_values([*keys, "metric"], kind="stable", ignore_index=True)
     else:
-        stats = (filled or blocks or [_seed_stats_block(summary, keys, [])])[0]
-    invariant = seed_invariant(summary) if invariant is None else invariant
+        stats = (filled or blocks or [_seed_stats_block(base, keys, [])])[0]
     if not keys:
         stats["seed_invariant"] = bool(invariant.any())
         return stats
-    inv = summary[keys].assign(seed_invariant=invariant).drop_duplicates(keys)
+    inv = base[keys].assign(seed_invariant=invariant).drop_duplicates(keys)
     return stats.merge(inv, on=keys, how="left").fillna({"seed_invariant": False})
 
 
 #: Metrics whose long table :func:`seed_stats` makes at once (memory bounded by the matchups of a few metrics).
 SEED_METRICS = 8
+#: Rows of that long table at most (fewer metrics at once for a summary of many matchups).
+LONG_ROWS = 1 << 21
 
 
 def _seed_stats_block(summary: pd.DataFrame, keys: list[str], metrics: list[str]) -> pd.DataFrame:
@@ -408,18 +452,26 @@ PAIRED_METRICS = 1
 def _paired(summary: pd.DataFrame, metrics: Sequence[str], invariant: pd.Series | None = None) -> pd.DataFrame:
     """:func:`paired` of each metric of ``metrics``, one table in their order, merged :data:`PAIRED_METRICS` metrics
     at a time; ``invariant``: :func:`seed_invariant` of ``summary``, when already computed."""
-    invariant = seed_invariant(summary) if invariant is None else invariant
+    read, head = columns(summary)
+    base = _base(read, head)
+    invariant = _invariant(read, base, metric_columns(head)) if invariant is None else invariant
+    return _paired_of(read, base, metrics, invariant)
+
+
+def _paired_of(read: Read, base: pd.DataFrame, metrics: Sequence[str], invariant: pd.Series) -> pd.DataFrame:
+    """:func:`_paired` of the summary whose ``base`` columns are given, its metrics read block by block."""
     metrics = list(metrics)
     blocks = [
-        _paired_block(summary, metrics[i : i + PAIRED_METRICS], invariant)
-        for i in range(0, max(len(metrics), 1), PAIRED_METRICS)
+        _paired_block(pd.concat([base, read(block)], axis=1), block, invariant)
+        for block in (metrics[i : i + PAIRED_METRICS] for i in range(0, max(len(metrics), 1), PAIRED_METRICS))
     ]
     filled = [b for b in blocks if len(b)]
     return pd.concat(filled, ignore_index=True) if len(filled) > 1 else (filled or blocks)[0]
 
 
 def _paired_block(summary: pd.DataFrame, metrics: Sequence[str], invariant: pd.Series) -> pd.DataFrame:
-    """:func:`paired` of each metric of ``metrics``, one table in their order (one merge of the seeds' pairs)."""
+    """:func:`paired` of each metric of ``metrics``, one table in their order: the seeds' pairs merged within
+    each (game, nature, T), one after another in their order (memory bounded by the pairs of one of them)."""
     keys = _keys(summary)
     extra = ["adaptive"] if "adaptive" in summary else []  # carried along: which pairs share outcomes
     others = [k for k in keys if k != "forecaster"] + extra
@@ -429,6 +481,15 @@ def _paired_block(summary: pd.DataFrame, metrics: Sequence[str], invariant: pd.S
     d = d.melt(id_vars=ids, value_vars=list(metrics), var_name="_metric", value_name="_value")
     d = d.assign(_pos=np.repeat(np.arange(len(metrics)), len(d) // max(len(metrics), 1))).drop(columns="_metric")
     d = d.dropna(subset=["_value"])
+    cells = [part for _, part in d.groupby(others, sort=True, dropna=False)] if others and len(metrics) == 1 else [d]
+    parts = [_pairs(cell, metrics, others) for cell in cells] or [_pairs(d, metrics, others)]
+    filled = [p for p in parts if len(p)]
+    return pd.concat(filled, ignore_index=True) if len(filled) > 1 else (filled or parts)[0]
+
+
+def _pairs(d: pd.DataFrame, metrics: Sequence[str], others: list[str]) -> pd.DataFrame:
+    """The paired statistics of the long rows ``d`` (of :func:`_paired_block`), sorted by metric, ``others`` and
+    pair."""
     m = d.merge(d, on=["_pos", *others, "seed"], suffixes=("_a", "_b"))
     m = m.loc[m["forecaster_a"] < m["forecaster_b"]]
     m = m.assign(diff=m["_value_a"] - m["_value_b"], exact=m["_inv_a"] & m["_inv_b"])
@@ -461,27 +522,30 @@ def single_matchup(summary: pd.DataFrame) -> bool:
     )
 
 
-def write_aggregates(out_dir: Path | str, summary: pd.DataFrame) -> dict[str, Path]:
+def write_aggregates(out_dir: Path | str, summary: pd.DataFrame | Path) -> dict[str, Path]:
     """Write ``seed_stats``, ``leaderboard``, ``paired`` and ``minimax`` (every ranked metric;
-    :func:`arena.minimax.minimax_table`) as Parquet and CSV; for a single matchup
-    (:func:`single_matchup`) only the first two (any ``paired`` and ``minimax`` files left in
-    ``out_dir`` by an earlier aggregation are removed: they would describe other matchups).
+    :func:`arena.minimax.minimax_table`) of ``summary`` (a frame, or its Parquet file: read a few columns at a
+    time) as Parquet and CSV; for a single matchup (:func:`single_matchup`) only the first two (any ``paired``
+    and ``minimax`` files left in ``out_dir`` by an earlier aggregation are removed: they would describe other
+    matchups).
 
     Returns the Parquet paths by name; each file is written atomically (temp file + rename).
     """
     out_dir = Path(out_dir)
-    ranked = metric_columns(summary, ranked=True)
-    invariant = seed_invariant(summary)  # once: every table below needs it
-    stats = seed_stats(summary, invariant=invariant)
-    tables = {"seed_stats": stats, "leaderboard": leaderboard(summary, ranked, stats=stats)}
-    if summary.empty or single_matchup(summary):  # nothing, or nothing to compare
+    read, head = columns(summary)
+    metrics, ranked = metric_columns(head), metric_columns(head, ranked=True)
+    base = _base(read, head)
+    invariant = _invariant(read, base, metrics)  # once: every table below needs it
+    stats = _seed_stats(read, base, metrics, invariant)
+    tables = {"seed_stats": stats, "leaderboard": leaderboard(head, ranked, stats=stats)}
+    if base.empty or single_matchup(base):  # nothing, or nothing to compare
         for name in ACROSS:
             for suffix in (".parquet", ".csv"):
                 (out_dir / f"{name}{suffix}").unlink(missing_ok=True)
     else:
         from arena.minimax import minimax_table
 
-        tables["paired"] = _paired(summary, ranked, invariant) if ranked else pd.DataFrame()
+        tables["paired"] = _paired_of(read, base, ranked, invariant) if ranked else pd.DataFrame()
         tables["minimax"] = minimax_table(stats, ranked, {m: direction(m) for m in ranked})
     return {name: write_table(df, out_dir, name) for name, df in tables.items()}
 
@@ -555,10 +619,9 @@ def write_tables(out_dir: Path | str, only: set[str] | None = None) -> dict[str,
     ids = selected_ids(out_dir, only)
     if ids and (kept := _up_to_date(out_dir, ids)) is not None:
         return kept
-    summary, written = stream_tables(out_dir, only)
-    written = {"summary": write_table(summary, out_dir, "summary"), **written}
-    written.update(write_aggregates(out_dir, summary))
-    if len(summary) == len(ids) and not damaged(out_dir):  # all aggregated: nothing left out to report again
+    rows, written = stream_tables(out_dir, only)
+    written.update(write_aggregates(out_dir, written["summary"]))
+    if rows == len(ids) and not damaged(out_dir):  # all aggregated: nothing left out to report again
         write_text_atomic(
             json.dumps(_stamp(out_dir, ids, [(n, p.stem) for n, p in written.items()])), out_dir / TABLES_STAMP
         )
@@ -571,6 +634,7 @@ __all__ = [
     "ACROSS",
     "DIRECTION",
     "TABLES_STAMP",
+    "columns",
     "current_tables",
     "LEVEL",
     "direction",

@@ -1,14 +1,13 @@
 """Stored matchups -> the summary, curves and reliability tables, streamed in bounded memory.
 
 :func:`stream_tables` reads the store (:func:`arena.store.stored_matchups`, one record at a time)
-in batches of :data:`BATCH` matchups. The curves and the reliability bins (tens of rows a
-matchup: most of the bytes) never stay in memory: each batch becomes a Parquet file of a scratch
-folder (in the system's temp folder: the results directory keeps its few files), and the batches
-are then streamed into one table (Parquet, with the key columns dictionary-encoded, and CSV)
-through a :mod:`pyarrow.dataset` over each, whose schema is the union of theirs (a column some
-games lack is null there, as :func:`collect` makes it). The summary (one row a
-matchup) is kept, one frame per batch, and returned for the statistics across seeds. The tables
-equal those of :func:`collect`, row for row.
+in batches of :data:`BATCH` matchups. No table stays in memory: each batch becomes a Parquet file
+per table in a scratch folder (in the system's temp folder: the results directory keeps its few
+files), and the batches are then streamed into one table each (Parquet, with the key columns
+dictionary-encoded, and CSV) through :mod:`pyarrow`, with the schema that is the union of theirs (a
+column some games lack is null there, as :func:`collect` makes it). The summary (one row a matchup)
+is written sorted as :func:`collect` sorts it, by an external merge sort of runs of :data:`RUN` rows.
+The tables equal those of :func:`collect` written to Parquet, row for row.
 """
 
 from __future__ import annotations
@@ -18,8 +17,10 @@ import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
@@ -28,27 +29,30 @@ from arena.store import FOLDER, _long, selected_ids, stored_matchups
 
 #: Matchups a batch: a few MB of curves, read and written at once.
 BATCH = 1024
-#: The long tables streamed to files (the summary is returned).
+#: The long tables streamed to files beside the summary.
 LONG = ("curves", "reliability")
+#: The order of the summary's rows (as :func:`collect` sorts them).
+ORDER = ("game", "forecaster", "nature", "seed", "T")
+#: Summary rows sorted at once, then merged (about 1 KB each in Arrow).
+RUN = 1 << 15
 
 
 class Streamed(NamedTuple):
-    """What :func:`stream_tables` made: the summary (sorted as :func:`collect` sorts it) and the
-    Parquet paths of the long tables written, by name."""
+    """What :func:`stream_tables` made: the number of matchups in the summary and the Parquet paths of the
+    tables written (``summary``, sorted as :func:`collect` sorts it, and the long tables), by name."""
 
-    summary: pd.DataFrame
+    rows: int
     written: dict[str, Path]
 
 
 def stream_tables(out_dir: Path | str, only: set[str] | None = None) -> Streamed:
-    """Read every whole stored matchup (of ``only``, when given) in batches; write ``curves`` and
-    ``reliability`` (Parquet and CSV, each atomically) and return them with the summary. Raises
-    FileNotFoundError when no matchup reads back whole."""
+    """Read every whole stored matchup (of ``only``, when given) in batches; write ``summary``, ``curves`` and
+    ``reliability`` (Parquet and CSV, each atomically). Raises FileNotFoundError when no matchup reads back
+    whole."""
     out_dir = Path(out_dir)
     scratch = Path(tempfile.mkdtemp(prefix="arena-tables."))  # local disk, not the results' shared filesystem
     try:
-        frames: list[pd.DataFrame] = []
-        batches: dict[str, list[Path]] = {name: [] for name in LONG}
+        batches: dict[str, list[Path]] = {name: [] for name in ("summary", *LONG)}
         rows: list[dict] = []
         parts: dict[str, list] = {name: [] for name in LONG}
         for stored in stored_matchups(out_dir, only):
@@ -58,23 +62,25 @@ def stream_tables(out_dir: Path | str, only: set[str] | None = None) -> Streamed
                 if stored.get(name) is not None:
                     parts[name].append((stored[name], keys))
             if len(rows) == BATCH:
-                _flush(scratch, rows, parts, frames, batches)
-        _flush(scratch, rows, parts, frames, batches)
-        if not frames:
+                _flush(scratch, rows, parts, batches)
+        _flush(scratch, rows, parts, batches)
+        if not batches["summary"]:
             raise FileNotFoundError(f"no readable matchups under {out_dir / FOLDER}; rerun the tournament")
-        summary = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-        summary = summary.sort_values(["game", "forecaster", "nature", "seed", "T"]).reset_index(drop=True)
-        written = {name: _join(files, out_dir, name) for name, files in batches.items() if files}
-        return Streamed(summary, written)
+        n, summary = _sorted(batches.pop("summary"), scratch)
+        written = {"summary": _join(summary, out_dir, "summary")}
+        written.update({name: _join(files, out_dir, name) for name, files in batches.items() if files})
+        return Streamed(n, written)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _flush(scratch: Path, rows: list[dict], parts: dict[str, list], frames: list, batches: dict) -> None:
-    """Turn the batch read so far into a summary frame and a Parquet file per long table; empty the batch."""
+def _flush(scratch: Path, rows: list[dict], parts: dict[str, list], batches: dict) -> None:
+    """Write the batch read so far as a Parquet file per table (its summary rows, its long tables); empty it."""
     if not rows:
         return
-    frames.append(pd.DataFrame(rows))
+    path = scratch / f"summary.{len(batches['summary']):06d}.parquet"
+    pq.write_table(pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False), path)
+    batches["summary"].append(path)
     for name, tables in parts.items():
         table = _long(tables)
         if not table.empty:
@@ -85,16 +91,74 @@ def _flush(scratch: Path, rows: list[dict], parts: dict[str, list], frames: list
     rows.clear()
 
 
+def _union(files: list[Path]) -> pa.Schema:
+    """The schema of the batches ``files`` together: every column of each, types promoted to hold them all."""
+    schemas = [pq.read_schema(f).remove_metadata() for f in files]
+    return pa.unify_schemas(schemas, promote_options="permissive")
+
+
+def _read(file: Path, schema: pa.Schema, columns: list[str] | None = None) -> pa.Table:
+    """One batch file with the columns of ``schema`` (null where it has none), or only ``columns``."""
+    return ds.dataset(file, schema=schema, format="parquet").to_table(columns=columns)
+
+
+def _sorted(files: list[Path], scratch: Path) -> tuple[int, list[Path]]:
+    """The summary batches ``files`` as files of :data:`RUN` rows or so, in turn sorted by :data:`ORDER` (stably;
+    nulls last, as pandas sorts them), and the number of rows: an external merge sort. Runs of about
+    :data:`RUN` rows are each sorted in memory; then the keys of every row give the order, and each stretch of
+    it takes the next rows of each run (a run's rows come in its order). Only the keys of every row and a
+    stretch of whole rows are in memory at once."""
+    schema = _union(files)
+    groups: list[list[Path]] = [[]]
+    for f in files:
+        if sum(pq.ParquetFile(g).metadata.num_rows for g in groups[-1]) >= RUN:
+            groups.append([])
+        groups[-1].append(f)
+    runs = []
+    for group in groups:
+        table = pa.concat_tables([_read(f, schema) for f in group])
+        runs.append(scratch / f"summary.run.{len(runs):06d}.parquet")
+        pq.write_table(table.take(_order(table)), runs[-1], row_group_size=BATCH)
+    readers = [pq.ParquetFile(r) for r in runs]
+    order = _order(pa.concat_tables([r.read(columns=list(ORDER)) for r in readers]))
+    run_of = np.searchsorted(np.cumsum([r.metadata.num_rows for r in readers]), order, side="right")
+    taken = np.zeros(len(readers), dtype=np.int64)  # rows of each run placed so far
+    out = []
+    for i in range(0, len(order), RUN):
+        which = run_of[i : i + RUN]
+        parts, placed = [], []
+        for r in np.unique(which):
+            mine = np.flatnonzero(which == r)
+            parts.append(_rows(readers[r], taken[r], taken[r] + len(mine)))
+            placed.append(mine)
+            taken[r] += len(mine)
+        out.append(scratch / f"summary.sorted.{len(out):06d}.parquet")
+        pq.write_table(pa.concat_tables(parts).take(np.argsort(np.concatenate(placed), kind="stable")), out[-1])
+    return len(order), out
+
+
+def _order(table: pa.Table) -> np.ndarray:
+    """The positions of ``table``'s rows sorted by :data:`ORDER`, stably, nulls last."""
+    return pc.sort_indices(table, sort_keys=[(k, "ascending") for k in ORDER]).to_numpy().astype(np.int64)
+
+
+def _rows(reader: pq.ParquetFile, lo: int, hi: int) -> pa.Table:
+    """Rows ``lo`` to ``hi`` (excluded) of a Parquet file, reading only the row groups that hold them."""
+    ends = np.cumsum([reader.metadata.row_group(g).num_rows for g in range(reader.num_row_groups)])
+    first, last = int(np.searchsorted(ends, lo, side="right")), int(np.searchsorted(ends, hi - 1, side="right"))
+    skip = lo - (int(ends[first - 1]) if first else 0)
+    return reader.read_row_groups(list(range(first, last + 1))).slice(skip, hi - lo)
+
+
 def _join(files: list[Path], out_dir: Path, name: str) -> Path:
-    """The batches ``files`` of one long table as ``out_dir/name.parquet`` and ``.csv``, streamed."""
-    schemas = [pq.read_schema(f) for f in files]
-    schema = pa.unify_schemas([s.remove_metadata() for s in schemas], promote_options="permissive")
+    """The batches ``files`` of one table as ``out_dir/name.parquet`` and ``.csv``, streamed."""
+    schema = _union(files)
     path = out_dir / f"{name}.parquet"
     keys = [k for k in KEY_COLUMNS if k in schema.names and pa.types.is_string(schema.field(k).type)]
 
     def batches():  # one batch file at a time, in order, with the columns of the union
         for f in files:
-            yield ds.dataset(f, schema=schema, format="parquet").to_table()
+            yield _read(f, schema)
 
     def parquet(tmp: str) -> None:
         with pq.ParquetWriter(tmp, schema, use_dictionary=keys or True, write_page_checksum=True) as writer:

@@ -10,7 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from _stored import record, rewrite, store_binary_matchups  # tests/_stored.py
 
@@ -201,14 +204,51 @@ def test_a_results_directory_of_one_file_per_matchup_is_still_read_and_resumed(t
     assert bad.stem in stored_ids(out)
 
 
+def test_the_summary_is_sorted_a_stretch_at_a_time_as_pandas_sorts_it_at_once(tmp_path, monkeypatch):
+    from arena import stream
+
+    rng = np.random.default_rng(3)
+    n = 50
+    whole = pd.DataFrame(
+        {
+            "game": rng.choice(["binary", "quantile"], n),
+            "forecaster": rng.choice(["k29", "ogd", "hedge"], n),
+            "nature": pd.Series(rng.choice(["a", "b", "c"], n), dtype=object).where(rng.random(n) > 0.1, None),
+            "seed": rng.integers(0, 4, n),
+            "T": rng.choice([10, 100], n),
+            "brier": rng.random(n),
+            "row": np.arange(n),  # ties keep their order: the sort is stable
+        }
+    )
+    files = []
+    for i, part in enumerate(np.array_split(np.arange(n), 4)):  # batches in the store's order, not sorted
+        batch = whole.iloc[part].reset_index(drop=True)
+        if i == 2:
+            batch = batch.assign(extra=1.5)  # a column only some batches have: null in the others
+        files.append(tmp_path / f"summary.{i:06d}.parquet")
+        pq.write_table(pa.Table.from_pandas(batch, preserve_index=False), files[-1])
+    monkeypatch.setattr(stream, "RUN", 8)  # a run per batch file, merged eight rows at a time
+    rows, stretches = stream._sorted(files, tmp_path)
+    got = pd.concat([pd.read_parquet(f) for f in stretches], ignore_index=True)
+    want = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+    want = want.sort_values(list(stream.ORDER), kind="stable").reset_index(drop=True)
+    assert rows == n and len(stretches) == 7
+    assert not want["row"].is_monotonic_increasing  # the batches were not in order
+    pd.testing.assert_frame_equal(got[list(want.columns)], want)
+
+
 def test_tables_streamed_in_batches_equal_the_tables_read_at_once(tmp_path, monkeypatch):
     from arena import stream
 
     out = store_binary_matchups(tmp_path, ["k29", "running_mean"], ["iid_bernoulli", "sinusoid"], [0, 1, 2], T=40)
     monkeypatch.setattr(stream, "BATCH", 5)  # 12 matchups: three batches
-    summary, written = stream.stream_tables(out)
+    monkeypatch.setattr(stream, "RUN", 7)  # and the summary sorted in runs of seven rows or so, then merged
+    rows, written = stream.stream_tables(out)
     whole = collect(out)
-    pd.testing.assert_frame_equal(summary, whole["summary"])
+    assert rows == len(whole["summary"]) == 12
+    # the summary file is the summary read at once, written to Parquet: the same rows in the same order
+    once = pa.Table.from_pandas(whole["summary"], preserve_index=False).to_pandas()
+    pd.testing.assert_frame_equal(pd.read_parquet(written["summary"]), once)
     for name in ("curves", "reliability"):
         pd.testing.assert_frame_equal(pd.read_parquet(written[name]), whole[name])
         assert pd.read_csv(written[name].with_suffix(".csv")).shape == whole[name].shape
@@ -217,4 +257,6 @@ def test_tables_streamed_in_batches_equal_the_tables_read_at_once(tmp_path, monk
         "curves.parquet",
         "reliability.csv",
         "reliability.parquet",
+        "summary.csv",
+        "summary.parquet",
     ]  # the scratch batches lie elsewhere, and are gone
