@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
+from arena.moments import MOMENTS, combine
 from arena.results import (
     KEY_COLUMNS,
     MACHINE_COLUMNS,
@@ -186,6 +187,27 @@ def mean_ci(df: pd.DataFrame, by: Sequence[str], value: str = "value") -> pd.Dat
     return g
 
 
+def moments_ci(m: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """:func:`mean_ci` of the values whose moments over seeds are ``m`` (:mod:`arena.moments`: a row per point,
+    e.g. the ``curve_stats`` table), per group of ``by``: the points of a group are combined
+    (:func:`arena.moments.combine`). A group of identical values (min = max) has ``n_effective`` 1 and no
+    interval, as in :func:`mean_ci`.
+
+    Examples
+    --------
+    >>> from arena.moments import moments
+    >>> df = pd.DataFrame({"f": "a", "t": [1, 1, 2], "value": [1.0, 3.0, 5.0]})
+    >>> moments_ci(moments(df, ["f", "t"]), ["f", "t"])[["t", "n", "mean", "ci_low"]].round(3).values.tolist()
+    [[1.0, 2.0, 2.0, -10.706], [2.0, 1.0, 5.0, nan]]
+    """
+    g = combine([m], by) if len(m) else pd.DataFrame(columns=[*by, *MOMENTS])
+    g = g[[*by, "n", "mean", "std"]].astype({"n": float, "mean": float, "std": float})
+    g.insert(len(by) + 1, "n_effective", n_effective(g["n"], g["std"]))
+    g["half"] = t_half_width(g["std"], g["n"])
+    g["ci_low"], g["ci_high"] = g["mean"] - g["half"], g["mean"] + g["half"]
+    return g
+
+
 def _finished(summary: pd.DataFrame) -> pd.Series:
     return summary["status"] != "forfeit" if "status" in summary else pd.Series(True, index=summary.index)
 
@@ -223,8 +245,15 @@ def columns(summary: pd.DataFrame | Path) -> tuple[Read, pd.DataFrame]:
     if isinstance(summary, pd.DataFrame):
         return (lambda names: summary[list(names)]), summary
     path = Path(summary)
-    head = next(pq.ParquetFile(path).iter_batches(batch_size=64)).to_pandas()
+    file = pq.ParquetFile(path)
+    if file.metadata.num_rows <= WHOLE_ROWS:  # a few MB: read at once
+        return columns(file.read().to_pandas())
+    head = next(file.iter_batches(batch_size=64)).to_pandas()
     return (lambda names: pq.read_table(path, columns=list(names)).to_pandas()), head
+
+
+#: A summary file of this many rows or fewer is read whole (a few tens of MB), not a few columns at a time.
+WHOLE_ROWS = 1 << 14
 
 
 def _base(read: Read, head: pd.DataFrame) -> pd.DataFrame:
@@ -470,8 +499,8 @@ def _paired_of(read: Read, base: pd.DataFrame, metrics: Sequence[str], invariant
 
 
 def _paired_block(summary: pd.DataFrame, metrics: Sequence[str], invariant: pd.Series) -> pd.DataFrame:
-    """:func:`paired` of each metric of ``metrics``, one table in their order: the seeds' pairs merged within
-    each (game, nature, T), one after another in their order (memory bounded by the pairs of one of them)."""
+    """:func:`paired` of each metric of ``metrics``, one table in their order: the seeds' pairs merged a few
+    (game, nature, T) at a time, in their order (:func:`_cells`: memory bounded by the pairs of a few)."""
     keys = _keys(summary)
     extra = ["adaptive"] if "adaptive" in summary else []  # carried along: which pairs share outcomes
     others = [k for k in keys if k != "forecaster"] + extra
@@ -481,10 +510,24 @@ def _paired_block(summary: pd.DataFrame, metrics: Sequence[str], invariant: pd.S
     d = d.melt(id_vars=ids, value_vars=list(metrics), var_name="_metric", value_name="_value")
     d = d.assign(_pos=np.repeat(np.arange(len(metrics)), len(d) // max(len(metrics), 1))).drop(columns="_metric")
     d = d.dropna(subset=["_value"])
-    cells = [part for _, part in d.groupby(others, sort=True, dropna=False)] if others and len(metrics) == 1 else [d]
-    parts = [_pairs(cell, metrics, others) for cell in cells] or [_pairs(d, metrics, others)]
+    parts = [_pairs(cells, metrics, others) for cells in _cells(d, others, len(metrics))]
     filled = [p for p in parts if len(p)]
     return pd.concat(filled, ignore_index=True) if len(filled) > 1 else (filled or parts)[0]
+
+
+#: Rows of seeds (of one metric) whose pairs :func:`_paired_block` merges at once, a few (game, nature, T) at a time.
+PAIR_ROWS = 1 << 17
+
+
+def _cells(d: pd.DataFrame, others: list[str], n_metrics: int) -> list[pd.DataFrame]:
+    """The rows ``d`` of one metric as consecutive runs of whole (game, nature, T) cells (``others``), in their
+    sorted order, of :data:`PAIR_ROWS` rows or so each; ``d`` itself when it is no more."""
+    if len(d) <= PAIR_ROWS or not others or n_metrics != 1:
+        return [d]
+    cell = d.groupby(others, sort=True, dropna=False).ngroup().to_numpy()
+    sizes = np.bincount(cell)
+    chunk = np.cumsum(sizes) // PAIR_ROWS  # the run of each cell: whole cells, in order
+    return [d.loc[mask] for k in np.unique(chunk) if (mask := np.isin(cell, np.flatnonzero(chunk == k))).any()]
 
 
 def _pairs(d: pd.DataFrame, metrics: Sequence[str], others: list[str]) -> pd.DataFrame:
@@ -640,6 +683,7 @@ __all__ = [
     "direction",
     "leaderboard",
     "mean_ci",
+    "moments_ci",
     "metric_columns",
     "n_effective",
     "paired",

@@ -41,6 +41,7 @@ applications, Ann. Statist. (e-Bonferroni). Choe & Ramdas (2023), Comparing sequ
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -258,13 +259,16 @@ def every_pair(
 def _records(out_dir: Path, rows: pd.DataFrame, trust: bool = False, stored: dict | None = None) -> dict:
     """Each (forecaster, nature, seed)'s realized forecasts and outcomes, and the game's parameters
     (``stored``: :func:`arena.store.stored_rounds` of ``rows``)."""
-    out = {}
+    out: dict = {}
+    games: dict[str, dict] = {}
     columns = [
         c for c in ("matchup_id", "forecaster", "nature", "seed", "game", "config", "brier", "pinball") if c in rows
     ]
     for row in rows[columns].to_dict("records"):  # what per_round and game_params read (not a Series a row)
         p, y, _ = per_round(out_dir, row, trust, stored)
-        out[(str(row["forecaster"]), row["nature"], int(row["seed"]))] = (p, y, game_params(row))
+        game = game_params(row)
+        game = games.setdefault(json.dumps(game, sort_keys=True, default=str), game)  # one dict per game played
+        out[(str(row["forecaster"]), row["nature"], int(row["seed"]))] = (p, y, game)
     return out
 
 

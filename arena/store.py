@@ -467,7 +467,10 @@ def stored_rounds(out_dir: Path | str, ids: Iterable[str]) -> dict[str, dict]:
         except (OSError, ValueError, TypeError, AttributeError):
             continue
         if isinstance(rounds, dict) and {"p", "y"} <= set(rounds):
-            out[mid] = rounds
+            try:  # arrays: half the memory of lists of floats, for the many matchups of a report
+                out[mid] = {**rounds, **{k: np.asarray(rounds[k], dtype=float) for k in ("p", "y")}}
+            except (TypeError, ValueError):
+                continue
     return out
 
 

@@ -24,7 +24,8 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from arena.results import KEY_COLUMNS, atomic_write, csv_writer
+from arena.moments import BIN_KEYS, CURVE_KEYS, combine, moments, pool_bins
+from arena.results import KEY_COLUMNS, atomic_write, csv_writer, write_table
 from arena.store import FOLDER, _long, selected_ids, stored_matchups
 
 #: Matchups a batch: a few MB of curves, read and written at once.
@@ -47,14 +48,17 @@ class Streamed(NamedTuple):
 
 def stream_tables(out_dir: Path | str, only: set[str] | None = None) -> Streamed:
     """Read every whole stored matchup (of ``only``, when given) in batches; write ``summary``, ``curves`` and
-    ``reliability`` (Parquet and CSV, each atomically). Raises FileNotFoundError when no matchup reads back
-    whole."""
+    ``reliability`` (Parquet and CSV, each atomically), ``curve_stats`` (the moments over seeds of every point of
+    the curves, :mod:`arena.moments`) and ``reliability_pooled`` (the bins pooled over seeds, with ``n_seeds``: the
+    matchups pooled). Raises FileNotFoundError when no matchup reads back whole."""
     out_dir = Path(out_dir)
     scratch = Path(tempfile.mkdtemp(prefix="arena-tables."))  # local disk, not the results' shared filesystem
     try:
         batches: dict[str, list[Path]] = {name: [] for name in ("summary", *LONG)}
         rows: list[dict] = []
         parts: dict[str, list] = {name: [] for name in LONG}
+        # over the seeds read so far: the moments of the curves, the pooled reliability bins, the matchups behind them
+        stats: dict[str, pd.DataFrame] = {}
         for stored in stored_matchups(out_dir, only):
             rows.append(stored["row"])
             keys = {k: stored["row"][k] for k in KEY_COLUMNS}
@@ -62,20 +66,28 @@ def stream_tables(out_dir: Path | str, only: set[str] | None = None) -> Streamed
                 if stored.get(name) is not None:
                     parts[name].append((stored[name], keys))
             if len(rows) == BATCH:
-                _flush(scratch, rows, parts, batches)
-        _flush(scratch, rows, parts, batches)
+                _flush(scratch, rows, parts, batches, stats)
+        _flush(scratch, rows, parts, batches, stats)
         if not batches["summary"]:
             raise FileNotFoundError(f"no readable matchups under {out_dir / FOLDER}; rerun the tournament")
         n, summary = _sorted(batches.pop("summary"), scratch)
         written = {"summary": _join(summary, out_dir, "summary")}
         written.update({name: _join(files, out_dir, name) for name, files in batches.items() if files})
+        if "curves" in stats:
+            written["curve_stats"] = write_table(stats["curves"], out_dir, "curve_stats")
+        if "reliability" in stats:
+            pooled, seeds = stats["reliability"], stats["matchups"]
+            keys = [k for k in BIN_KEYS if k in seeds]
+            pooled = pooled.merge(seeds, on=keys, how="left") if keys else pooled.assign(n_seeds=seeds["n_seeds"].sum())
+            written["reliability_pooled"] = write_table(pooled, out_dir, "reliability_pooled")
         return Streamed(n, written)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _flush(scratch: Path, rows: list[dict], parts: dict[str, list], batches: dict) -> None:
-    """Write the batch read so far as a Parquet file per table (its summary rows, its long tables); empty it."""
+def _flush(scratch: Path, rows: list[dict], parts: dict[str, list], batches: dict, stats: dict) -> None:
+    """Write the batch read so far as a Parquet file per table (its summary rows, its long tables), add its
+    curves and reliability bins to ``stats`` (:func:`_add`); empty the batch."""
     if not rows:
         return
     path = scratch / f"summary.{len(batches['summary']):06d}.parquet"
@@ -87,8 +99,31 @@ def _flush(scratch: Path, rows: list[dict], parts: dict[str, list], batches: dic
             path = scratch / f"{name}.{len(batches[name]):06d}.parquet"
             pq.write_table(pa.Table.from_pandas(table, preserve_index=False), path)
             batches[name].append(path)
+            _add(stats, name, table)
         tables.clear()
     rows.clear()
+
+
+def _add(stats: dict[str, pd.DataFrame], name: str, table: pd.DataFrame) -> None:
+    """Add a batch's long table ``name`` to ``stats``, the statistics over seeds of the batches before: its curves'
+    moments (:func:`arena.moments.combine`; ``stats["curves"]``), its reliability bins pooled
+    (:func:`arena.moments.pool_bins`; ``stats["reliability"]``) and the number of matchups behind them, per
+    (game, T, forecaster, nature) (``stats["matchups"]``, column ``n_seeds``)."""
+    if name == "curves":
+        keys = [k for k in CURVE_KEYS if k in table]
+        stats["curves"] = combine([p for p in (stats.get("curves"), moments(table, keys)) if p is not None], keys)
+    elif name == "reliability":
+        keys = [k for k in BIN_KEYS if k in table]
+        pooled = pool_bins(table, keys)
+        old = stats.get("reliability")
+        stats["reliability"] = pooled if old is None else pool_bins(pd.concat([old, pooled], ignore_index=True), keys)
+        who = table["matchup_id" if "matchup_id" in table else "seed"]
+        seeds = who.groupby([table[k] for k in keys] or [pd.Series(0, index=table.index)], dropna=False).nunique()
+        seeds = seeds.rename("n_seeds").reset_index() if keys else pd.DataFrame({"n_seeds": [seeds.iloc[0]]})
+        if "matchups" in stats:
+            both = pd.concat([stats["matchups"], seeds], ignore_index=True)
+            seeds = both.groupby(keys, dropna=False)["n_seeds"].sum().reset_index() if keys else both.sum().to_frame().T
+        stats["matchups"] = seeds
 
 
 def _union(files: list[Path]) -> pa.Schema:

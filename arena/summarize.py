@@ -96,12 +96,20 @@ def refused_replays(out_dir: Path | str) -> int:
 
 def read_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     """The aggregated Parquet files of ``out_dir`` when they are up to date (:func:`arena.aggregate.current_tables`),
-    else :func:`arena.stream.collect` of its stored matchups (those of its plan, when it has one)."""
+    with the curves as their moments over seeds (``curve_stats``, :mod:`arena.moments`) and the reliability bins
+    pooled over seeds (``reliability_pooled``), else
+    :func:`arena.stream.collect` of its stored matchups (those of its plan, when it has one)."""
     only = planned(out_dir)
     paths = current_tables(out_dir, only)
     if paths is not None and "summary" in paths:
+        # the curves and bins as the figures draw them, over seeds: a row per point or bin whatever the seeds
+        paths = {
+            **paths,
+            "curves": paths.get("curve_stats", paths.get("curves")),
+            "reliability": paths.get("reliability_pooled", paths.get("reliability")),
+        }
         try:
-            return {name: pd.read_parquet(paths[name]) if name in paths else pd.DataFrame() for name in _AGGREGATES}
+            return {name: pd.read_parquet(paths[name]) if paths.get(name) else pd.DataFrame() for name in _AGGREGATES}
         except (OSError, ValueError):  # unreadable after all: aggregate from the matchups
             pass
     return collect(out_dir, only)

@@ -19,9 +19,9 @@ Each size is the calibration tournament (11 forecasters x 12 natures = 132 match
 The table also gives the files in the results directory and its bytes. ``--base-python`` runs the
 same commands with another environment's ``arena`` (an earlier commit, installed there) beside
 today's. ``--replicate K`` then copies the stored matchups of the largest size K times (new seeds,
-so new ids) into a scratch results directory without a plan, and aggregates them
-(:func:`arena.aggregate.write_tables`, the first step of ``arena-report``) in a process of its own:
-K x 10^5 matchups without playing them.
+so new ids) into a scratch results directory without a plan, aggregates them
+(:func:`arena.aggregate.write_tables`, the first step of ``arena-report``) in a process of its own, then
+draws their report (``arena-report``): K x 10^5 matchups without playing them.
 
 It names the machine and writes ``benchmarks/results/scale.csv``.
 """
@@ -111,9 +111,10 @@ def one_size(python: Path, side: str, matchups: int, tmp: Path) -> tuple[list[di
     return rows, out
 
 
-def replicate(out: Path, times: int, tmp: Path) -> dict:
+def replicate(out: Path, times: int, tmp: Path) -> list[dict]:
     """Aggregate ``times`` copies of the stored matchups of ``out`` (each copy's seeds shifted: new ids) in a
-    process of its own; wall seconds, peak memory and the number of matchups."""
+    process of its own, then draw their report (``arena-report``); the rows of both: wall seconds, peak memory
+    and the number of matchups."""
     dest = Path(tempfile.mkdtemp(prefix="replicated_", dir=tmp))
     script = f"""
 import json, sys
@@ -137,15 +138,18 @@ print(n)
 """
     subprocess.run([sys.executable, "-c", script], check=True, env=_env(), capture_output=True)
     n = len(__import__("arena.store", fromlist=["scan"]).scan(dest))
-    before = load()
-    row = {"side": "today", "matchups": n, "shards": cores(), "step": "aggregate (replicated)", "load_before": before}
-    cmd = [sys.executable, "-c", f"from arena.aggregate import write_tables; write_tables({str(dest)!r})"]
-    row.update(measured(cmd, dest))
-    files, size = tree(dest)
-    row.update({"files": files, "mb_on_disk": round(size / 2**20, 1), "load_after": load()})
-    print(json.dumps(row), flush=True)
+    rows = []
+    aggregate = [sys.executable, "-c", f"from arena.aggregate import write_tables; write_tables({str(dest)!r})"]
+    report = [str(Path(sys.executable).parent / "arena-report"), str(dest)]
+    for step, cmd in (("aggregate (replicated)", aggregate), ("report (replicated)", report)):
+        row = {"side": "today", "matchups": n, "shards": cores(), "step": step, "load_before": load()}
+        row.update(measured(cmd, dest))
+        files, size = tree(dest)
+        row.update({"files": files, "mb_on_disk": round(size / 2**20, 1), "load_after": load()})
+        print(json.dumps(row), flush=True)
+        rows.append(row)
     shutil.rmtree(dest, ignore_errors=True)
-    return row
+    return rows
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -167,7 +171,7 @@ def main(argv: list[str] | None = None) -> None:
             got, last = one_size(Path(sys.executable), "today", n, Path(tmp))
             rows += got
         if args.replicate and last is not None:
-            rows.append(replicate(last, args.replicate, Path(tmp)))
+            rows += replicate(last, args.replicate, Path(tmp))
     write_rows([{"machine": machine, **r} for r in rows], args.out)
 
 

@@ -270,6 +270,34 @@ def test_paired_of_every_metric_at_once_equals_one_metric_at_a_time():
     pd.testing.assert_frame_equal(aggregate._paired(s, ["regret", "brier"]), each, check_exact=True)
 
 
+def test_the_tables_read_from_parquet_by_blocks_and_cells_equal_those_of_the_frame_at_once(tmp_path, monkeypatch):
+    """write_aggregates of a summary's Parquet file reads it a few columns at a time: the keys, then blocks of
+    metrics; the seeds' pairs are merged a few (game, nature, T) at a time. With a block of one metric and a
+    cell at a time, the tables are those of the frame at once, row for row: bit for bit but for the paired
+    differences' means and deviations, summed in another order within a pair (to 1e-12)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    s = pd.concat([_summary(4), _summary(5).assign(nature=lambda d: d["nature"] + "x")], ignore_index=True)
+    s = s.sort_values(["game", "forecaster", "nature", "seed", "T"], ignore_index=True)
+    whole = write_aggregates(tmp_path / "whole", s)
+    path = tmp_path / "summary.parquet"
+    pq.write_table(pa.Table.from_pandas(s, preserve_index=False), path)
+    monkeypatch.setattr(aggregate, "WHOLE_ROWS", 0)  # read a few columns at a time
+    monkeypatch.setattr(aggregate, "LONG_ROWS", 1)  # one metric a block
+    monkeypatch.setattr(aggregate, "PAIR_ROWS", 1)  # one (game, nature, T) a merge: four cells
+    assert len(aggregate._cells(s.assign(_m=1.0), ["game", "nature", "T"], 1)) == 4
+    parts = write_aggregates(tmp_path / "parts", path)
+    assert set(parts) == set(whole) == {"seed_stats", "leaderboard", "paired", "minimax"}
+    for name in whole:
+        a, b = pd.read_parquet(parts[name]), pd.read_parquet(whole[name])
+        exact = name != "paired"
+        pd.testing.assert_frame_equal(a, b, check_exact=exact, rtol=1e-12)
+        if not exact:  # the keys, counts and verdicts exactly
+            same = [c for c in b if b[c].dtype.kind not in "f"]
+            pd.testing.assert_frame_equal(a[same], b[same], check_exact=True)
+
+
 def test_real_result_rows():
     """Rows as the runner writes them (certificates, seeds, timing): the same pairs and means."""
     rows = [

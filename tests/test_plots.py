@@ -20,6 +20,7 @@ from scipy import stats
 
 from arena import plots
 from arena.aggregate import write_tables
+from arena.moments import CURVE_KEYS, moments, pool_bins
 from arena.store import scan
 from arena.stream import collect
 
@@ -168,8 +169,18 @@ def test_report_reads_fresh_aggregates_and_not_stale_ones(results, tmp_path, mon
     monkeypatch.setattr(summarize, "collect", lambda d, only=None: calls.append(d) or collect(d, only))
     fresh = summarize.read_tables(out)
     assert calls == []
-    for name in ("curves", "reliability"):
-        pd.testing.assert_frame_equal(fresh[name], tables[name])
+    # the reliability bins pooled over seeds a batch at a time: those of the whole table pooled at once, with the
+    # matchups behind each (its seeds)
+    keys = ["game", "T", "forecaster", "nature"]
+    once = pool_bins(tables["reliability"], keys)
+    pd.testing.assert_frame_equal(fresh["reliability"].drop(columns="n_seeds"), once, check_exact=False, rtol=1e-12)
+    assert (
+        len(fresh["reliability"]) < len(tables["reliability"]) and (fresh["reliability"]["n_seeds"] == len(SEEDS)).all()
+    )
+    # the curves as the figures draw them: their moments over seeds, combined batch by batch as the store is
+    # read, against those of the whole table at once (another summation order: to 1e-12)
+    assert len(fresh["curves"]) < len(tables["curves"])
+    pd.testing.assert_frame_equal(fresh["curves"], moments(tables["curves"], CURVE_KEYS), check_exact=False, rtol=1e-12)
     a, b = fresh["summary"], tables["summary"]
     assert list(a.columns) == list(b.columns) and (a.dtypes == b.dtypes).all()
     for col in a:  # equal, but for None against NaN in object columns (Parquet keeps no NaN there)
@@ -1368,3 +1379,33 @@ def test_a_two_panel_reliability_grid_has_a_title_of_at_most_two_lines():
     title = fig.get_suptitle()
     assert title.count("\n") <= 1 and "anti forecaster" in title  # three lines squeezed the two panels
     assert "binary" in title and "T = 100" in title and "1 seed" in title
+
+
+def test_figures_from_the_curves_moments_are_the_figures_from_every_seed(tmp_path):
+    """The report draws its curves from ``curve_stats`` (their moments over seeds): every line, band and bound of a
+    figure is the one drawn from the long table of every seed's values (to 1e-12: sums in another order)."""
+    import matplotlib.pyplot as plt
+
+    out = store_binary_matchups(tmp_path, FORECASTERS, NATURES, range(5), 100)  # five seeds: bands are drawn
+    raw = collect(out)["curves"]
+    stats = moments(raw, CURVE_KEYS)
+
+    def drawn(fig):
+        lines = [(ln.get_gid(), ln.get_xydata()) for ax in fig.axes for ln in ax.get_lines()]
+        bands = [(c.get_gid(), p.vertices) for ax in fig.axes for c in ax.collections for p in c.get_paths()]
+        return lines, bands
+
+    figures = [
+        lambda c: plots.smce_vs_T(c, nature=NATURES[0]),
+        lambda c: plots.regret_curves(c, "bias", nature=NATURES[1]),
+        lambda c: plots.regret_curves(c, "regret_linear"),
+        lambda c: plots.curves_by_nature(c, "smce"),
+        lambda c: plots.curves_by_nature(c, "regret_linear"),
+    ]
+    for figure in figures:
+        (a_lines, a_bands), (b_lines, b_bands) = drawn(figure(raw)), drawn(figure(stats))
+        assert [g for g, _ in a_lines] == [g for g, _ in b_lines] and len(a_lines) > 2
+        assert [g for g, _ in a_bands] == [g for g, _ in b_bands] and a_bands
+        for (_, x), (_, y) in zip(a_lines + a_bands, b_lines + b_bands, strict=True):
+            np.testing.assert_allclose(x, y, rtol=1e-12)
+        plt.close("all")

@@ -252,11 +252,27 @@ def test_tables_streamed_in_batches_equal_the_tables_read_at_once(tmp_path, monk
     for name in ("curves", "reliability"):
         pd.testing.assert_frame_equal(pd.read_parquet(written[name]), whole[name])
         assert pd.read_csv(written[name].with_suffix(".csv")).shape == whole[name].shape
+    # the curves' moments over seeds, combined batch by batch: those of the whole table at once, to 1e-12
+    # (another summation order), each point's count and first seed exactly
+    from arena.moments import CURVE_KEYS, moments, pool_bins
+
+    stats, once = pd.read_parquet(written["curve_stats"]), moments(whole["curves"], CURVE_KEYS)
+    pd.testing.assert_frame_equal(stats, once, check_exact=False, rtol=1e-12)
+    assert (stats["n"] == 3).all() and (stats["first_seed"] == 0).all()  # three seeds a point, in three batches
+    # the reliability bins pooled over seeds, batch by batch: those of the whole table at once
+    pooled = pd.read_parquet(written["reliability_pooled"])
+    once = pool_bins(whole["reliability"], ["game", "T", "forecaster", "nature"])
+    pd.testing.assert_frame_equal(pooled.drop(columns="n_seeds"), once, check_exact=False, rtol=1e-12)
+    assert (pooled["n_seeds"] == 3).all()
     assert sorted(p.name for p in out.iterdir() if p.name != "matchups") == [
+        "curve_stats.csv",
+        "curve_stats.parquet",
         "curves.csv",
         "curves.parquet",
         "reliability.csv",
         "reliability.parquet",
+        "reliability_pooled.csv",
+        "reliability_pooled.parquet",
         "summary.csv",
         "summary.parquet",
     ]  # the scratch batches lie elsewhere, and are gone

@@ -32,12 +32,13 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.markers import MarkerStyle
 
-from arena.aggregate import mean_ci, single_matchup
+from arena.aggregate import moments_ci, single_matchup
 from arena.answer import HEADLINE_METRICS
+from arena.moments import BIN_COLUMNS, pool_bins
 from arena.plots.common import (
-    _CURVE_COLUMNS,
     _FAMILY_TITLES,
     _clean,
+    _curves,
     _draw_curves,
     _facets,
     _floor_note,
@@ -49,6 +50,7 @@ from arena.plots.common import (
     _ok,
     _only,
     _panel_title,
+    _per_t,
     _restrict,
     _rounds_axes,
     _seed_note,
@@ -74,7 +76,7 @@ from arena.results import safe_name
 
 #: The headline metrics of the binary game: its LaTeX table and its leaderboards.
 BINARY_METRICS = HEADLINE_METRICS["binary"]
-_BIN_COLUMNS = ("bin", "lo", "hi", "count", "mean_p", "mean_y")
+_BIN_COLUMNS = BIN_COLUMNS
 
 
 def smce_vs_T(
@@ -99,16 +101,16 @@ def smce_vs_T(
     """
     own = ax is None
     with mpl.rc_context(_RC):
-        df = _restrict(_last_T(_clean(curves, need=_CURVE_COLUMNS)), nature=nature)
+        df = _restrict(_last_T(_curves(curves)), nature=nature)
         obs = df.loc[df["metric"] == "smce"] if not df.empty else df
         obs = obs.loc[obs["t"] > 0] if not obs.empty else obs
         if obs.empty:
             fig, ax = _axes(ax)
             _no_data(ax, "smCE curves" + (f" for {nature}" if nature else ""))
             return fig
-        obs = obs.assign(value=obs["value"] / obs["t"])
+        obs = _per_t(obs)
         bounds = df.loc[(df["metric"] == "smce_bound") & (df["t"] > 0)]
-        stats = mean_ci(obs, ["forecaster", "t"])
+        stats = moments_ci(obs, ["forecaster", "t"])
         fig, panels = _facets(ax, stats["forecaster"].unique(), styles, sharey=True)
         t, k29 = _k29_guarantee(obs)
         floor = _log_floor(np.r_[stats["mean"].to_numpy(float), k29])
@@ -143,23 +145,9 @@ def pool_reliability(reliability: pd.DataFrame) -> pd.DataFrame:
 
 
 def _pool(reliability: pd.DataFrame | None, by: Sequence[str] = ()) -> pd.DataFrame:
-    """:func:`pool_reliability` per group of ``by`` (e.g. nature and forecaster) in one groupby."""
-    by = list(by)
-    df = _clean(reliability, "count", (*_BIN_COLUMNS, *by))
-    if not df.empty:
-        mp, my = (pd.to_numeric(df[c], errors="coerce").astype(float) for c in ("mean_p", "mean_y"))
-        df = df.loc[(df["count"] > 0) & np.isfinite(mp) & np.isfinite(my)]
-    if df.empty:
-        return pd.DataFrame(columns=[*by, "bin", "lo", "hi", "count", "mean_p", "mean_y"])
-    df = df.assign(wp=df["count"] * df["mean_p"], wy=df["count"] * df["mean_y"])
-    g = (
-        df.groupby([*by, "bin"])
-        .agg(lo=("lo", "min"), hi=("hi", "max"), count=("count", "sum"), wp=("wp", "sum"), wy=("wy", "sum"))
-        .reset_index()
-    )
-    g["count"] = g["count"].astype(float)
-    g["mean_p"], g["mean_y"] = g["wp"] / g["count"], g["wy"] / g["count"]
-    return g.drop(columns=["wp", "wy"])
+    """:func:`pool_reliability` per group of ``by`` (e.g. nature and forecaster) in one groupby
+    (:func:`arena.moments.pool_bins`)."""
+    return pool_bins(reliability, by)
 
 
 #: Height, in the reliability panel's data units, of the tallest count bar: the bars fill the

@@ -2,8 +2,9 @@
 bands and certified bounds, panels by family and their legends.
 
 Every curve is a mean across seeds with its 95% Student-t interval as a band
-(:func:`arena.aggregate.mean_ci`; none where every seed gives the same value); missing or NaN data
-never crash a figure: it says "no data".
+(:func:`arena.aggregate.moments_ci`; none where every seed gives the same value), drawn from the curves'
+moments over seeds (:mod:`arena.moments`: the ``curve_stats`` table, or made by :func:`_curves` from a long
+table with a row per seed); missing or NaN data never crash a figure: it says "no data".
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from arena.aggregate import mean_ci
+from arena.aggregate import moments_ci
+from arena.moments import CURVE_KEYS, is_moments, moments, scaled
 from arena.plots.jobs import Job
 from arena.plots.labels import CURVE_TITLES, display_name, heading
 from arena.plots.style import (
@@ -51,6 +53,31 @@ def _clean(df: pd.DataFrame | None, column: str = "value", need: Sequence[str] =
         return pd.DataFrame()
     values = pd.to_numeric(df[column], errors="coerce").replace([np.inf, -np.inf], np.nan)
     return df.assign(**{column: values}).loc[values.notna()]
+
+
+def _curves(df: pd.DataFrame | None) -> pd.DataFrame:
+    """The curves ``df`` as moments over seeds (:mod:`arena.moments`), a row per point (game, T, forecaster,
+    nature, metric, t: those ``df`` has): ``df`` itself when it holds them (the ``curve_stats`` table), else the
+    moments of its rows (a long table, a row per seed: :data:`_CURVE_COLUMNS` and ``seed``). NaN and infinite
+    values are left out; a table without the columns counts as empty."""
+    if df is None or df.empty:
+        return pd.DataFrame()
+    if is_moments(df):
+        return df.loc[df["n"] > 0] if all(c in df for c in ("forecaster", "t", "metric")) else pd.DataFrame()
+    if any(c not in df for c in _CURVE_COLUMNS):
+        return pd.DataFrame()
+    return moments(df, [k for k in CURVE_KEYS if k in df])
+
+
+def _per_t(m: pd.DataFrame) -> pd.DataFrame:
+    """Moments of a curve divided by its round t (t > 0)."""
+    return scaled(m, 1.0 / m["t"].to_numpy(float))
+
+
+def _bound_means(b: pd.DataFrame, x: str) -> pd.Series:
+    """A certified bound's mean over seeds (and natures, where ``b`` has several) per ``x``, from its moments."""
+    w = (b["n"] * b["mean"]).groupby(b[x]).sum()
+    return w / b["n"].groupby(b[x]).sum()
 
 
 def _restrict(df: pd.DataFrame, **where) -> pd.DataFrame:
@@ -254,7 +281,7 @@ def _floor_note(ax: Axes, values: np.ndarray, floor: float | None) -> list[tuple
 
 
 def _draw_bound(ax: Axes, b: pd.DataFrame, name: str, x: str, color: str, scale=1.0, label: str | None = None):
-    g = b.groupby(x)["value"].mean()
+    g = _bound_means(b, x)
     xs = g.index.to_numpy(float)
     return ax.plot(
         xs,
@@ -278,11 +305,11 @@ def _draw_curves(
     floor: float | None = None,
     merge: bool = True,
 ) -> list:
-    """Each forecaster's mean and band (``stats`` of :func:`arena.aggregate.mean_ci`), in :func:`order`,
-    and its certified bound dashed in its color where ``bounds`` has one; ``styles`` completed for the
-    names it lacks. With ``merge``, forecasters whose bounds are the same curve share one dashed line,
-    labelled with all their names (else each is drawn, in its color). Returns the (handle, label)
-    pairs of the bounds, for the legend."""
+    """Each forecaster's mean and band (``stats`` of :func:`arena.aggregate.moments_ci`), in :func:`order`,
+    and its certified bound dashed in its color where ``bounds`` (moments, :func:`_curves`) has one;
+    ``styles`` completed for the names it lacks. With ``merge``, forecasters whose bounds are the same curve
+    share one dashed line, labelled with all their names (else each is drawn, in its color). Returns the
+    (handle, label) pairs of the bounds, for the legend."""
     styles = styles_for(stats["forecaster"].unique(), styles)
     names = order(stats["forecaster"].unique())
     for i, name in enumerate(names):
@@ -295,7 +322,7 @@ def _draw_curves(
         b = bounds.loc[bounds["forecaster"] == name] if bounds is not None and not bounds.empty else None
         if b is None or b.empty:
             continue
-        key = np.round(b.groupby(x)["value"].mean().to_numpy(float), 9).tobytes() if merge else name.encode()
+        key = np.round(_bound_means(b, x).to_numpy(float), 9).tobytes() if merge else name.encode()
         drawn.setdefault(key, []).append(name)
         first.setdefault(key, b)
     extra = []
@@ -500,7 +527,8 @@ def regret_curves(
 
     Parameters
     ----------
-    curves : long table (forecaster, seed, t, metric, value[, nature]).
+    curves : long table (forecaster, seed, t, metric, value[, nature]), or its moments over seeds
+        (:func:`_curves`).
     metric : the curve to draw, e.g. ``"regret_linear"``, ``"regret_constant"`` or ``"bias"``.
     nature : keep only this nature; by default every row is used.
     ax : axes to draw on (every forecaster on it); a new figure by default.
@@ -509,7 +537,7 @@ def regret_curves(
     """
     own = ax is None
     with mpl.rc_context(_RC):
-        df = _restrict(_last_T(_clean(curves, need=_CURVE_COLUMNS)), nature=nature)
+        df = _restrict(_last_T(_curves(curves)), nature=nature)
         obs = df.loc[df["metric"] == metric] if not df.empty else df
         if obs.empty:
             fig, ax = _axes(ax)
@@ -517,7 +545,7 @@ def regret_curves(
             return fig
         bound, scale, logy = _CURVE_BOUNDS.get(metric, (f"{metric}_bound", 1.0, False))
         bounds = df.loc[df["metric"] == bound]
-        stats = mean_ci(obs, ["forecaster", "t"])
+        stats = moments_ci(obs, ["forecaster", "t"])
         fig, panels = _facets(ax, stats["forecaster"].unique(), styles)
         for a, names in panels:
             part = stats.loc[stats["forecaster"].isin(names)]

@@ -21,9 +21,9 @@ from matplotlib.lines import Line2D
 from arena.aggregate import mean_ci
 from arena.answer import HEADLINE_METRICS
 from arena.plots.common import (
-    _CURVE_COLUMNS,
     _clean,
     _curve_jobs,
+    _curves,
     _draw_mean,
     _floor_note,
     _legend,
@@ -53,10 +53,13 @@ EXPERTS_METRICS = HEADLINE_METRICS["experts"]
 
 
 def _weight_curves(curves: pd.DataFrame) -> pd.DataFrame:
-    df = _clean(curves, need=_CURVE_COLUMNS)
+    """The weight curves of ``curves`` (a row per seed, or moments over seeds: then the first seed's, its value
+    as ``value``), with the expert's index."""
+    df = _curves(curves)
     if df.empty:
         return df
     w = df.loc[df["metric"].astype(str).str.startswith("weight:")]
+    w = w.drop(columns=["seed", "value"], errors="ignore").rename(columns={"first_seed": "seed", "first": "value"})
     return w.assign(expert=w["metric"].str.slice(7).astype(int)) if not w.empty else w
 
 

@@ -41,9 +41,9 @@ def run_note(df: pd.DataFrame | None, seeds: bool = True) -> str:
     if "T" in df:
         Ts = sorted(pd.to_numeric(df["T"], errors="coerce").dropna().astype(int).unique())
         parts += ["T = " + ", ".join(map(str, Ts))] if Ts else []
-    if seeds and "seed" in df:
-        n = int(df["seed"].nunique())
-        parts.append(f"{n} seed" + ("s" if n != 1 else ""))
+    if seeds and ("seed" in df or "n_seeds" in df):  # a row per seed, or pooled over ``n_seeds`` of them
+        n = df["seed"].nunique() if "seed" in df else pd.to_numeric(df["n_seeds"], errors="coerce").max()
+        parts += [f"{int(n)} seed" + ("s" if n != 1 else "")] if pd.notna(n) else []
     return ", ".join(p for p in parts if p)
 
 

@@ -21,17 +21,17 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from arena.aggregate import mean_ci
+from arena.aggregate import moments_ci
 from arena.plots.common import (
-    _CURVE_COLUMNS,
     _LEGEND_STYLE,
-    _clean,
+    _curves,
     _decades,
     _draw_curves,
     _floor_note,
     _last_T,
     _log_floor,
     _no_data,
+    _per_t,
     _rounds_axes,
     _seed_note,
     _seeds,
@@ -127,7 +127,8 @@ def curves_by_nature(
         raise ValueError(f"curves_by_nature: metric {metric!r}: choose from {', '.join(_BY_NATURE)}")
     per_t, bound_name, bound_scale, logy, ylabel = _BY_NATURE[metric]
     with mpl.rc_context(_RC):
-        df = _last_T(_clean(curves, need=(*_CURVE_COLUMNS, "nature")))
+        df = _last_T(_curves(curves))
+        df = df if "nature" in df else pd.DataFrame()
         if forecasters is not None and not df.empty:
             df = df.loc[df["forecaster"].isin(list(forecasters))]
         obs = df.loc[(df["metric"] == metric) & (df["t"] > 0)] if not df.empty else df
@@ -267,9 +268,7 @@ def _multiples_panels(natures: list[str], ncols: int, logy: bool) -> list[Axes]:
 def _by_nature_stats(obs: pd.DataFrame, per_t: bool) -> pd.DataFrame:
     """The means over seeds (and intervals) of a curve per nature, forecaster and t, as
     :func:`curves_by_nature` draws them (``per_t``: the curve divided by t)."""
-    if per_t:
-        obs = obs.assign(value=obs["value"] / obs["t"])
-    return mean_ci(obs, ["nature", "forecaster", "t"])
+    return moments_ci(_per_t(obs) if per_t else obs, ["nature", "forecaster", "t"])
 
 
 def _k29_guarantee(obs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -282,12 +281,12 @@ def _k29_guarantee(obs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 def _log_span(values: np.ndarray, bounds: pd.DataFrame, bound_scale) -> tuple[float, float] | None:
     """(floor, top) of the log axis of :func:`curves_by_nature`: the floor of
     :func:`arena.plots.common._log_floor` of the ``values`` drawn (the means, and the K29 guarantee),
-    the top the largest of those and of the certified ``bounds`` as drawn (``bound_scale`` "x": divided
-    by t); None without a positive value."""
+    the top the largest of those and of the certified ``bounds`` as drawn (their largest value over seeds;
+    ``bound_scale`` "x": divided by t); None without a positive value."""
     floor = _log_floor(values)
     if floor is None:
         return None
-    drawn = (bounds["value"] / (bounds["t"] if bound_scale == "x" else bound_scale)).to_numpy(float)
+    drawn = (bounds["max"] / (bounds["t"] if bound_scale == "x" else bound_scale)).to_numpy(float)
     top = np.r_[values, drawn]
     return floor, float(np.max(top[np.isfinite(top)]))
 
@@ -296,8 +295,8 @@ def _curve_span(curves: pd.DataFrame, metric: str) -> tuple[float, float] | None
     """:func:`_log_span` of every forecaster's ``metric`` in ``curves``: the scale the figures of its
     groups of forecasters share."""
     per_t, bound_name, bound_scale = _BY_NATURE[metric][:3]
-    curves = _last_T(curves)
-    obs = curves.loc[(curves["metric"] == metric) & (curves["t"] > 0)]
+    curves = _last_T(_curves(curves))
+    obs = curves.loc[(curves["metric"] == metric) & (curves["t"] > 0)] if not curves.empty else curves
     if obs.empty:
         return None
     values = _by_nature_stats(obs, per_t)["mean"].to_numpy(float)

@@ -20,11 +20,11 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from arena.aggregate import mean_ci
+from arena.aggregate import mean_ci, moments_ci
 from arena.answer import HEADLINE_METRICS
 from arena.plots.common import (
-    _CURVE_COLUMNS,
     _clean,
+    _curves,
     _draw_curves,
     _edge_marks,
     _facets,
@@ -80,13 +80,13 @@ def rolling_coverage(
     """
     own = ax is None
     with mpl.rc_context(_RC):
-        df = _restrict(_clean(curves, need=_CURVE_COLUMNS), nature=nature)
+        df = _restrict(_curves(curves), nature=nature)
         obs = df.loc[df["metric"] == "rolling_coverage"] if not df.empty else df
         if obs.empty:
             fig, ax = _axes(ax)
             _no_data(ax, "rolling coverage" + (f" for {nature}" if nature else ""))
             return fig
-        stats = mean_ci(obs, ["forecaster", "t"])
+        stats = moments_ci(obs, ["forecaster", "t"])
         fig, panels = _facets(ax, stats["forecaster"].unique(), styles, sharey=True)
         from arena.games.quantile import ROLLING_FRACTION  # the referee's window: max(10, T // ROLLING_FRACTION)
 
@@ -135,14 +135,14 @@ def coverage_error_vs_T(
     """
     own = ax is None
     with mpl.rc_context(_RC):
-        df = _restrict(_clean(curves, need=_CURVE_COLUMNS), nature=nature)
+        df = _restrict(_curves(curves), nature=nature)
         obs = df.loc[(df["metric"] == "coverage_error") & (df["t"] > 0)] if not df.empty else df
         if obs.empty:
             fig, ax = _axes(ax)
             _no_data(ax, "coverage curves" + (f" for {nature}" if nature else ""))
             return fig
         bounds = df.loc[df["metric"] == "coverage_error_bound"]
-        stats = mean_ci(obs, ["forecaster", "t"])
+        stats = moments_ci(obs, ["forecaster", "t"])
         fig, panels = _facets(ax, stats["forecaster"].unique(), styles, sharey=True)
         t = np.geomspace(max(obs["t"].min(), 2), obs["t"].max(), 50)
         m = max(q, 1 - q) if q is not None else None

@@ -18,7 +18,7 @@ import pandas as pd
 from arena.aggregate import single_matchup
 from arena.answer import headline_metrics, measured
 from arena.plots.answer import answers, markdown_lines
-from arena.plots.common import _CURVE_COLUMNS, _clean, _of_game
+from arena.plots.common import _curves, _of_game
 from arena.plots.draw import draw_all, drawn_once, rc_params, to_draw, write_manifest
 from arena.plots.html import index_page
 from arena.plots.jobs import Job
@@ -155,7 +155,7 @@ def _games(tables: Mapping[str, pd.DataFrame]) -> list[_Game]:
     """The tables of each game (one entry, game None, when the summary names none)."""
     summary, curves, rel = (tables.get(k) for k in ("summary", "curves", "reliability"))
     summary = summary if summary is not None else pd.DataFrame()
-    curves = _clean(curves, need=_CURVE_COLUMNS)
+    curves = _curves(curves)  # moments over seeds: a row per point of a curve, whatever the seeds
     rel = rel if rel is not None else pd.DataFrame()
     names = sorted(summary["game"].dropna().astype(str).unique()) if "game" in summary else []
     return [_Game(g, *(_of_game(df, g) for df in (summary, curves, rel))) for g in names] or [
