@@ -1,6 +1,6 @@
 """A curve's values over seeds, summed up per point: the moments that figures and intervals need, and that combine.
 
-A report draws each curve as its mean over seeds with a 95% interval (:func:`arena.aggregate.moments_ci`). That
+A report draws each curve as its mean over seeds with a 95% interval (:func:`arena.intervals.moments_ci`). That
 needs, per point (game, T, forecaster, nature, metric, t), not every seed's value but its :data:`MOMENTS`: the
 number of finite values ``n``, their ``mean`` and standard deviation ``std`` (n - 1 in the denominator; NaN for
 one value), ``min`` and ``max`` (equal: every seed gave one value, the mean is exact), and the value of the first

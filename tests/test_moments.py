@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from arena.aggregate import mean_ci, moments_ci
+from arena.intervals import mean_ci, moments_ci
 from arena.moments import MOMENTS, combine, moments, pool_bins, scaled
 
 BY = ["forecaster", "t"]

@@ -32,8 +32,9 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.markers import MarkerStyle
 
-from arena.aggregate import moments_ci, single_matchup
+from arena.aggregate import single_matchup
 from arena.answer import HEADLINE_METRICS
+from arena.intervals import moments_ci
 from arena.moments import BIN_COLUMNS, pool_bins
 from arena.plots.common import (
     _FAMILY_TITLES,

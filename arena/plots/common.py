@@ -2,7 +2,7 @@
 bands and certified bounds, panels by family and their legends.
 
 Every curve is a mean across seeds with its 95% Student-t interval as a band
-(:func:`arena.aggregate.moments_ci`; none where every seed gives the same value), drawn from the curves'
+(:func:`arena.intervals.moments_ci`; none where every seed gives the same value), drawn from the curves'
 moments over seeds (:mod:`arena.moments`: the ``curve_stats`` table, or made by :func:`_curves` from a long
 table with a row per seed); missing or NaN data never crash a figure: it says "no data".
 """
@@ -20,7 +20,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from arena.aggregate import moments_ci
+from arena.intervals import moments_ci
 from arena.moments import CURVE_KEYS, is_moments, moments, scaled
 from arena.plots.jobs import Job
 from arena.plots.labels import CURVE_TITLES, display_name, heading
@@ -56,10 +56,9 @@ def _clean(df: pd.DataFrame | None, column: str = "value", need: Sequence[str] =
 
 
 def _curves(df: pd.DataFrame | None) -> pd.DataFrame:
-    """The curves ``df`` as moments over seeds (:mod:`arena.moments`), a row per point (game, T, forecaster,
-    nature, metric, t: those ``df`` has): ``df`` itself when it holds them (the ``curve_stats`` table), else the
-    moments of its rows (a long table, a row per seed: :data:`_CURVE_COLUMNS` and ``seed``). NaN and infinite
-    values are left out; a table without the columns counts as empty."""
+    """The curves ``df`` as moments over seeds (:mod:`arena.moments`), a row per point (game, T, forecaster, nature,
+    metric, t: those it has): ``df`` itself (``curve_stats``), or the moments of a long table, a row per seed
+    (:data:`_CURVE_COLUMNS`, ``seed``; NaN and infinite values left out). Without the columns: empty."""
     if df is None or df.empty:
         return pd.DataFrame()
     if is_moments(df):
@@ -76,8 +75,7 @@ def _per_t(m: pd.DataFrame) -> pd.DataFrame:
 
 def _bound_means(b: pd.DataFrame, x: str) -> pd.Series:
     """A certified bound's mean over seeds (and natures, where ``b`` has several) per ``x``, from its moments."""
-    w = (b["n"] * b["mean"]).groupby(b[x]).sum()
-    return w / b["n"].groupby(b[x]).sum()
+    return (b["n"] * b["mean"]).groupby(b[x]).sum() / b["n"].groupby(b[x]).sum()
 
 
 def _restrict(df: pd.DataFrame, **where) -> pd.DataFrame:
@@ -305,7 +303,7 @@ def _draw_curves(
     floor: float | None = None,
     merge: bool = True,
 ) -> list:
-    """Each forecaster's mean and band (``stats`` of :func:`arena.aggregate.moments_ci`), in :func:`order`,
+    """Each forecaster's mean and band (``stats`` of :func:`arena.intervals.moments_ci`), in :func:`order`,
     and its certified bound dashed in its color where ``bounds`` (moments, :func:`_curves`) has one;
     ``styles`` completed for the names it lacks. With ``merge``, forecasters whose bounds are the same curve
     share one dashed line, labelled with all their names (else each is drawn, in its color). Returns the

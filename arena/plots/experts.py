@@ -18,8 +18,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from arena.aggregate import mean_ci
 from arena.answer import HEADLINE_METRICS
+from arena.intervals import mean_ci
 from arena.plots.common import (
     _clean,
     _curve_jobs,

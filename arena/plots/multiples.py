@@ -21,7 +21,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from arena.aggregate import moments_ci
+from arena.intervals import moments_ci
 from arena.plots.common import (
     _LEGEND_STYLE,
     _curves,
