@@ -382,8 +382,7 @@ def paired(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
     return _paired(summary, [metric])
 
 
-#: Metrics whose seeds' pairs :func:`_paired` merges at once: the merge has a row per pair of forecasters and
-#: seed and metric, so memory stays bounded by the pairs of one metric, not of them all.
+#: Metrics whose seeds' pairs :func:`_paired` merges at once (a row per pair of forecasters, seed and metric).
 PAIRED_METRICS = 1
 
 
@@ -399,12 +398,14 @@ def _paired(summary: pd.DataFrame, metrics: Sequence[str], invariant: pd.Series 
 def _paired_of(read: Read, base: pd.DataFrame, metrics: Sequence[str], invariant: pd.Series) -> pd.DataFrame:
     """:func:`_paired` of the summary whose ``base`` columns are given, its metrics read block by block."""
     metrics = list(metrics)
-    blocks = [
-        _paired_block(pd.concat([base, read(block)], axis=1), block, invariant)
-        for block in (metrics[i : i + PAIRED_METRICS] for i in range(0, max(len(metrics), 1), PAIRED_METRICS))
-    ]
-    filled = [b for b in blocks if len(b)]
-    return pd.concat(filled, ignore_index=True) if len(filled) > 1 else (filled or blocks)[0]
+    blocks = (metrics[i : i + PAIRED_METRICS] for i in range(0, max(len(metrics), 1), PAIRED_METRICS))
+    return _stacked([_paired_block(pd.concat([base, read(b)], axis=1), b, invariant) for b in blocks])
+
+
+def _stacked(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """The tables ``parts`` one under the other (the empty ones left out; the first when all are empty)."""
+    filled = [p for p in parts if len(p)]
+    return pd.concat(filled, ignore_index=True) if len(filled) > 1 else (filled or parts)[0]
 
 
 def _paired_block(summary: pd.DataFrame, metrics: Sequence[str], invariant: pd.Series) -> pd.DataFrame:
@@ -419,21 +420,19 @@ def _paired_block(summary: pd.DataFrame, metrics: Sequence[str], invariant: pd.S
     d = d.melt(id_vars=ids, value_vars=list(metrics), var_name="_metric", value_name="_value")
     d = d.assign(_pos=np.repeat(np.arange(len(metrics)), len(d) // max(len(metrics), 1))).drop(columns="_metric")
     d = d.dropna(subset=["_value"])
-    parts = [_pairs(cells, metrics, others) for cells in _cells(d, others, len(metrics))]
-    filled = [p for p in parts if len(p)]
-    return pd.concat(filled, ignore_index=True) if len(filled) > 1 else (filled or parts)[0]
+    return _stacked([_pairs(cells, metrics, others) for cells in _cells(d, ["_pos", *others])])
 
 
-#: Rows of seeds (of one metric) whose pairs :func:`_paired_block` merges at once, a few (game, nature, T) at a time.
+#: Rows of seeds whose pairs :func:`_paired_block` merges at once, a few (metric, game, nature, T) at a time.
 PAIR_ROWS = 1 << 17
 
 
-def _cells(d: pd.DataFrame, others: list[str], n_metrics: int) -> list[pd.DataFrame]:
-    """The rows ``d`` of one metric as consecutive runs of whole (game, nature, T) cells (``others``), in their
-    sorted order, of :data:`PAIR_ROWS` rows or so each; ``d`` itself when it is no more."""
-    if len(d) <= PAIR_ROWS or not others or n_metrics != 1:
+def _cells(d: pd.DataFrame, by: list[str]) -> list[pd.DataFrame]:
+    """The rows ``d`` as consecutive runs of whole cells of ``by`` (metric, game, nature, T), in their sorted order,
+    of :data:`PAIR_ROWS` rows or so each; ``d`` itself when it is no more."""
+    if len(d) <= PAIR_ROWS:
         return [d]
-    cell = d.groupby(others, sort=True, dropna=False).ngroup().to_numpy()
+    cell = d.groupby(by, sort=True, dropna=False).ngroup().to_numpy()
     sizes = np.bincount(cell)
     chunk = np.cumsum(sizes) // PAIR_ROWS  # the run of each cell: whole cells, in order
     return [d.loc[mask] for k in np.unique(chunk) if (mask := np.isin(cell, np.flatnonzero(chunk == k))).any()]

@@ -76,9 +76,7 @@ def stream_tables(out_dir: Path | str, only: set[str] | None = None) -> Streamed
         if "curves" in stats:
             written["curve_stats"] = write_table(stats["curves"], out_dir, "curve_stats")
         if "reliability" in stats:
-            pooled, seeds = stats["reliability"], stats["matchups"]
-            keys = [k for k in BIN_KEYS if k in seeds]
-            pooled = pooled.merge(seeds, on=keys, how="left") if keys else pooled.assign(n_seeds=seeds["n_seeds"].sum())
+            pooled = stats["reliability"].merge(stats["matchups"].reset_index(), on=list(BIN_KEYS), how="left")
             written["reliability_pooled"] = write_table(pooled, out_dir, "reliability_pooled")
         return Streamed(n, written)
     finally:
@@ -109,20 +107,18 @@ def _add(stats: dict[str, pd.DataFrame], name: str, table: pd.DataFrame) -> None
     moments (:func:`arena.moments.combine`; ``stats["curves"]``), its reliability bins pooled
     (:func:`arena.moments.pool_bins`; ``stats["reliability"]``) and the number of matchups behind them, per
     (game, T, forecaster, nature) (``stats["matchups"]``, column ``n_seeds``)."""
+    # a long table has the matchup's keys on every row (arena.store._long)
     if name == "curves":
-        keys = [k for k in CURVE_KEYS if k in table]
+        keys = list(CURVE_KEYS)
         stats["curves"] = combine([p for p in (stats.get("curves"), moments(table, keys)) if p is not None], keys)
     elif name == "reliability":
-        keys = [k for k in BIN_KEYS if k in table]
+        keys = list(BIN_KEYS)
         pooled = pool_bins(table, keys)
         old = stats.get("reliability")
         stats["reliability"] = pooled if old is None else pool_bins(pd.concat([old, pooled], ignore_index=True), keys)
-        who = table["matchup_id" if "matchup_id" in table else "seed"]
-        seeds = who.groupby([table[k] for k in keys] or [pd.Series(0, index=table.index)], dropna=False).nunique()
-        seeds = seeds.rename("n_seeds").reset_index() if keys else pd.DataFrame({"n_seeds": [seeds.iloc[0]]})
+        seeds = table.groupby(keys, dropna=False)["matchup_id"].nunique().rename("n_seeds")
         if "matchups" in stats:
-            both = pd.concat([stats["matchups"], seeds], ignore_index=True)
-            seeds = both.groupby(keys, dropna=False)["n_seeds"].sum().reset_index() if keys else both.sum().to_frame().T
+            seeds = pd.concat([stats["matchups"], seeds]).groupby(level=keys, dropna=False).sum()
         stats["matchups"] = seeds
 
 
@@ -145,10 +141,13 @@ def _sorted(files: list[Path], scratch: Path) -> tuple[int, list[Path]]:
     stretch of whole rows are in memory at once."""
     schema = _union(files)
     groups: list[list[Path]] = [[]]
+    rows = 0  # in the last group
     for f in files:
-        if sum(pq.ParquetFile(g).metadata.num_rows for g in groups[-1]) >= RUN:
+        if rows >= RUN:
             groups.append([])
+            rows = 0
         groups[-1].append(f)
+        rows += pq.ParquetFile(f).metadata.num_rows
     runs = []
     for group in groups:
         table = pa.concat_tables([_read(f, schema) for f in group])

@@ -286,7 +286,7 @@ def test_the_tables_read_from_parquet_by_blocks_and_cells_equal_those_of_the_fra
     monkeypatch.setattr(aggregate, "WHOLE_ROWS", 0)  # read a few columns at a time
     monkeypatch.setattr(aggregate, "LONG_ROWS", 1)  # one metric a block
     monkeypatch.setattr(aggregate, "PAIR_ROWS", 1)  # one (game, nature, T) a merge: four cells
-    assert len(aggregate._cells(s.assign(_m=1.0), ["game", "nature", "T"], 1)) == 4
+    assert len(aggregate._cells(s.assign(_pos=0), ["_pos", "game", "nature", "T"])) == 4
     parts = write_aggregates(tmp_path / "parts", path)
     assert set(parts) == set(whole) == {"seed_stats", "leaderboard", "paired", "minimax"}
     for name in whole:

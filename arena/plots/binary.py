@@ -35,7 +35,7 @@ from matplotlib.markers import MarkerStyle
 from arena.aggregate import single_matchup
 from arena.answer import HEADLINE_METRICS
 from arena.intervals import moments_ci
-from arena.moments import BIN_COLUMNS, pool_bins
+from arena.moments import pool_bins
 from arena.plots.common import (
     _FAMILY_TITLES,
     _clean,
@@ -77,7 +77,6 @@ from arena.results import safe_name
 
 #: The headline metrics of the binary game: its LaTeX table and its leaderboards.
 BINARY_METRICS = HEADLINE_METRICS["binary"]
-_BIN_COLUMNS = BIN_COLUMNS
 
 
 def smce_vs_T(
@@ -142,13 +141,7 @@ def pool_reliability(reliability: pd.DataFrame) -> pd.DataFrame:
     >>> pool_reliability(rel)[["count", "mean_p", "mean_y"]].round(3).values.tolist()
     [[4.0, 0.35, 0.75]]
     """
-    return _pool(reliability)
-
-
-def _pool(reliability: pd.DataFrame | None, by: Sequence[str] = ()) -> pd.DataFrame:
-    """:func:`pool_reliability` per group of ``by`` (e.g. nature and forecaster) in one groupby
-    (:func:`arena.moments.pool_bins`)."""
-    return pool_bins(reliability, by)
+    return pool_bins(reliability)
 
 
 #: Height, in the reliability panel's data units, of the tallest count bar: the bars fill the
@@ -310,7 +303,7 @@ def reliability_grid(
     and marker per forecaster (by default :func:`arena.plots.style.forecaster_styles` of the panels')."""
     df = _restrict(_last_T(reliability if reliability is not None else pd.DataFrame()), nature=nature)
     names = list(forecasters) if forecasters is not None else order(df["forecaster"].unique() if not df.empty else [])
-    pooled = _pool(df, ["forecaster"])
+    pooled = pool_bins(df, ["forecaster"])
     pooled = {str(name): part for name, part in pooled.groupby("forecaster", sort=False)}
     return _reliability_grid(pooled, nature, names, ncols, styles, run_note(df))
 
@@ -466,7 +459,7 @@ def jobs(
     )
     # the largest horizon T only (as the curves and leaderboards): a sweep's horizons pooled are no one game
     rel = _last_T(rel) if rel is not None else rel
-    pooled = _pool(rel, ["nature", "forecaster"])  # pooled over seeds once; each job gets its nature's bins
+    pooled = pool_bins(rel, ["nature", "forecaster"])  # pooled over seeds once; each job gets its nature's bins
     have_all = set(curves["metric"].unique()) if curves is not None and not curves.empty else set()
     single = summary is not None and single_matchup(summary)
     wanted = [
