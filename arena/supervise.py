@@ -111,13 +111,20 @@ def forked_pool(workers: int, initializer: Callable = leave_to_parent, initargs:
     """A standard process pool of ``workers`` processes forked from this one now (they inherit what it
     has loaded; nothing is pickled on the way but each job's arguments), started with Ctrl-C ignored, so
     that none listens to it before ``initializer`` (by default :func:`leave_to_parent`) runs. Raises what
-    starting them raises."""
+    starting them raises.
+
+    The objects this process holds are frozen (``gc.freeze``) while the workers are forked, as Python's
+    documentation of :func:`gc.freeze` advises for a fork without exec: a worker's garbage collections then
+    never walk the objects it inherited, so they stay shared with this process (each walk writes to every
+    object, copying its memory page) and each collection is short. This process unfreezes its own at once."""
+    import gc
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     pool = ProcessPoolExecutor(
         workers, mp_context=multiprocessing.get_context("fork"), initializer=initializer, initargs=initargs
     )
+    gc.freeze()
     try:
         with ctrl_c_ignored():  # the first submit forks every worker (a fork context starts them all at once)
             ready = pool.submit(_ready)
@@ -125,6 +132,8 @@ def forked_pool(workers: int, initializer: Callable = leave_to_parent, initargs:
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
         raise
+    finally:
+        gc.unfreeze()
     return pool
 
 

@@ -567,3 +567,26 @@ def test_the_end_of_a_run_names_summary_md(tmp_path, monkeypatch, capsys):
     summarize(tmp_path, draw=True)
     last = capsys.readouterr().out.splitlines()[-1]
     assert str(tmp_path.resolve()) in last and "summary.md" in last
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forks worker processes")
+def test_pool_workers_never_walk_what_they_inherit_and_the_parent_collects_as_before():
+    """A forked pool's workers find the objects they inherited frozen (their collections skip them, so the pages
+    stay shared); the parent's own are unfrozen again once they are forked, so its garbage is collected as
+    before (in a fresh process: the pool's workers would inherit the test runner's state)."""
+    code = textwrap.dedent("""
+        import gc
+        from arena.supervise import forked_pool
+
+        inherited = [[i] for i in range(10_000)]
+        pool = forked_pool(2)
+        try:
+            frozen = pool.submit(gc.get_freeze_count).result()
+        finally:
+            pool.shutdown()
+        assert frozen >= len(inherited), frozen
+        assert gc.get_freeze_count() == 0, gc.get_freeze_count()
+        print("ok")
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
