@@ -268,16 +268,19 @@ def rankings(table: pd.DataFrame, alpha: float = ALPHA, m: int = POPULATION) -> 
     return out.sort_values(["nash_average_rank", "alpha_rank_rank", "forecaster"], ignore_index=True)
 
 
-def ranking_tables(summary: pd.DataFrame, metrics: list[str] | None = None) -> pd.DataFrame:
+def ranking_tables(
+    summary: pd.DataFrame, metrics: list[str] | None = None, stats: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """:func:`rankings` of every game, T and ranked metric (``metrics``: these only) of a summary table, from
-    the seed means (:func:`arena.aggregate.seed_stats`; a higher-is-better metric negated), with ``game``,
-    ``T``, ``metric`` and ``left_out`` (forecasters without a finite value on every nature) in front."""
+    the seed means (:func:`arena.aggregate.seed_stats`, or its rows in ``stats`` when the summary's are given;
+    a higher-is-better metric negated), with ``game``, ``T``, ``metric`` and ``left_out`` (forecasters without a
+    finite value on every nature) in front."""
     from arena.aggregate import direction, metric_columns, seed_stats
 
     chosen = [m for m in metric_columns(summary, ranked=True) if metrics is None or m in metrics]
     if summary.empty or not chosen:
         return pd.DataFrame()
-    st = seed_stats(summary, chosen)
+    st = seed_stats(summary, chosen) if stats is None else stats.loc[stats["metric"].isin(chosen)]
     out = []
     for (game, T, metric), part in st.groupby(["game", "T", "metric"], sort=True):
         grid = part.groupby(["forecaster", "nature"])["mean"].mean().unstack("nature")

@@ -38,6 +38,8 @@ _COMPARE_CURVES = ".compare_top_curves.parquet"
 #: The columns of a comparison's table that the pages read (:func:`arena.compare.top_pairs`).
 _COMPARE_COLUMNS = ("game", "T", "metric", "forecaster_a", "forecaster_b", "nature", "verdict")
 _AGGREGATES = ("summary", "curves", "reliability")
+#: The statistics across seeds that the pages show, read where the directory has them (else computed from the summary).
+_ACROSS_SEEDS = ("seed_stats", "paired")
 #: Every ordered pair's e-value and claims, each family's tiers (:func:`arena.pairs.every_pair`), and the
 #: rankings of every game, T and metric (:func:`arena.ranking.ranking_tables`).
 PAIRS, TIERS, RANKINGS = "pairs", "tiers", "rankings"
@@ -76,7 +78,7 @@ def report(out_dir: Path | str, tables: Mapping[str, pd.DataFrame] | None = None
     comparison = None if options.get("paper") or summary.empty else top_comparison(out_dir, summary, trust)
     if not (options.get("paper") or summary.empty):
         pair_claims(out_dir, summary, trust)
-        rank_tables(out_dir, summary)
+        rank_tables(out_dir, summary, tables.get("seed_stats"))
     return draw_report(out_dir, tables, comparison=comparison, families=families(summary), **options)
 
 
@@ -96,8 +98,9 @@ def refused_replays(out_dir: Path | str) -> int:
 
 def read_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     """The aggregated Parquet files of ``out_dir`` when they are up to date (:func:`arena.aggregate.current_tables`),
-    with the curves as their moments over seeds (``curve_stats``, :mod:`arena.moments`) and the reliability bins
-    pooled over seeds (``reliability_pooled``), else
+    with the curves as their moments over seeds (``curve_stats``, :mod:`arena.moments`), the reliability bins
+    pooled over seeds (``reliability_pooled``) and the statistics across seeds the pages show (``seed_stats``,
+    ``paired``), else
     :func:`arena.stream.collect` of its stored matchups (those of its plan, when it has one)."""
     only = planned(out_dir)
     paths = current_tables(out_dir, only)
@@ -109,7 +112,8 @@ def read_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
             "reliability": paths.get("reliability_pooled", paths.get("reliability")),
         }
         try:
-            return {name: pd.read_parquet(paths[name]) if paths.get(name) else pd.DataFrame() for name in _AGGREGATES}
+            tables = {name: pd.read_parquet(paths[name]) if paths.get(name) else pd.DataFrame() for name in _AGGREGATES}
+            return {**tables, **{name: pd.read_parquet(paths[name]) for name in _ACROSS_SEEDS if paths.get(name)}}
         except (OSError, ValueError):  # unreadable after all: aggregate from the matchups
             pass
     return collect(out_dir, only)
@@ -197,12 +201,13 @@ def pair_claims(out_dir: Path, summary: pd.DataFrame, trust: bool = False) -> tu
     return pairs, tiers
 
 
-def rank_tables(out_dir: Path, summary: pd.DataFrame) -> pd.DataFrame:
+def rank_tables(out_dir: Path, summary: pd.DataFrame, stats: pd.DataFrame | None = None) -> pd.DataFrame:
     """The mean, worst-case, minimax, Nash-averaging and alpha-Rank rankings of every game, T and ranked metric
-    (:func:`arena.ranking.ranking_tables`), written as ``rankings`` (.parquet and .csv) when there are any."""
+    (:func:`arena.ranking.ranking_tables`, from the summary's ``stats`` across seeds when given), written as
+    ``rankings`` (.parquet and .csv) when there are any."""
     from arena.ranking import ranking_tables
 
-    table = ranking_tables(summary)
+    table = ranking_tables(summary, stats=stats)
     if not table.empty:
         write_table(table, out_dir, RANKINGS)
     return table

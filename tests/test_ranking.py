@@ -262,3 +262,28 @@ def test_ranking_tables_of_a_summary_negate_higher_is_better_and_name_who_is_lef
     assert set(r["metric"]) == {"brier", "accuracy"} and set(r["left_out"]) == {"c"}
     rank = {m: g.set_index("forecaster")["nash_average_rank"].to_dict() for m, g in r.groupby("metric")}
     assert rank == {"brier": {"a": 1, "b": 2}, "accuracy": {"a": 2, "b": 1}}
+
+
+def test_ranking_tables_from_the_directorys_statistics_across_seeds_equal_those_from_the_summary(monkeypatch):
+    """The report ranks from the ``seed_stats`` table the directory holds (every metric, as written): the same
+    table, to the bit, as from the summary's rows, which are then not read for statistics again."""
+    import arena.aggregate
+    from arena.aggregate import seed_stats
+    from arena.ranking import ranking_tables
+
+    rng = np.random.default_rng(3)
+    rows = [
+        {"game": "binary", "forecaster": f, "nature": n, "seed": s, "T": 10, "status": "ok",
+         "brier": rng.uniform(), "smce_over_T": rng.uniform(), "bias": rng.normal()}
+        for f in ("a", "b", "c", "d") for n in ("x", "y", "z") for s in range(3)
+    ]  # fmt: skip
+    summary = pd.DataFrame(rows)
+    alone = ranking_tables(summary)
+    stats = seed_stats(summary)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("seed statistics computed again")
+
+    monkeypatch.setattr(arena.aggregate, "seed_stats", refused)
+    pd.testing.assert_frame_equal(ranking_tables(summary, stats=stats), alone, check_exact=True)
+    assert set(alone["metric"]) == {"bias", "brier", "smce_over_T"} and len(alone) == 12

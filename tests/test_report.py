@@ -255,3 +255,32 @@ def test_tex_escapes_the_ten_specials_and_commands():
     assert tex_escape("a_b&c%d#e$f~g^h\\i{j}") == (
         "a\\_b\\&c\\%d\\#e\\$f\\textasciitilde{}g\\textasciicircum{}h\\textbackslash{}i\\{j\\}"
     )
+
+
+def test_the_pages_read_the_statistics_across_seeds_of_the_directory_and_say_what_the_summary_says(
+    tmp_path, monkeypatch
+):
+    """The pages show the ``seed_stats`` and ``paired`` tables the directory holds, not statistics computed again
+    from every matchup's row (at 10^6 matchups that held the whole summary several times over); what they
+    show is what the summary alone gives, line for line."""
+    from arena.plots import answer, html, tables
+
+    out = _results(tmp_path / "r", ("k29", "running_mean", "ogd"), ("sinusoid", "iid_bernoulli"), (0, 1, 2))
+    read = driver.read_tables(out)
+    assert {"seed_stats", "paired"} <= set(read) and len(read["paired"]) > 0
+    summary = read["summary"]
+    alone = tables.markdown_body(summary)
+    found_alone = answer.answers(summary)
+    boards_alone = html._leaderboards(summary)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the pages computed statistics across seeds from the summary again")
+
+    monkeypatch.setattr(tables, "seed_stats", refused)
+    monkeypatch.setattr(tables, "paired", refused)
+    assert tables.markdown_body(summary, stats=read["seed_stats"], pairs=read["paired"]) == alone
+    assert any("Top comparisons" in str(line) for line in alone)
+    assert repr(answer.answers(summary, stats=read["seed_stats"])) == repr(found_alone)
+    assert html._leaderboards(summary, read["seed_stats"]) == boards_alone
+    driver.report(out, formats=("png",))  # the report itself: the tables from the directory, nothing computed
+    assert "Top comparisons" in (out / "summary.md").read_text()

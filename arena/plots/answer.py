@@ -14,11 +14,11 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from arena.aggregate import direction, leaderboard, seed_stats, single_matchup
+from arena.aggregate import direction, leaderboard, single_matchup
 from arena.answer import DEFAULT_METRICS, certificate_line, headline, human, interval, measured
 from arena.plots.common import _of_game
 from arena.plots.style import METRIC_LABELS
-from arena.plots.tables import _md_table, md_code, md_escape
+from arena.plots.tables import _md_table, game_stats, md_code, md_escape
 
 #: The columns of an answer's leaderboard, as the pages head them.
 BOARD_COLUMNS = ("rank", "forecaster", "mean", "± 95%", "worst case", "worst nature", "minimax weight")
@@ -45,8 +45,10 @@ def answers(
     tiers: pd.DataFrame | None = None,
     compare: pd.DataFrame | None = None,
     default_metrics=DEFAULT_METRICS,
+    stats: pd.DataFrame | None = None,
 ) -> list[Answer]:
-    """The :class:`Answer` of every game and T of ``summary`` (forfeits left out of the statistics)."""
+    """The :class:`Answer` of every game and T of ``summary`` (forfeits left out of the statistics); ``stats``: its
+    :func:`~arena.aggregate.seed_stats` as the results directory holds them, when it does."""
     if summary is None or summary.empty or "forecaster" not in summary:
         return []
     out = []
@@ -56,9 +58,9 @@ def answers(
         metric = headline(game, measured(s), default_metrics)
         if metric is None:
             continue
-        stats = seed_stats(s, [metric])
-        board = leaderboard(s, [metric], stats=stats)
-        weights = _minimax_weights(stats, metric) if not single_matchup(s) else {}
+        st = game_stats(s, game, [metric], stats)
+        board = leaderboard(s, [metric], stats=st)
+        weights = _minimax_weights(st, metric) if not single_matchup(s) else {}
         for T, b in board.groupby("T", sort=True) if "T" in board else [(None, board)]:
             at_T = s.loc[s["T"] == T] if T is not None and "T" in s else s
             out.append(

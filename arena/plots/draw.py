@@ -113,7 +113,7 @@ def _code_version() -> str:
 
 def job_key(job: Job, rc: Mapping) -> str:
     """The digest of one figure's inputs: its name and data, its formats, the plotting code and ``rc``."""
-    return digest(_code_version(), sorted((k, repr(v)) for k, v in rc.items()), job.kind, job.args, job.formats)[:24]
+    return digest(_code_version(), sorted((k, repr(v)) for k, v in rc.items()), job.data, job.formats)[:24]
 
 
 def to_draw(root: Path, jobs: Sequence[Job], rc: Mapping) -> tuple[list[Job], dict[str, str]]:
@@ -141,7 +141,7 @@ def drawn_once(jobs: Sequence[Job]) -> list[Job]:
     """The jobs with those that draw the same figure (its name and data) merged into one, saved as each."""
     same: dict[str, list[Job]] = {}
     for job in jobs:
-        same.setdefault(digest(job.kind, job.args), []).append(job)
+        same.setdefault(job.data, []).append(job)
     return [
         Job(js[0].kind, js[0].args, js[0].stem, js[0].formats, tuple((j.stem, j.formats) for j in js[1:]))
         for js in same.values()

@@ -32,6 +32,7 @@ from arena.plots.answer import Answer
 from arena.plots.binary import _CURVES
 from arena.plots.multiples import _BY_NATURE
 from arena.plots.style import METRIC_LABELS
+from arena.plots.tables import game_stats
 
 #: Tables of the results directory that the page shows in sections of their own (or not at all:
 #: one row per matchup or per point of a curve is for download, not for reading).
@@ -194,6 +195,7 @@ def index_page(
     figures: Sequence[tuple[Path, str, Sequence]],
     written: Sequence[Path],
     answers: Sequence[Answer] = (),
+    stats: pd.DataFrame | None = None,
 ) -> str:
     """The text of ``out_dir/index.html``, the results page (:func:`arena.plots.report` writes it): the
     certificate verdicts, the leaderboards, the directory's other tables (as they are now), the figures and
@@ -208,6 +210,7 @@ def index_page(
     written : the files of the report (those of ``out_dir`` itself, e.g. ``summary.md``, are listed
         with its tables even before they are written).
     answers : the answer of each game and T (:func:`arena.plots.answer.answers`), at the top.
+    stats : the summary's :func:`~arena.aggregate.seed_stats`, as the directory holds them (else computed).
     """
     out_dir = Path(out_dir)
     v = verdicts(summary)
@@ -217,14 +220,14 @@ def index_page(
         answers=[{"a": a, "table": _table(a.board)} for a in answers],
         verdicts=None if v.empty else _table(v, lambda r: "fail" if r["fails"] > 0 else ""),
         failing=int((v["fails"] > 0).sum()) if not v.empty else 0,
-        leaderboards=_leaderboards(summary),
+        leaderboards=_leaderboards(summary, stats),
         others=_other_tables(out_dir),
         figures=_figures(out_dir, figures, {Path(p).resolve() for p in written}),
         files=_downloads(out_dir, written),
     )
 
 
-def _leaderboards(summary: pd.DataFrame) -> list[dict]:
+def _leaderboards(summary: pd.DataFrame, stats: pd.DataFrame | None = None) -> list[dict]:
     """Each game's leaderboard per T and headline metric."""
     out = []
     games = sorted(summary["game"].dropna().astype(str).unique()) if "game" in summary else [None]
@@ -239,7 +242,7 @@ def _leaderboards(summary: pd.DataFrame) -> list[dict]:
     for game in games:
         s = summary.loc[summary["game"] == game] if game is not None else summary
         metrics = headline_metrics(game, measured(s))
-        board = leaderboard(s, metrics) if metrics else pd.DataFrame()
+        board = leaderboard(s, metrics, stats=game_stats(s, game, metrics, stats)) if metrics else pd.DataFrame()
         for (T, metric), b in board.groupby(["T", "metric"], sort=True) if not board.empty else []:
             out.append(
                 {

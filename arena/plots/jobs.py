@@ -12,6 +12,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import pickle
 from collections.abc import Mapping
@@ -35,6 +36,11 @@ class Job:
     stem: Path
     formats: tuple[str, ...]
     copies: tuple[tuple[Path, tuple[str, ...]], ...] = ()
+
+    @functools.cached_property
+    def data(self) -> str:
+        """The digest of what it draws: its name and data (:func:`digest`), computed once."""
+        return digest(self.kind, self.args)
 
     def files(self) -> list[Path]:
         """Its files, each stem in each of its formats."""

@@ -101,7 +101,8 @@ def report(
     Parameters
     ----------
     out_dir : the results directory.
-    tables : its ``summary``, ``curves`` and ``reliability`` tables (:func:`arena.results.collect`).
+    tables : its ``summary``, ``curves`` and ``reliability`` tables (:func:`arena.stream.collect`), and the
+        ``seed_stats`` and ``paired`` tables the pages show, where it has them (else computed from the summary).
     comparison : the top pair's comparison, shown on the pages with its figure.
     families : each forecaster's family (:attr:`arena.protocols.Forecaster.family`), where its rows do not
         store it; a baseline by default.
@@ -131,7 +132,7 @@ def report(
         compare_files = [comparison.table] if comparison is not None and comparison.table and compare_jobs else []
         compare_files += [f for job in compare_jobs for f in job.files()]
         figures = [*written["figures"], *latex["figures"], *compare_files]
-        md, page = _pages(out_dir, summary, comparison, jobs["figures"], figures, out, html, leaderboard_metrics)
+        md, page = _pages(out_dir, tables, comparison, jobs["figures"], figures, out, html, leaderboard_metrics)
         out = [*figures, *md, *out, *page]
     for where in roots:
         _remove_stale(out_dir / where, [f for job in jobs[where] for f in job.files()] + latex[where])
@@ -243,23 +244,29 @@ def _example(paper: Path, files: Sequence[Path]) -> Path:
     return example
 
 
-def _pages(out_dir, summary, comparison, jobs, figures, paper_files, html, leaderboard_metrics):
+def _pages(out_dir, tables, comparison, jobs, figures, paper_files, html, leaderboard_metrics):
     """Write ``summary.md`` (unless the summary is empty) and ``index.html`` (with ``html``), which list
-    ``figures`` and ``paper_files``; the paths written, as ``([summary.md], [index.html])``."""
+    ``figures`` and ``paper_files``, from the ``tables`` (the summary, and its statistics across seeds and paired
+    comparisons where they are given); the paths written, as ``([summary.md], [index.html])``."""
+    summary = tables.get("summary")
+    summary = summary if summary is not None else pd.DataFrame()
     written, page = [], []
     final = comparison.final if comparison is not None else None
-    found = answers(summary, _beside(out_dir, "pairs"), _beside(out_dir, "tiers"), final, leaderboard_metrics)
+    stats, paired = (tables.get(name) for name in ("seed_stats", "paired"))
+    found = answers(
+        summary, _beside(out_dir, "pairs"), _beside(out_dir, "tiers"), final, leaderboard_metrics, stats=stats
+    )
     if not summary.empty:
         path = out_dir / "summary.md"
         index = [out_dir / "index.html"] if html else []  # written below; the summary links it too
-        body = markdown_body(summary, leaderboard_metrics)
+        body = markdown_body(summary, leaderboard_metrics, stats, paired)
         body = [*body[:2], *markdown_lines(found), *body[2:]]  # the answer first, under the title
         write_text_atomic(markdown_page(body, [*figures, *paper_files, *index], out_dir, final), path)
         written.append(path)
     if html:
         shown = [(job.stem, job.kind, job.args if job.kind != "compare" else ()) for job in jobs]
         listed = [*figures, *written, *paper_files]
-        write_text_atomic(index_page(out_dir, summary, shown, listed, found), out_dir / "index.html")
+        write_text_atomic(index_page(out_dir, summary, shown, listed, found, stats), out_dir / "index.html")
         page.append(out_dir / "index.html")
     return written, page
 

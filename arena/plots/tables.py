@@ -258,16 +258,27 @@ def _md_leaderboard(board: pd.DataFrame, metric: str, mix: pd.DataFrame) -> list
     ]
 
 
-def _md_top_paired(summary: pd.DataFrame, metric: str, board: pd.DataFrame, top: int = 2) -> list[str]:
+def _md_top_paired(
+    summary: pd.DataFrame, metric: str, board: pd.DataFrame, pairs: pd.DataFrame | None = None, top: int = 2
+) -> list[str]:
     """The best forecaster against the next ``top`` of the leaderboard, nature by nature: where the
     best is better, where worse (95% paired interval over seeds excludes 0, or an exact difference,
-    marked "exact"), and how many natures are undecided."""
+    marked "exact"), and how many natures are undecided. ``summary``: the rows of one game and T;
+    ``pairs``: the :func:`~arena.aggregate.paired` table of every game, T and metric, when there is one."""
     names = board["forecaster"].tolist()
     if len(names) < 2 or direction(metric) is None:  # better and worse need a direction
         return []
     best, lower = names[0], direction(metric) == "min"
-    # the pairs of these forecasters only: each pair's differences are its two forecasters' rows alone
-    p = paired(summary.loc[summary["forecaster"].isin(names[: 1 + top])], metric)
+    if pairs is None:  # the pairs of these forecasters only: each pair's differences are its two forecasters' rows
+        p = paired(summary.loc[summary["forecaster"].isin(names[: 1 + top])], metric)
+    else:
+        top_names = names[: 1 + top]
+        p = pairs.loc[
+            (pairs["metric"] == metric) & pairs["forecaster_a"].isin(top_names) & pairs["forecaster_b"].isin(top_names)
+        ]
+        for key in ("game", "T"):
+            if key in p and key in summary and len(summary):
+                p = p.loc[p[key] == summary[key].iloc[0]]
     rows = []
     for other in names[1 : 1 + top]:
         pair = p.loc[
@@ -424,6 +435,21 @@ def _md_forfeits(summary: pd.DataFrame) -> list[str]:
     return _md_table(["forecaster", "nature", "seed", "T", "who", "step", "reason"], rows, "llrrlrl")
 
 
+def game_stats(
+    summary: pd.DataFrame, game: str | None, metrics: Sequence[str], stats: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """:func:`~arena.aggregate.seed_stats` of ``metrics`` of one game's ``summary``: the rows of the game and
+    metrics in ``stats`` (the whole summary's, as a results directory holds it), else computed."""
+    if not metrics:
+        return pd.DataFrame()
+    if stats is None:
+        return seed_stats(summary, metrics)
+    keep = stats["metric"].isin(list(metrics))
+    if game is not None and "game" in stats:
+        keep &= stats["game"] == game
+    return stats.loc[keep].reset_index(drop=True)
+
+
 def markdown_summary(
     summary: pd.DataFrame,
     files: Sequence[Path] = (),
@@ -463,10 +489,15 @@ def markdown_summary(
 
 
 def markdown_body(
-    summary: pd.DataFrame, leaderboard_metrics: Sequence[str] = ("smce_over_T", "brier", "bias")
+    summary: pd.DataFrame,
+    leaderboard_metrics: Sequence[str] = ("smce_over_T", "brier", "bias"),
+    stats: pd.DataFrame | None = None,
+    pairs: pd.DataFrame | None = None,
 ) -> list[str | tuple]:
     """The lines of :func:`markdown_summary` but its files, with a ``(game, T)`` in place of each anytime-valid
-    comparison of the top pair (:func:`markdown_page` fills them in)."""
+    comparison of the top pair (:func:`markdown_page` fills them in). ``stats`` and ``pairs``: the summary's
+    :func:`~arena.aggregate.seed_stats` and :func:`~arena.aggregate.paired` tables as a results directory holds
+    them (``seed_stats`` and ``paired``), when they are; else they are computed from ``summary``."""
     from arena.minimax import minimax_table
 
     n_forfeit = int((summary["status"] == "forfeit").sum()) if "status" in summary else 0
@@ -490,19 +521,19 @@ def markdown_body(
     for game in games:
         s = _of_game(summary, game)
         metrics = headline_metrics(game, measured(s), leaderboard_metrics)
-        stats = seed_stats(s, metrics) if metrics else pd.DataFrame()
-        board = leaderboard(s, metrics, stats=stats) if metrics else pd.DataFrame(columns=["T", "metric"])
+        st = game_stats(s, game, metrics, stats)
+        board = leaderboard(s, metrics, stats=st) if metrics else pd.DataFrame(columns=["T", "metric"])
         # a single matchup's forecaster x nature game is one by one: no minimax table (as write_aggregates)
         mix = (
-            minimax_table(stats, metrics, {m: direction(m) for m in metrics})
+            minimax_table(st, metrics, {m: direction(m) for m in metrics})
             if metrics and not single_matchup(s)
             else pd.DataFrame()
         )
         natures = s["nature"].nunique() if "nature" in s else 0
         seeds = sorted(s["seed"].unique().tolist()) if "seed" in s else "?"
         invariant = (
-            stats.drop_duplicates([k for k in ("forecaster", "nature", "T") if k in stats])
-            if "seed_invariant" in stats
+            st.drop_duplicates([k for k in ("forecaster", "nature", "T") if k in st])
+            if "seed_invariant" in st
             else pd.DataFrame()
         )
         counts = f"{s['forecaster'].nunique()} forecasters, {natures} natures, seeds {seeds}."
@@ -524,7 +555,7 @@ def markdown_body(
                     else mix
                 )
                 lines += _md_leaderboard(bm, metric, mm)
-                lines += _md_top_paired(at_T, metric, bm)
+                lines += _md_top_paired(at_T, metric, bm, pairs)
             lines.append((game, T))  # the comparison of the top pair, when there is one
         lines += ["### Certificates", "", *_md_certificates(s), "### Forfeits", "", *_md_forfeits(s)]
     return lines
