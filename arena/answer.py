@@ -60,7 +60,7 @@ def headline(game: str | None, metrics: Iterable[str], default: Iterable[str] = 
 
 def measured(summary: pd.DataFrame) -> list[str]:
     """The columns of ``summary`` with at least one value: the metrics it measured."""
-    return [str(c) for c in summary.columns[summary.notna().any().to_numpy()]]
+    return [str(c) for c in summary.columns if summary[c].notna().any()]  # a column at a time: no table of flags
 
 
 def sig3(v: float) -> str:
@@ -196,6 +196,9 @@ def certificate_counts(summary: pd.DataFrame) -> pd.DataFrame:
         }
     )
     forecasters = summary["forecaster"].astype(str)
+    # the failing rows' natures from that column alone: selecting rows of the whole table makes pandas gather
+    # every column of one type into one block first (at 10^6 matchups, a copy of the summary's numbers)
+    nature = summary["nature"].astype(str) if "nature" in summary else None
     rows = []
     for name in names:
         v = verdicts(summary, name)
@@ -203,8 +206,8 @@ def certificate_counts(summary: pd.DataFrame) -> pd.DataFrame:
             mine = v.loc[forecasters == fc].dropna()  # NaN: not claimed
             if mine.empty:
                 continue
-            fails = summary.loc[mine.index[mine == "fails"]]
-            natures = sorted(fails["nature"].astype(str).unique()) if "nature" in fails else []
+            fails = mine.index[mine == "fails"]
+            natures = sorted(nature.loc[fails].unique()) if nature is not None else []
             counts = [int((mine == k).sum()) for k in ("holds", "fails", "n/a")]
             rows.append((fc, name, *counts, ", ".join(natures)))
     return pd.DataFrame(rows, columns=list(COUNT_COLUMNS))

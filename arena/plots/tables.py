@@ -360,7 +360,8 @@ def _md_certificates(summary: pd.DataFrame) -> list[str]:
     for col in (c for c in summary.columns if str(c).startswith("cert.") and str(c).endswith(".holds")):
         name = str(col)[5:-6]
         verdict = verdicts(summary, name)
-        done = summary.loc[verdict.notna()]  # the runs whose forecaster claimed it
+        read = ["forecaster", "nature", *(f"cert.{name}.{k}" for k in ("value", "bound", "reason"))]
+        done = summary.loc[verdict.notna(), [c for c in read if c in summary]]  # the runs whose forecaster claimed it
         verdict = verdict.loc[done.index]
         for fc in order(done["forecaster"].unique()):
             mine = done["forecaster"] == fc
@@ -427,11 +428,13 @@ def _md_certificates(summary: pd.DataFrame) -> list[str]:
 
 
 def _md_forfeits(summary: pd.DataFrame) -> list[str]:
-    f = summary.loc[summary["status"] == "forfeit"] if "status" in summary else summary.iloc[:0]
+    cols = ["forecaster", "nature", "seed", "T", "forfeit_who", "forfeit_step", "forfeit_reason"]
+    # the columns first, then the rows: rows of the whole table would gather each type's columns into one block
+    f = summary.reindex(columns=cols)
+    f = f.loc[summary["status"] == "forfeit"] if "status" in summary else f.iloc[:0]
     if f.empty:
         return ["None.", ""]
-    cols = ["forecaster", "nature", "seed", "T", "forfeit_who", "forfeit_step", "forfeit_reason"]
-    rows = f.reindex(columns=cols).fillna("").astype(str).itertuples(index=False)
+    rows = f.fillna("").astype(str).itertuples(index=False)
     return _md_table(["forecaster", "nature", "seed", "T", "who", "step", "reason"], rows, "llrrlrl")
 
 
