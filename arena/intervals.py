@@ -79,11 +79,7 @@ def mean_ci(df: pd.DataFrame, by: Sequence[str], value: str = "value") -> pd.Dat
     [[3.0, 1.0, 1.0, nan]]
     """
     g = df.groupby(list(by), sort=True, dropna=False)[value].agg(["count", "mean", "std"]).reset_index()
-    g = g.rename(columns={"count": "n"})
-    g.insert(len(by) + 1, "n_effective", n_effective(g["n"], g["std"]))
-    g["half"] = t_half_width(g["std"], g["n"])
-    g["ci_low"], g["ci_high"] = g["mean"] - g["half"], g["mean"] + g["half"]
-    return g
+    return _with_interval(g.rename(columns={"count": "n"}), by)
 
 
 def moments_ci(m: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
@@ -100,7 +96,12 @@ def moments_ci(m: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     [[1.0, 2.0, 2.0, -10.706], [2.0, 1.0, 5.0, nan]]
     """
     g = combine([m], by) if len(m) else pd.DataFrame(columns=[*by, *MOMENTS])
-    g = g[[*by, "n", "mean", "std"]].astype({"n": float, "mean": float, "std": float})
+    return _with_interval(g[[*by, "n", "mean", "std"]].astype({"n": float, "mean": float, "std": float}), by)
+
+
+def _with_interval(g: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """``g`` (``[*by, n, mean, std]``) with ``n_effective`` after ``n`` and the interval: ``half``, ``ci_low``,
+    ``ci_high``."""
     g.insert(len(by) + 1, "n_effective", n_effective(g["n"], g["std"]))
     g["half"] = t_half_width(g["std"], g["n"])
     g["ci_low"], g["ci_high"] = g["mean"] - g["half"], g["mean"] + g["half"]

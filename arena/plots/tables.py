@@ -268,17 +268,13 @@ def _md_top_paired(
     names = board["forecaster"].tolist()
     if len(names) < 2 or direction(metric) is None:  # better and worse need a direction
         return []
-    best, lower = names[0], direction(metric) == "min"
+    best, lower, shown = names[0], direction(metric) == "min", names[: 1 + top]
     if pairs is None:  # the pairs of these forecasters only: each pair's differences are its two forecasters' rows
-        p = paired(summary.loc[summary["forecaster"].isin(names[: 1 + top])], metric)
-    else:
-        top_names = names[: 1 + top]
-        p = pairs.loc[
-            (pairs["metric"] == metric) & pairs["forecaster_a"].isin(top_names) & pairs["forecaster_b"].isin(top_names)
-        ]
-        for key in ("game", "T"):
-            if key in p and key in summary and len(summary):
-                p = p.loc[p[key] == summary[key].iloc[0]]
+        pairs = paired(summary.loc[summary["forecaster"].isin(shown)], metric)
+    p = pairs.loc[(pairs["metric"] == metric) & pairs["forecaster_a"].isin(shown) & pairs["forecaster_b"].isin(shown)]
+    for key in ("game", "T"):  # this game and T's
+        if key in p and key in summary and len(summary):
+            p = p.loc[p[key] == summary[key].iloc[0]]
     rows = []
     for other in names[1 : 1 + top]:
         pair = p.loc[
@@ -447,10 +443,8 @@ def game_stats(
         return pd.DataFrame()
     if stats is None:
         return seed_stats(summary, metrics)
-    keep = stats["metric"].isin(list(metrics))
-    if game is not None and "game" in stats:
-        keep &= stats["game"] == game
-    return stats.loc[keep].reset_index(drop=True)
+    st = _of_game(stats, game) if game is not None else stats
+    return st.loc[st["metric"].isin(list(metrics))].reset_index(drop=True)
 
 
 def markdown_summary(
